@@ -1,0 +1,81 @@
+"""Crash-safe file writes: every state change in the program goes through here.
+
+A write goes to a temporary file in the same directory, is flushed and fsynced, then
+renamed over the target, and the directory is fsynced, so a kill at any instant leaves
+either the old or the new file, never a torn one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text` (UTF-8) atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        # Interrupted or failed: the target is untouched; drop the partial temp file.
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Replace `path` with `data` as indented JSON, atomically."""
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def append_jsonl(path: Path, record: Any, *, fsync: bool = True) -> None:
+    """Append one JSON object as one line and flush it (to disk too, with `fsync`).
+
+    A kill loses at most the line being written; readers skip a torn last line. Flushing
+    alone survives a killed process; fsync also survives a power cut.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+        if fsync:
+            os.fsync(handle.fileno())
+
+
+def set_aside(path: Path, backups_dir: Path, reason: str = "corrupt") -> Path:
+    """Move a damaged file into `backups_dir` under a unique name; never delete it."""
+    backups_dir.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = backups_dir / f"{path.name}.{reason}-{stamp}-{os.getpid()}"
+    counter = 0
+    while target.exists():
+        counter += 1
+        target = backups_dir / f"{path.name}.{reason}-{stamp}-{os.getpid()}-{counter}"
+    os.replace(path, target)
+    return target
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,137 @@
+"""Run configuration: flags, then ORCHESTRATE_* environment, then orchestrate.toml, then defaults.
+
+Each setting is one field below; its description is the documentation. The CLI passes only
+the flags the user actually gave, so an unset flag never hides the environment or the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from orchestrator.models import default_agent_model, default_summarizer_model
+from orchestrator.usage import ModelPrice, PriceTable
+
+ContextStrategy = Literal["compressed", "replay", "window"]
+
+
+class ConfigError(Exception):
+    """Bad configuration: the CLI prints it and exits 2."""
+
+
+class SecurityConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    deny: list[str] = Field(default_factory=list, description="Extra shell deny-list regexes.")
+    secret_env_patterns: list[str] = Field(
+        default_factory=list, description="Extra environment-variable name patterns kept from the agent."
+    )
+
+
+class RunConfig(BaseModel):
+    """Everything a run needs besides the spec."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context: ContextStrategy = Field("compressed", description="How history reaches the prompt.")
+    context_depth: int = Field(5, ge=1, description="Features shown by the window strategy.")
+    model: str = Field(default_factory=default_agent_model, description="Model for the coding agent.")
+    summarizer_model: str = Field(
+        default_factory=default_summarizer_model, description="Model for the Context Agent's summarizer."
+    )
+    max_attempts: int | None = Field(None, ge=1, description="Override every feature's attempt limit.")
+    summarize_every: int = Field(5, ge=1, description="Summarize after this many completed features.")
+    max_turns: int = Field(40, ge=1, description="Model calls per attempt.")
+    max_cost: float | None = Field(None, gt=0, description="USD cap for the whole run (checked before each call).")
+    max_feature_tokens: int = Field(
+        3_000_000, ge=1000, description="Token cap per feature, all attempts (checked before each call)."
+    )
+    max_output_tokens: int = Field(8192, ge=256, description="max_tokens of each agent call.")
+    check_timeout: float = Field(600.0, gt=0, description="Seconds a verify command may run.")
+    bash_timeout: float = Field(120.0, gt=0, description="Seconds one agent bash command may run.")
+    mask_after_tokens: int = Field(
+        30_000, ge=1000, description="Tool outputs older than this many tokens are masked with a placeholder."
+    )
+    api_timeout: float = Field(600.0, gt=0, description="Seconds one HTTP request to the API may take.")
+    api_max_retries: int = Field(2, ge=0, description="The SDK's own retries per request.")
+    retry_attempts: int = Field(4, ge=1, description="Outer tenacity attempts around one model call.")
+    retry_max_wait: float = Field(30.0, ge=0, description="Longest back-off between outer attempts (s).")
+    retry_deadline: float = Field(600.0, gt=0, description="Give up on one model call after this long (s).")
+    commit: bool = Field(True, description="Commit a checkpoint per passed feature in a git project.")
+    pricing: dict[str, ModelPrice] = Field(
+        default_factory=dict, description="USD per million tokens, by model id or family substring."
+    )
+    security: SecurityConfig = Field(default_factory=SecurityConfig)
+
+    @field_validator("model", "summarizer_model")
+    @classmethod
+    def _non_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+    def price_table(self) -> PriceTable:
+        return PriceTable(self.pricing)
+
+
+_ENV_PREFIX = "ORCHESTRATE_"
+# Nested tables come only from the file; everything else may come from the environment too.
+_FILE_ONLY = {"pricing", "security"}
+
+
+def _from_environment(environ: dict[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name in RunConfig.model_fields:
+        if name in _FILE_ONLY:
+            continue
+        raw = environ.get(_ENV_PREFIX + name.upper())
+        if raw is not None and raw != "":
+            values[name] = raw
+    return values
+
+
+def _from_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from err
+    # Accept kebab-case keys as the flags spell them.
+    return {key.replace("-", "_"): value for key, value in data.items()}
+
+
+def load_config(
+    flags: dict[str, Any], project_dir: Path, environ: dict[str, str] | None = None
+) -> RunConfig:
+    """Merge the layers; raise ConfigError listing every bad setting with where it came from."""
+    environ = dict(os.environ if environ is None else environ)
+    layers = [
+        ("orchestrate.toml", _from_file(project_dir / "orchestrate.toml")),
+        ("environment", _from_environment(environ)),
+        ("command line", {k: v for k, v in flags.items() if v is not None}),
+    ]
+    merged: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for source, values in layers:
+        for key, value in values.items():
+            merged[key] = value
+            origin[key] = source
+    try:
+        return RunConfig.model_validate(merged)
+    except ValidationError as err:
+        problems = []
+        for error in err.errors():
+            key = ".".join(str(part) for part in error["loc"])
+            top = str(error["loc"][0]) if error["loc"] else ""
+            where = origin.get(top, "configuration")
+            hint = f" (set as {_ENV_PREFIX}{top.upper()})" if where == "environment" else ""
+            if error["type"] == "extra_forbidden":
+                problems.append(f"{where}: unknown setting '{key}'")
+            else:
+                problems.append(f"{where}: {key}: {error['msg']}{hint}")
+        raise ConfigError("bad configuration:\n  " + "\n  ".join(problems)) from None

@@ -1,0 +1,40 @@
+"""Default model ids, read from the installed SDK's own list of models."""
+
+from __future__ import annotations
+
+import re
+from typing import get_args
+
+_VERSIONED = re.compile(r"^claude-(?P<family>[a-z]+)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?$")
+
+
+def known_models() -> list[str]:
+    """Every model id the installed `anthropic` SDK lists."""
+    from anthropic.types.model import Model
+
+    ids: list[str] = []
+    for arg in get_args(Model):
+        ids.extend(a for a in get_args(arg) if isinstance(a, str))
+    return ids
+
+
+def newest_model(family: str, fallback: str) -> str:
+    """The newest undated model id of a family ("sonnet", "haiku", "opus") in the SDK's list."""
+    best: tuple[int, int] | None = None
+    best_id = fallback
+    for model_id in known_models():
+        match = _VERSIONED.match(model_id)
+        if not match or match["family"] != family:
+            continue
+        version = (int(match["major"]), int(match["minor"] or 0))
+        if best is None or version > best:
+            best, best_id = version, model_id
+    return best_id
+
+
+def default_agent_model() -> str:
+    return newest_model("sonnet", "claude-sonnet-4-5")
+
+
+def default_summarizer_model() -> str:
+    return newest_model("haiku", "claude-haiku-4-5")
