@@ -1,0 +1,238 @@
+"""Run a feature's check command: the exit code is the truth, never the agent's claim.
+
+The check runs as `bash -c COMMAND` in the project directory, in its own process group, so
+that a timeout or an interrupt can stop everything it started (test runners, servers,
+`sleep &` in a script) and nothing is left running after the check is over. Only a bounded
+tail of the output is kept, however much the check prints.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_OUTPUT_LIMIT = 4000
+
+# After SIGTERM, how long the check gets to clean up before SIGKILL.
+_KILL_GRACE = 2.0
+# After the check's shell exits, how long to keep reading output that background processes
+# (which inherited the pipe) may still write, before they are killed.
+_DRAIN_GRACE = 0.5
+_READ_SIZE = 65536
+
+
+class VerificationResult(BaseModel):
+    """The outcome of one check, as fed back to the agent and written to the feature log."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    command: str | None
+    """The shell command that was run; None when the feature has no check."""
+    success: bool
+    """True only when the command exited with status 0."""
+    exit_code: int | None = Field(default=None, alias="exitCode")
+    """The exit status; negative when killed by a signal, None when it never finished."""
+    output: str = ""
+    """The tail of the combined stdout and stderr, bounded in size."""
+    error: str | None = None
+    """Why the check did not pass, when the exit code alone does not say it."""
+    skipped: bool = False
+    """True when there was no check to run; the agent's report decides then."""
+    attempt: int
+    """Which attempt at the feature this check verified (1-based)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The result with the camelCase keys of the spec's `Last Verification Result`."""
+        return self.model_dump(by_alias=True, mode="json")
+
+
+def run_check(
+    command: str | None,
+    project_root: Path,
+    *,
+    attempt: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+) -> VerificationResult:
+    """Run `command` in `project_root` and report whether it passed.
+
+    Exit status 0 is a pass. A check that outlives `timeout` seconds is killed with its whole
+    process group. `env` replaces the environment (the caller removes secrets); by default
+    the check inherits ours. Any exception while waiting (KeyboardInterrupt included) kills
+    the check's process group and is re-raised.
+    """
+    if command is None or not command.strip():
+        return VerificationResult(
+            command=command, success=False, skipped=True, error="no check command", attempt=attempt
+        )
+    try:
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=project_root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=dict(env) if env is not None else None,
+        )
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.filename is not None:
+            reason = f"{reason}: {exc.filename}"
+        return VerificationResult(
+            command=command, success=False, error=f"could not start: {reason}", attempt=attempt
+        )
+
+    tail = _OutputTail(output_limit)
+    try:
+        finished = _collect(proc, tail, deadline=time.monotonic() + timeout)
+    except BaseException:
+        _kill_group(proc)
+        raise
+    finally:
+        assert proc.stdout is not None
+        proc.stdout.close()
+    # Whatever the check left running in the background goes with it.
+    _kill_group(proc)
+
+    if not finished:
+        return VerificationResult(
+            command=command,
+            success=False,
+            exit_code=None,
+            output=tail.text(),
+            error=f"timed out after {timeout:g} s",
+            attempt=attempt,
+        )
+    code = proc.returncode
+    return VerificationResult(
+        command=command,
+        success=code == 0,
+        exit_code=code,
+        output=tail.text(),
+        error=_explain(code),
+        attempt=attempt,
+    )
+
+
+def _collect(proc: subprocess.Popen[bytes], tail: "_OutputTail", *, deadline: float) -> bool:
+    """Read the check's output into `tail` until it exits; False if the deadline passed."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at >= _DRAIN_GRACE:
+                # The shell is gone but a background child still holds the pipe open.
+                return True
+            wait = min(deadline - now, _DRAIN_GRACE if exited_at is not None else 0.25)
+            if selector.select(wait):
+                chunk = os.read(fd, _READ_SIZE)
+                if not chunk:
+                    break
+                tail.add(chunk)
+    # End of output does not mean the shell has exited (it may have closed its stdout).
+    try:
+        proc.wait(timeout=max(deadline - time.monotonic(), 0))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Stop every process in the check's group: SIGTERM, a short grace, then SIGKILL."""
+    pgid = proc.pid  # start_new_session made the shell the leader of its own group
+    if _signal_group(pgid, signal.SIGTERM):
+        try:
+            proc.wait(timeout=_KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+        # Unconditional: children may outlive the shell or ignore SIGTERM. Polling the group
+        # for emptiness would not work, as orphaned zombies still count as members.
+        _signal_group(pgid, signal.SIGKILL)
+    proc.wait()
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to a process group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        # A member changed its credentials (setuid); nothing more we may do to it.
+        return False
+    return True
+
+
+def _explain(code: int) -> str | None:
+    """A short hint for exit statuses whose meaning is conventional."""
+    if code == 127:
+        return "command not found"
+    if code == 126:
+        return "command not executable"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return None
+
+
+class _OutputTail:
+    """Decoded output, keeping only about `limit` trailing characters in memory."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = max(limit, 0)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._chunks: deque[str] = deque()
+        self._kept = 0
+        self._total = 0
+
+    def add(self, data: bytes) -> None:
+        self._push(self._decoder.decode(data))
+
+    def _push(self, text: str) -> None:
+        if not text:
+            return
+        self._chunks.append(text)
+        self._kept += len(text)
+        self._total += len(text)
+        while self._chunks and self._kept - len(self._chunks[0]) >= self._limit:
+            self._kept -= len(self._chunks.popleft())
+
+    def text(self) -> str:
+        """The tail, cut at a line boundary and marked when earlier output was dropped."""
+        self._push(self._decoder.decode(b"", final=True))
+        text = "".join(self._chunks)
+        if self._total <= self._limit:
+            return text
+        # The note counts against the limit; its length is at most that of the largest count.
+        budget = max(self._limit - len(_omitted_note(self._total)), 0)
+        kept = text[len(text) - budget :] if budget else ""
+        newline = kept.find("\n")
+        if 0 <= newline < len(kept) - 1:
+            kept = kept[newline + 1 :]
+        return _omitted_note(self._total - len(kept)) + kept
+
+
+def _omitted_note(count: int) -> str:
+    return f"…[{count} earlier characters omitted]\n"
