@@ -1,0 +1,44 @@
+"""Every token budget and store cap of the Context Agent, in one place.
+
+All counts are `context_agent.tokens` estimates. The injection limit is hard; the section
+figures are the shares the spec names ("about"), used to pick items before the final check.
+"""
+
+from __future__ import annotations
+
+# The rendered `## Project Context` section, headings included, never exceeds this.
+INJECTION_BUDGET = 2000
+
+# Shares of the injection. Budget the summary leaves unused goes to constraints, so that
+# "all active constraints" holds whenever they fit the whole section.
+SUMMARY_BUDGET = 1500
+DECISIONS_BUDGET = 150
+FAILURES_BUDGET = 100
+CONSTRAINTS_BUDGET = 250
+# Part of the summary share kept for report summaries recorded since the last summarization,
+# so the next feature already sees what the previous one did.
+RECENT_NOTES_BUDGET = 300
+
+MAX_DECISIONS_SHOWN = 3
+MAX_FAILURES_SHOWN = 2
+
+# Store caps (spec section 6).
+MAX_STORED_DECISIONS = 20
+MAX_STORED_FAILURES = 10
+# running-summary.json, measured on its content as compact JSON; 100 below the spec's 2000
+# so the indented file on disk stays under 2000 as well.
+SUMMARY_STORE_CAP = 1900
+MAX_RECENT_NOTES = 8
+# Retired constraints are kept for the record; only the latest few.
+MAX_RETIRED_CONSTRAINTS = 50
+
+# Per-item caps applied when an item is recorded, so every stored item can be shown whole
+# inside its section's share (3 decisions in 150, 2 failures in 100).
+DECISION_TOKENS = 40
+CONSTRAINT_TOKENS = 40
+FAILURE_DESCRIPTION_TOKENS = 30
+PREVENTION_TOKENS = 16
+RECENT_NOTE_TOKENS = 60
+
+# What the summarizer is asked for: below SUMMARY_BUDGET so a slightly long answer still fits.
+SUMMARY_TARGET_WORDS = 800

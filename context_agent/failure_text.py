@@ -1,0 +1,89 @@
+"""Turning a failed check's output into a one-line failure description and a default
+prevention, both short enough to be injected whole."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS
+from .text import clip_item, one_line
+from .tokens import estimate_tokens
+
+# Lines that usually carry the cause of a failure, in the order tools print them.
+_ERROR_LINE = re.compile(
+    r"error|exception|failed|failure|assert|fatal|cannot|can't|could not|not found|no such|"
+    r"undefined|refused|timed? ?out|panic|expected|missing|denied|invalid",
+    re.IGNORECASE,
+)
+# Lines that look like errors but say nothing: banners, separators, traceback headers.
+_NOISE_LINE = re.compile(
+    r"^(traceback \(most recent call last\)|during handling of the above exception|"
+    r"=+.*=+|-+|_+.*_+|short test summary info|\d+ (failed|error).*in [\d.]+s.*)$",
+    re.IGNORECASE,
+)
+_PYTEST_E_PREFIX = re.compile(r"^E\s+")
+# Lines that name the error itself: `ValueError: ...`, pytest's `E ...` and `FAILED ...`.
+_STRONG_LINE = re.compile(r"^(FAILED|ERROR)\b|\b\w*(Error|Exception)\b:|^error(\[\w+\])?:")
+_MAX_LINES = 2
+# A command longer than this is left out of the description; the error line matters more.
+_MAX_COMMAND_TOKENS = 8
+
+
+def describe_check_failure(verification: Mapping[str, Any]) -> str:
+    """"`<command>` failed: <first meaningful error line(s)>", bounded for injection."""
+    command = one_line(str(verification.get("command") or ""))
+    if verification.get("skipped"):
+        reason = one_line(str(verification.get("error") or "no command to run"))
+        return clip_item(f"check skipped: {reason}", FAILURE_DESCRIPTION_TOKENS)
+    lines = _error_lines(verification) or [_exit_text(verification)]
+    short_command = command and estimate_tokens(command) <= _MAX_COMMAND_TOKENS
+    prefix = f"`{command}` failed: " if short_command else ""
+    # Whole lines while they fit; only the first is ever clipped.
+    detail = lines[0]
+    for line in lines[1:]:
+        if estimate_tokens(f"{prefix}{detail}; {line}") <= FAILURE_DESCRIPTION_TOKENS:
+            detail = f"{detail}; {line}"
+    if estimate_tokens(prefix + detail) > FAILURE_DESCRIPTION_TOKENS:
+        prefix = ""
+    return clip_item(prefix + detail, FAILURE_DESCRIPTION_TOKENS)
+
+
+def default_prevention(verification: Mapping[str, Any]) -> str:
+    """What to do until something better is learned: run the check before reporting done."""
+    command = one_line(str(verification.get("command") or ""))
+    prevention = f"make `{command}` pass before reporting done"
+    if command and estimate_tokens(prevention) <= PREVENTION_TOKENS:
+        return prevention
+    return "make the check pass before reporting done"
+
+
+def _error_lines(verification: Mapping[str, Any]) -> list[str]:
+    text = "\n".join(str(verification.get(key) or "") for key in ("output", "error"))
+    strong: list[str] = []
+    weak: list[str] = []
+    last = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        # `>` lines are pytest echoing the source, not the error.
+        if not line or line.startswith(">") or _NOISE_LINE.match(line):
+            continue
+        last = line
+        if _PYTEST_E_PREFIX.match(raw.lstrip()) or _STRONG_LINE.search(line):
+            _add_once(strong, _PYTEST_E_PREFIX.sub("", line))
+        elif _ERROR_LINE.search(line):
+            _add_once(weak, line)
+    # Without any recognisable error word the last line is usually the verdict.
+    return (strong or weak or ([last] if last else []))[:_MAX_LINES]
+
+
+def _add_once(lines: list[str], line: str) -> None:
+    # pytest repeats the error in its summary line ("FAILED test - AttributeError: ...").
+    if not any(seen in line or line in seen for seen in lines):
+        lines.append(line)
+
+
+def _exit_text(verification: Mapping[str, Any]) -> str:
+    code = verification.get("exitCode")
+    return f"exit code {code}, no output" if code is not None else "no exit code, no output"

@@ -1,0 +1,254 @@
+"""Choosing what goes into a feature's `## Project Context` under the hard token budget.
+
+Order of work: up to 3 decisions within their share, up to 2 failures within theirs,
+constraints within theirs, then the summary gets what is left (at most its share), then more
+constraints if room remains. Items are chosen by relevance then recency and are always whole;
+the summary is cut at a line or sentence boundary. A last check of the rendered text makes the
+2000-token limit hold whatever the estimator's rounding does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from .budget import (
+    CONSTRAINTS_BUDGET,
+    DECISIONS_BUDGET,
+    FAILURES_BUDGET,
+    INJECTION_BUDGET,
+    MAX_DECISIONS_SHOWN,
+    MAX_FAILURES_SHOWN,
+    RECENT_NOTES_BUDGET,
+    SUMMARY_BUDGET,
+)
+from .interfaces import FeatureLike
+from .relevance import ItemFacts, focus_on, rank
+from .render import constraint_line, decision_line, failure_line, render_sections
+from .stores import Constraint, ContextStores, Decision, Failure, RunningSummary
+from .text import fit_lines, fit_lines_from_end
+from .tokens import estimate_tokens
+
+RECENT_HEADING = "Recent features:"
+
+
+class _Injected(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class InjectedDecision(_Injected):
+    """A decision as shown: `- <text> (Feature <featureId>)`."""
+
+    id: str
+    text: str
+    feature_id: str
+
+
+class InjectedFailure(_Injected):
+    """A failure as shown: `- <description>: <prevention>`."""
+
+    id: str
+    description: str
+    prevention: str
+    feature_id: str
+
+
+class InjectedConstraint(_Injected):
+    """A constraint as shown: `- <description>`."""
+
+    id: str
+    description: str
+    feature_id: str
+
+
+class ContextInjection(_Injected):
+    """What `get_injection` returns (as a camelCase dict) and `orchestrate context` shows."""
+
+    feature_id: str
+    summary: str = ""
+    decisions: list[InjectedDecision] = Field(default_factory=list)
+    failures: list[InjectedFailure] = Field(default_factory=list)
+    constraints: list[InjectedConstraint] = Field(default_factory=list)
+    omitted_constraints: int = 0
+    """Active constraints left out for budget (0 when all are shown)."""
+    token_count: int = 0
+    """Estimated tokens of the rendered section; 0 when there is nothing to inject."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The camelCase dict `get_injection` returns."""
+        return self.model_dump(by_alias=True)
+
+    def rendered_tokens(self) -> int:
+        """Estimated tokens of the rendered section, whatever `token_count` says."""
+        return estimate_tokens(render_sections(self.as_dict()))
+
+
+def build_injection(
+    stores: ContextStores, feature_id: str, features: Mapping[str, FeatureLike]
+) -> ContextInjection:
+    """The injection for `feature_id` from the stores, within `INJECTION_BUDGET`."""
+    focus = focus_on(feature_id, features)
+    decisions = rank(stores.decisions.decisions, focus, _decision_facts, features)
+    failures = rank(stores.failures.failures, focus, _failure_facts, features)
+    constraints = rank(stores.constraints.constraints, focus, _constraint_facts, features)
+
+    injection = ContextInjection(feature_id=feature_id)
+    injection.decisions = _take(
+        decisions, _decision_line, DECISIONS_BUDGET, MAX_DECISIONS_SHOWN, _as_decision
+    )
+    injection.failures = _take(failures, _failure_line, FAILURES_BUDGET, MAX_FAILURES_SHOWN, _as_failure)
+    chosen = _take(constraints, _constraint_line, CONSTRAINTS_BUDGET, None, _as_constraint)
+    _set_constraints(injection, chosen, constraints)
+
+    # The summary gets what the other sections leave, at most its own share. A one-token
+    # stand-in measures the rest with the summary's heading; the summary then adds exactly its
+    # own tokens, since pieces never join across the line breaks around it.
+    injection.summary = "x"
+    without_summary = injection.rendered_tokens() - 1
+    room = min(SUMMARY_BUDGET, INJECTION_BUDGET - without_summary)
+    injection.summary = summary_text(stores.summary, room)
+    used = without_summary + estimate_tokens(injection.summary)
+
+    _spill_constraints(injection, chosen, constraints, INJECTION_BUDGET - used)
+    tokens = _enforce_total(injection, constraints)
+    injection.token_count = tokens if _has_content(injection) else 0
+    return injection
+
+
+def summary_text(store: RunningSummary, budget: int) -> str:
+    """The stored summary plus the report summaries recorded since it was written (newest kept
+    first, within their share), cut to `budget` tokens at line or sentence boundaries."""
+    if budget <= 0:
+        return ""
+    notes = [f"- {note.feature_id}: {note.summary}" for note in store.recent]
+    notes_budget = min(RECENT_NOTES_BUDGET, budget) - estimate_tokens(RECENT_HEADING)
+    kept = fit_lines_from_end(notes, notes_budget) if notes_budget > 0 else []
+    notes_block = "\n".join([RECENT_HEADING, *kept]) if kept else ""
+    # +1: the blank line between the summary and the notes is one token.
+    summary_budget = budget - estimate_tokens(notes_block) - (1 if notes_block else 0)
+    summary = fit_lines(store.summary.strip(), summary_budget) if summary_budget > 0 else ""
+    return "\n\n".join(part for part in (summary, notes_block) if part)
+
+
+Item = TypeVar("Item")
+Shown = TypeVar("Shown")
+
+
+def _take(
+    ranked: Sequence[Item], line: Callable[[Item], str], budget: int, limit: int | None,
+    convert: Callable[[Item], Shown],
+) -> list[Shown]:
+    # Lines joined by single newlines add up exactly under the estimator, so per-line sums
+    # are the section's cost. An item that does not fit is skipped; a shorter one may.
+    chosen: list[Shown] = []
+    used = 0
+    for item in ranked:
+        if limit is not None and len(chosen) >= limit:
+            break
+        cost = estimate_tokens(line(item))
+        if used + cost <= budget:
+            chosen.append(convert(item))
+            used += cost
+    return chosen
+
+
+def _spill_constraints(
+    injection: ContextInjection, chosen: list[InjectedConstraint], ranked: Sequence[Constraint],
+    room: int,
+) -> None:
+    """Use the `room` the summary left unused for constraints that did not fit their share."""
+    if len(chosen) == len(ranked):
+        return
+    # The "N more" line and the heading are already counted; the line only gets shorter.
+    taken = {item.id for item in chosen}
+    for constraint in ranked:
+        if constraint.id in taken:
+            continue
+        cost = estimate_tokens(_constraint_line(constraint))
+        if cost <= room:
+            chosen.append(_as_constraint(constraint))
+            taken.add(constraint.id)
+            room -= cost
+    _set_constraints(injection, chosen, ranked)
+
+
+def _set_constraints(
+    injection: ContextInjection, chosen: list[InjectedConstraint], ranked: Sequence[Constraint]
+) -> None:
+    # Shown in the order they were recorded, so the list reads the same from feature to
+    # feature; relevance only decides which ones are shown when not all fit.
+    order = {item.id: item.seq for item in ranked}
+    injection.constraints = sorted(chosen, key=lambda item: order.get(item.id, 0))
+    injection.omitted_constraints = len(ranked) - len(chosen)
+
+
+def _enforce_total(injection: ContextInjection, ranked: Sequence[Constraint]) -> int:
+    """Cut until the rendered section fits: summary tail first, then the least relevant items.
+    Returns the section's tokens."""
+    rank_of = {item.id: position for position, item in enumerate(ranked)}
+    while (excess := (tokens := injection.rendered_tokens()) - INJECTION_BUDGET) > 0:
+        if injection.summary:
+            shorter = fit_lines(injection.summary, estimate_tokens(injection.summary) - excess)
+            injection.summary = shorter if shorter != injection.summary else ""
+        elif injection.constraints:
+            worst = max(injection.constraints, key=lambda item: rank_of.get(item.id, 0))
+            injection.constraints.remove(worst)
+            injection.omitted_constraints += 1
+        elif injection.failures:
+            injection.failures.pop()
+        elif injection.decisions:
+            injection.decisions.pop()
+        else:
+            # Only the "N more constraints" line is left; it cannot be over 2000 tokens,
+            # but never loop forever on a broken estimator.
+            injection.omitted_constraints = 0
+            return injection.rendered_tokens()
+    return tokens
+
+
+def _has_content(injection: ContextInjection) -> bool:
+    return bool(
+        injection.summary or injection.decisions or injection.failures
+        or injection.constraints or injection.omitted_constraints
+    )
+
+
+def _decision_facts(item: Decision) -> ItemFacts:
+    return ItemFacts(item.feature_id, item.category, item.text, item.seq)
+
+
+def _failure_facts(item: Failure) -> ItemFacts:
+    return ItemFacts(item.feature_id, "", f"{item.description} {item.prevention}", item.seq)
+
+
+def _constraint_facts(item: Constraint) -> ItemFacts:
+    return ItemFacts(item.feature_id, item.category, item.description, item.seq)
+
+
+def _decision_line(item: Decision) -> str:
+    return decision_line(item.text, item.feature_id)
+
+
+def _failure_line(item: Failure) -> str:
+    return failure_line(item.description, item.prevention)
+
+
+def _constraint_line(item: Constraint) -> str:
+    return constraint_line(item.description)
+
+
+def _as_decision(item: Decision) -> InjectedDecision:
+    return InjectedDecision(id=item.id, text=item.text, feature_id=item.feature_id)
+
+
+def _as_failure(item: Failure) -> InjectedFailure:
+    return InjectedFailure(
+        id=item.id, description=item.description, prevention=item.prevention, feature_id=item.feature_id
+    )
+
+
+def _as_constraint(item: Constraint) -> InjectedConstraint:
+    return InjectedConstraint(id=item.id, description=item.description, feature_id=item.feature_id)

@@ -1,0 +1,195 @@
+"""Adding to and retiring from the stores, with their caps and eviction rules.
+
+- Decisions: at most 20. At the cap the oldest goes (by `seq`, the order of recording; a
+  decision restated by a later feature counts as recorded again). Recency is the rule because
+  relevance depends on the feature at hand, which is chosen later, at injection time.
+- Failures: at most 10, the most recent kept. The same failure seen again on a retry updates
+  its entry instead of taking a second slot.
+- Constraints: never evicted. Retired only explicitly (by id, by the summarizer). Duplicates
+  are not added, and the summarizer is asked to consolidate when they outgrow their share.
+- Agent reports are deduplicated on exact wording (two different decisions may share most
+  words); summarizer additions also on near-duplicates, because a summarizer tends to restate
+  stored items in its own words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from .budget import (
+    CONSTRAINT_TOKENS,
+    DECISION_TOKENS,
+    MAX_RECENT_NOTES,
+    MAX_RETIRED_CONSTRAINTS,
+    MAX_STORED_DECISIONS,
+    MAX_STORED_FAILURES,
+    PREVENTION_TOKENS,
+    RECENT_NOTE_TOKENS,
+    SUMMARY_STORE_CAP,
+)
+from .stores import (
+    ActiveConstraints,
+    Constraint,
+    Decision,
+    Failure,
+    FailureMemory,
+    ItemSource,
+    KeyDecisions,
+    RecentNote,
+    RetiredConstraint,
+    RunningSummary,
+)
+from .text import clip_item, fit_lines
+from .tokens import estimate_json_tokens, estimate_tokens
+from .words import find_near_duplicate, normalized_key
+
+
+def _find_same(existing: list[str], new: str, source: ItemSource) -> int | None:
+    """Index of the stored text that `new` repeats, or None."""
+    if source == "summarizer":
+        return find_near_duplicate(new, existing)
+    key = normalized_key(new)
+    return next((index for index, text in enumerate(existing) if normalized_key(text) == key), None)
+
+
+def add_decision(
+    store: KeyDecisions, text: str, feature_id: str, *, category: str, source: ItemSource, now: int
+) -> Decision | None:
+    """Record a decision; returns it, or None when empty or already stored."""
+    text = clip_item(text, DECISION_TOKENS)
+    if not text or not feature_id:
+        return None
+    same = _find_same([decision.text for decision in store.decisions], text, source)
+    if same is not None:
+        decision = store.decisions[same]
+        if source == "report" and decision.feature_id != feature_id:
+            decision.seq, store.next_seq = store.next_seq, store.next_seq + 1
+        return None
+    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    decision = Decision(
+        id=f"D{seq}", text=text, feature_id=feature_id, category=category,
+        source=source, created_at=now, seq=seq,
+    )
+    store.decisions.append(decision)
+    if len(store.decisions) > MAX_STORED_DECISIONS:
+        store.decisions.sort(key=lambda item: item.seq)
+        del store.decisions[: len(store.decisions) - MAX_STORED_DECISIONS]
+    return decision
+
+
+def retire_decisions(store: KeyDecisions, ids: Iterable[str]) -> int:
+    """Remove the decisions with these ids; returns how many were removed."""
+    doomed = set(ids)
+    before = len(store.decisions)
+    store.decisions = [item for item in store.decisions if item.id not in doomed]
+    return before - len(store.decisions)
+
+
+def add_constraint(
+    store: ActiveConstraints, description: str, feature_id: str, *,
+    category: str, source: ItemSource, now: int,
+) -> Constraint | None:
+    """Record an active constraint; returns it, or None when empty or already active."""
+    description = clip_item(description, CONSTRAINT_TOKENS)
+    if not description:
+        return None
+    if _find_same([item.description for item in store.constraints], description, source) is not None:
+        return None
+    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    constraint = Constraint(
+        id=f"C{seq}", description=description, feature_id=feature_id, category=category,
+        source=source, created_at=now, seq=seq,
+    )
+    store.constraints.append(constraint)
+    return constraint
+
+
+def retire_constraints(store: ActiveConstraints, ids: Iterable[str], *, by: str, now: int) -> int:
+    """Move the constraints with these ids to `retired`; returns how many moved."""
+    doomed = set(ids)
+    keep: list[Constraint] = []
+    for item in store.constraints:
+        if item.id in doomed:
+            store.retired.append(
+                RetiredConstraint(**item.model_dump(), retired_at=now, retired_by=by)
+            )
+        else:
+            keep.append(item)
+    moved = len(store.constraints) - len(keep)
+    store.constraints = keep
+    del store.retired[: max(0, len(store.retired) - MAX_RETIRED_CONSTRAINTS)]
+    return moved
+
+
+def add_failure(
+    store: FailureMemory, feature_id: str, *, attempt: int, command: str, exit_code: int | None,
+    description: str, prevention: str, prevention_source: Literal["default", "agent", "summarizer"],
+    now: int,
+) -> Failure | None:
+    """Record a failure; a repeat of a stored one (same feature and description) refreshes it.
+    Returns the new entry, or None when it was a repeat or empty."""
+    if not description:
+        return None
+    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    key = normalized_key(description)
+    for failure in store.failures:
+        if failure.feature_id == feature_id and normalized_key(failure.description) == key:
+            failure.attempt, failure.seq, failure.created_at = attempt, seq, now
+            return None
+    failure = Failure(
+        id=f"F{seq}", feature_id=feature_id, attempt=attempt, command=command,
+        exit_code=exit_code, description=description,
+        prevention=clip_item(prevention, PREVENTION_TOKENS),
+        prevention_source=prevention_source, created_at=now, seq=seq,
+    )
+    store.failures.append(failure)
+    if len(store.failures) > MAX_STORED_FAILURES:
+        store.failures.sort(key=lambda item: item.seq)
+        del store.failures[: len(store.failures) - MAX_STORED_FAILURES]
+    return failure
+
+
+def set_prevention(
+    store: FailureMemory, feature_id: str, prevention: str,
+    source: Literal["agent", "summarizer"],
+) -> int:
+    """Give the feature's failures that still carry the default prevention this one (or, if
+    none does, its latest failure). Returns how many entries changed."""
+    prevention = clip_item(prevention, PREVENTION_TOKENS)
+    mine = [item for item in store.failures if item.feature_id == feature_id]
+    if not prevention or not mine:
+        return 0
+    targets = [item for item in mine if item.prevention_source == "default"]
+    if not targets:
+        targets = [max(mine, key=lambda item: item.seq)]
+    for item in targets:
+        item.prevention, item.prevention_source = prevention, source
+    return len(targets)
+
+
+def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int) -> None:
+    """Keep the agent's report summary until the next summarization folds it in."""
+    summary = clip_item(summary, RECENT_NOTE_TOKENS)
+    store.recent = [note for note in store.recent if note.feature_id != feature_id]
+    if summary:
+        store.recent.append(RecentNote(feature_id=feature_id, summary=summary, recorded_at=now))
+    del store.recent[: max(0, len(store.recent) - MAX_RECENT_NOTES)]
+    enforce_summary_cap(store)
+
+
+def enforce_summary_cap(store: RunningSummary) -> None:
+    """Keep running-summary.json within its cap: drop the oldest recent notes first, then cut
+    the summary at a line or sentence boundary."""
+    while store.recent and _summary_tokens(store) > SUMMARY_STORE_CAP:
+        store.recent.pop(0)
+    excess = _summary_tokens(store) - SUMMARY_STORE_CAP
+    while excess > 0 and store.summary:
+        # JSON escapes make the file count at least the text count, so cutting `excess` text
+        # tokens removes at least `excess` file tokens; the loop is for estimator rounding.
+        store.summary = fit_lines(store.summary, max(0, estimate_tokens(store.summary) - excess))
+        excess = _summary_tokens(store) - SUMMARY_STORE_CAP
+
+
+def _summary_tokens(store: RunningSummary) -> int:
+    return estimate_json_tokens(store.model_dump(by_alias=True, mode="json"))

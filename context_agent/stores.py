@@ -1,0 +1,218 @@
+"""The four context stores in `.autonomous/context/`: their file formats (one pydantic model
+each, camelCase keys), loading with corruption handling, and atomic saving.
+
+A store that is not UTF-8, not JSON, or not the right shape is moved to `backups/`, reported,
+and read as empty: the run goes on with less memory rather than stopping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from orchestrator.atomic import set_aside, write_json_atomic
+from orchestrator.paths import ProjectPaths
+
+from .events import EventReporter
+
+ItemSource = Literal["report", "summarizer"]
+
+
+class _StoreModel(BaseModel):
+    # Unknown keys are ignored so a newer version's files still load.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class RecentNote(_StoreModel):
+    """An agent's report summary recorded since the last summarization."""
+
+    feature_id: str
+    summary: str
+    recorded_at: int = 0
+    """Epoch milliseconds."""
+
+
+class RunningSummary(_StoreModel):
+    """`running-summary.json`: the compressed project history (at most 2000 tokens)."""
+
+    version: int = 1
+    summary: str = ""
+    """The latest summary: the summarizer's answer, or the deterministic fallback."""
+    source: Literal["none", "model", "fallback"] = "none"
+    model: str | None = None
+    trigger: str | None = None
+    updated_at: int = 0
+    features_summarized: int = 0
+    """Features covered by summarizations so far."""
+    recent: list[RecentNote] = Field(default_factory=list)
+    """Report summaries not yet folded into `summary`, oldest first."""
+
+
+class Decision(_StoreModel):
+    """One key decision, e.g. "Todo ids are UUID strings"."""
+
+    id: str
+    text: str
+    feature_id: str
+    category: str = ""
+    source: ItemSource = "report"
+    created_at: int = 0
+    seq: int = 0
+    """Order of recording (higher is newer); the eviction order."""
+
+
+class KeyDecisions(_StoreModel):
+    """`key-decisions.json`: at most 20 decisions, newest kept."""
+
+    version: int = 1
+    next_seq: int = 1
+    decisions: list[Decision] = Field(default_factory=list)
+
+
+class Failure(_StoreModel):
+    """A failed check and how to avoid it next time."""
+
+    id: str
+    feature_id: str
+    attempt: int = 1
+    command: str = ""
+    exit_code: int | None = None
+    description: str
+    prevention: str
+    prevention_source: Literal["default", "agent", "summarizer"] = "default"
+    """`default` until the agent's passing attempt or the summarizer says what was learned."""
+    created_at: int = 0
+    seq: int = 0
+
+
+class FailureMemory(_StoreModel):
+    """`failure-memory.json`: at most 10 failures, most recent kept."""
+
+    version: int = 1
+    next_seq: int = 1
+    failures: list[Failure] = Field(default_factory=list)
+
+
+class Constraint(_StoreModel):
+    """A rule every later feature must follow, e.g. "Python 3.11 standard library only"."""
+
+    id: str
+    description: str
+    feature_id: str = ""
+    category: str = ""
+    source: ItemSource = "report"
+    created_at: int = 0
+    seq: int = 0
+
+
+class RetiredConstraint(Constraint):
+    """A constraint the summarizer retired explicitly, kept for the record."""
+
+    retired_at: int = 0
+    retired_by: str = ""
+
+
+class ActiveConstraints(_StoreModel):
+    """`active-constraints.json`: never evicted; retired only explicitly, by id."""
+
+    version: int = 1
+    next_seq: int = 1
+    constraints: list[Constraint] = Field(default_factory=list)
+    retired: list[RetiredConstraint] = Field(default_factory=list)
+
+
+@dataclass
+class ContextStores:
+    """The four stores as loaded together."""
+
+    summary: RunningSummary
+    decisions: KeyDecisions
+    failures: FailureMemory
+    constraints: ActiveConstraints
+
+
+Store = TypeVar("Store", bound=_StoreModel)
+StoreName = Literal["summary", "decisions", "failures", "constraints"]
+
+
+def store_path(paths: ProjectPaths, name: StoreName) -> Path:
+    """The file of one store (paths themselves live in `ProjectPaths`)."""
+    return {
+        "summary": paths.running_summary,
+        "decisions": paths.key_decisions,
+        "failures": paths.failure_memory,
+        "constraints": paths.active_constraints,
+    }[name]
+
+
+def load_stores(paths: ProjectPaths, events: EventReporter) -> ContextStores:
+    """All four stores; a missing one is empty, a corrupted one is set aside and empty."""
+    return ContextStores(
+        summary=load_store(paths.running_summary, RunningSummary, paths, events),
+        decisions=load_store(paths.key_decisions, KeyDecisions, paths, events),
+        failures=load_store(paths.failure_memory, FailureMemory, paths, events),
+        constraints=load_store(paths.active_constraints, ActiveConstraints, paths, events),
+    )
+
+
+def load_store(path: Path, model: type[Store], paths: ProjectPaths, events: EventReporter) -> Store:
+    """One store from `path`, or an empty one if it is missing, unreadable or corrupted."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return model()
+    except OSError as exc:
+        events.emit(
+            "context.store_unreadable",
+            f"cannot read {path.name} ({exc}); using an empty store for now",
+            file=str(path),
+            error=str(exc),
+        )
+        return model()
+    try:
+        return model.model_validate_json(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        problem = "not UTF-8"
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            problem = f"not valid JSON ({first['msg']})"
+        else:
+            where = ".".join(str(part) for part in first["loc"]) or "top level"
+            problem = (
+                f"not a {model.__name__} store "
+                f"({exc.error_count()} problems; {where}: {first['msg']})"
+            )
+    _set_aside_corrupt(path, problem, paths, events)
+    return model()
+
+
+def save_stores(paths: ProjectPaths, stores: ContextStores, *names: StoreName) -> None:
+    """Write the named stores (all four when none are named), each atomically."""
+    for name in names or ("summary", "decisions", "failures", "constraints"):
+        save_store(paths, name, getattr(stores, name))
+
+
+def save_store(paths: ProjectPaths, name: StoreName, store: _StoreModel) -> None:
+    """Write one store atomically."""
+    write_json_atomic(store_path(paths, name), store.model_dump(by_alias=True, mode="json"))
+
+
+def _set_aside_corrupt(path: Path, problem: str, paths: ProjectPaths, events: EventReporter) -> None:
+    try:
+        backup: Path | None = set_aside(path, paths.backups_dir)
+    except OSError as exc:
+        backup = None
+        problem = f"{problem}; could not move it aside: {exc}"
+    where = f"moved to {backup}" if backup else "left in place"
+    events.emit(
+        "context.store_corrupt",
+        f"{path.name} is {problem}; {where}; continuing with an empty store",
+        file=str(path),
+        backup=str(backup) if backup else None,
+        error=problem,
+    )

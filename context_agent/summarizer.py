@@ -1,0 +1,192 @@
+"""The summarizer's one Claude call: the answer's schema, the request, and reading the answer.
+
+The answer is a delta. The model returns a new summary plus only what changes in the stores
+(new items, and ids of items it retires); it never has to restate what is stored, so leaving
+something out cannot lose it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from .budget import CONSTRAINTS_BUDGET, SUMMARY_TARGET_WORDS
+from .logs import FeatureOutcome
+from .stores import ContextStores
+from .tokens import estimate_tokens
+
+MAX_ANSWER_TOKENS = 4096
+# Items listed in the prompt at most; beyond this the prompt says how many were left out.
+_MAX_LISTED_CONSTRAINTS = 200
+
+
+class SummarizerError(Exception):
+    """The summarizer's call failed or its answer is unusable."""
+
+
+class _Answer(BaseModel):
+    # Extra keys are ignored rather than failing the whole answer.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class DecisionDraft(_Answer):
+    """A decision the summarizer adds."""
+
+    text: str = Field(description="The decision and its reason, one line.")
+    feature_id: str = Field(description="Id of the feature that made the decision.")
+
+
+class ConstraintDraft(_Answer):
+    """A constraint the summarizer adds (possibly one merging several it retires)."""
+
+    description: str = Field(description="A rule every later feature must follow, one line.")
+    feature_id: str = Field(description="Id of the feature it came from, or \"\" if general.")
+
+
+class FailureDraft(_Answer):
+    """A failure the summarizer found in the logs."""
+
+    feature_id: str = Field(description="Id of the feature whose check failed.")
+    description: str = Field(description="What failed and the key error, one line.")
+    prevention: str = Field(description="How to avoid it, one short line.")
+
+
+class PreventionUpdate(_Answer):
+    """A better prevention for a stored failure."""
+
+    failure_id: str = Field(description="Id of a stored failure, e.g. F12.")
+    prevention: str = Field(description="How to avoid it, one short line.")
+
+
+class SummarizerAnswer(_Answer):
+    """The summarizer's structured output (sent to the API as its JSON schema)."""
+
+    summary: str = Field(description="The new running summary; replaces the previous one.")
+    new_decisions: list[DecisionDraft] = Field(description="Decisions not already stored.")
+    retired_decision_ids: list[str] = Field(description="Ids of stored decisions now superseded.")
+    new_constraints: list[ConstraintDraft] = Field(description="Constraints not already active.")
+    retired_constraint_ids: list[str] = Field(
+        description="Ids of constraints that no longer apply or were merged into a new one."
+    )
+    new_failures: list[FailureDraft] = Field(
+        description="Failures in the logs that failure memory lacks."
+    )
+    preventions: list[PreventionUpdate] = Field(
+        description="Better preventions for stored failures whose prevention is the default."
+    )
+
+
+@cache
+def answer_schema() -> dict[str, Any]:
+    """`SummarizerAnswer`'s JSON schema in the form structured outputs accept (do not mutate)."""
+    # Imported here: the SDK takes over a second to import, and only summarizing needs it.
+    from anthropic import transform_schema
+
+    return transform_schema(SummarizerAnswer)
+
+
+SYSTEM_PROMPT = f"""You keep the compressed memory of a software project that an autonomous \
+coding agent builds feature by feature. Every feature's prompt receives this memory under a \
+hard token budget, so it must be short, factual and current.
+
+You receive the previous running summary, the stored key decisions, failure memory and active \
+constraints (each with an id), and the logs of the features completed since the last summary. \
+Answer with one JSON object:
+- summary: the new running summary, replacing the previous one; at most about \
+{SUMMARY_TARGET_WORDS} words, plain lines, most important first: what the project is, its \
+structure and conventions, what is done, what failed and why, what to watch next. Keep what \
+still matters from the previous summary.
+- newDecisions: decisions made in the new features that are not stored yet, one line each, \
+with the id of the feature that made them.
+- retiredDecisionIds: ids of stored decisions that a later decision superseded.
+- newConstraints: rules every later feature must follow that are not active yet.
+- retiredConstraintIds: ids of constraints that no longer apply, or that you merged into one \
+consolidated constraint given in newConstraints.
+- newFailures: failures seen in the logs that failure memory lacks, with a prevention.
+- preventions: for stored failures marked (default prevention), a better prevention when the \
+logs show what fixed them.
+Only list changes. Stored items you do not retire stay as they are, so never repeat them."""
+
+
+def build_request(
+    model: str, stores: ContextStores, outcomes: Sequence[FeatureOutcome], trigger: str
+) -> dict[str, Any]:
+    """The keyword arguments of `client.messages.create` for one summarization."""
+    return {
+        "model": model,
+        "max_tokens": MAX_ANSWER_TOKENS,
+        "system": SYSTEM_PROMPT,
+        "messages": [{"role": "user", "content": _user_prompt(stores, outcomes, trigger)}],
+        "output_config": {"format": {"type": "json_schema", "schema": answer_schema()}},
+    }
+
+
+def parse_answer(message: Any) -> SummarizerAnswer:
+    """The validated answer in an SDK `Message`; raises `SummarizerError` when unusable."""
+    stop_reason = getattr(message, "stop_reason", None)
+    if stop_reason in ("max_tokens", "refusal"):
+        raise SummarizerError(f"summarizer answer incomplete (stop_reason {stop_reason})")
+    text = "".join(
+        getattr(block, "text", "") or ""
+        for block in getattr(message, "content", None) or []
+        if getattr(block, "type", None) == "text"
+    )
+    if not text.strip():
+        raise SummarizerError("summarizer answer has no text")
+    try:
+        return SummarizerAnswer.model_validate(json.loads(_strip_fence(text)))
+    except json.JSONDecodeError as exc:
+        raise SummarizerError(f"summarizer answer is not JSON: {exc.msg} at char {exc.pos}") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "answer"
+        raise SummarizerError(
+            f"summarizer answer does not match the schema ({exc.error_count()} problems; "
+            f"{where}: {first['msg']})"
+        ) from exc
+
+
+def _strip_fence(text: str) -> str:
+    # Structured output is plain JSON; a fence only appears from servers that ignore the
+    # format, and costs nothing to accept.
+    match = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", text, re.DOTALL)
+    return match.group(1) if match else text
+
+
+def _user_prompt(stores: ContextStores, outcomes: Sequence[FeatureOutcome], trigger: str) -> str:
+    summary = stores.summary.summary.strip() or "(none yet)"
+    decisions = [f"- [{d.id}] (Feature {d.feature_id}) {d.text}" for d in stores.decisions.decisions]
+    failures = [
+        f"- [{f.id}] (Feature {f.feature_id}, attempt {f.attempt}) {f.description} -> {f.prevention}"
+        + (" (default prevention)" if f.prevention_source == "default" else "")
+        for f in stores.failures.failures
+    ]
+    active = stores.constraints.constraints
+    constraints = [f"- [{c.id}] {c.description}" for c in active[:_MAX_LISTED_CONSTRAINTS]]
+    if len(active) > _MAX_LISTED_CONSTRAINTS:
+        constraints.append(f"- ... and {len(active) - _MAX_LISTED_CONSTRAINTS} more")
+    constraint_tokens = sum(estimate_tokens(f"- {c.description}") for c in active)
+    crowded = (
+        f"\nThe active constraints take about {constraint_tokens} tokens, more than their "
+        f"{CONSTRAINTS_BUDGET}-token share of each prompt: consolidate overlapping ones "
+        "(new merged constraint + the merged ids retired)."
+        if constraint_tokens > CONSTRAINTS_BUDGET
+        else ""
+    )
+    logs = "\n".join(json.dumps(outcome.for_prompt(), ensure_ascii=False) for outcome in outcomes)
+    return "\n\n".join(
+        [
+            f"Summarization trigger: {trigger}",
+            f"## Previous summary\n{summary}",
+            "## Key decisions\n" + ("\n".join(decisions) or "(none)"),
+            "## Failure memory\n" + ("\n".join(failures) or "(none)"),
+            "## Active constraints\n" + ("\n".join(constraints) or "(none)") + crowded,
+            "## Features since the last summary (one JSON log a line)\n" + (logs or "(none)"),
+        ]
+    )
