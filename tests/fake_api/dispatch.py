@@ -1,0 +1,216 @@
+"""One request in, one reply out: the fake API's behaviour, free of HTTP plumbing.
+
+The order is the real service's as a client meets it: a server that is down answers
+nothing; then authentication; then the injected fault, if any (a rate limit or an overload
+does not care whether the request is valid); then the ``anthropic-version`` header, JSON and
+request validation; then the answer, billed against the prompt cache.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from . import plans as plan_builders
+from .agent import agent_turn
+from .errors import ApiError, error_body, invalid_request, new_id
+from .faults import Fault
+from .ledger import RecordedRequest
+from .prompt import prompt_blocks, prompt_tokens
+from .responses import build_message, stream_events
+from .summarizer import is_summarizer_request
+from .validation import validate_request
+
+if TYPE_CHECKING:
+    from .server import FakeAPI
+
+MESSAGES_PATH = "/v1/messages"
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+NO_FEATURE_REPLY = "There is no feature request in this conversation, so there is nothing to do."
+# Statuses the SDK retries, which therefore carry the (short) retry-after headers.
+_RETRYABLE = {408, 409, 429} | set(range(500, 600))
+
+
+@dataclass
+class Reply:
+    """What the HTTP layer sends back."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    drop: bool = False
+    """Close the connection without any response."""
+    delay: float = 0.0
+    """Seconds to wait (interruptibly) before sending."""
+
+
+def dispatch(fake: "FakeAPI", method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
+    """Handle one HTTP request to the fake API."""
+    try:
+        body: Any = json.loads(raw) if raw else None
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    url = urlsplit(target)
+    entry = fake.ledger.record(
+        method=method, path=url.path, headers=headers, body=body, raw=raw, time=time.time()
+    )
+    _classify(fake, entry)
+    request_id = new_id("req")
+    try:
+        reply = _handle(fake, entry, url.path, parse_qs(url.query), request_id)
+    except ApiError as error:
+        reply = _error_reply(fake, error, request_id)
+        fake.ledger.update(entry, status=error.status, outcome=entry.outcome or f"error:{error.error_type}")
+    except Exception as error:  # a test's plan or summarizer raised: make it loud, not retried
+        fake.record_error(error)
+        message = f"fake API: {entry.kind} handler raised {type(error).__name__}: {error}"
+        traceback.print_exc()
+        reply = _error_reply(fake, ApiError(500, message, headers={"x-should-retry": "false"}), request_id)
+        fake.ledger.update(entry, status=500, outcome="error:handler")
+    reply.headers.setdefault("request-id", request_id)
+    return reply
+
+
+def _classify(fake: "FakeAPI", entry: RecordedRequest) -> None:
+    """Note what kind of call this is and, for the agent, which feature and step."""
+    body = entry.body
+    if entry.path == COUNT_TOKENS_PATH:
+        fake.ledger.update(entry, kind="count_tokens")
+    elif entry.path == MESSAGES_PATH and isinstance(body, dict):
+        if is_summarizer_request(body):
+            fake.ledger.update(entry, kind="summarizer")
+            return
+        try:
+            turn = agent_turn(body)
+        except Exception:  # malformed messages: validation will say why
+            turn = None
+        if turn is not None:
+            fake.ledger.update(entry, kind="agent", feature_id=turn.feature_id, step=turn.step)
+        else:
+            fake.ledger.update(entry, kind="agent")
+
+
+def _handle(
+    fake: "FakeAPI", entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str
+) -> Reply:
+    if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) or entry.method != "POST":
+        raise ApiError(404, f"Not Found: {entry.method} {path}", "not_found_error")
+
+    if fake.down_mode is not None:
+        fake.ledger.update(entry, outcome="down")
+        if fake.down_mode == "drop":
+            return Reply(drop=True)
+        raise ApiError(503, "Service unavailable.", "api_error")
+
+    _authenticate(fake, entry.headers)
+
+    delay = 0.0
+    fault = fake.faults(entry.index, entry.body) if fake.faults is not None else None
+    if fault is not None:
+        label = str(fault.status) if fault.kind == "status" else fault.body or fault.kind
+        fake.ledger.update(entry, outcome=f"fault:{label}")
+        if fault.kind == "status":
+            headers = _retry_headers(fault.retry_after if fault.retry_after is not None else fake.retry_after)
+            if fault.status not in _RETRYABLE:
+                headers = {}
+            raise ApiError(fault.status, fault.message, fault.error_type, headers)
+        if fault.kind == "drop":
+            return Reply(drop=True)
+        if fault.kind == "malformed":
+            return _malformed(fault, entry.body)
+        delay = fault.delay
+
+    if not entry.headers.get("anthropic-version"):
+        raise invalid_request("anthropic-version: header is required")
+    if entry.body is None:
+        raise invalid_request(
+            "There was an error parsing the body of your request. Please ensure it is valid JSON."
+        )
+    body: dict[str, Any] = entry.body
+    endpoint = "count_tokens" if path == COUNT_TOKENS_PATH else "messages"
+    beta = query.get("beta") == ["true"]
+    validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens)
+    if fake.known_models is not None and body["model"] not in fake.known_models:
+        raise ApiError(404, f"model: {body['model']}", "not_found_error")
+
+    if endpoint == "count_tokens":
+        result: dict[str, Any] = {"input_tokens": prompt_tokens(body)}
+        fake.ledger.update(entry, status=200, outcome=entry.outcome or "ok", response=result)
+        return Reply(200, {"content-type": "application/json"}, json.dumps(result).encode(), delay=delay)
+
+    blocks = _answer(fake, entry.kind, body)
+    outcome = fake.cache.apply(body["model"], prompt_blocks(body))
+    message = build_message(body["model"], blocks, body["max_tokens"], outcome)
+    fake.ledger.bill(entry.kind, message["usage"])
+    fake.ledger.update(entry, status=200, outcome=entry.outcome or "ok", response=message)
+    if body.get("stream"):
+        return Reply(200, {"content-type": "text/event-stream"}, stream_events(message), delay=delay)
+    return Reply(200, {"content-type": "application/json"}, json.dumps(message).encode(), delay=delay)
+
+
+def _authenticate(fake: "FakeAPI", headers: dict[str, str]) -> None:
+    # This SDK sends the API key as `Authorization: Bearer`; the API also takes `x-api-key`.
+    key = headers.get("x-api-key")
+    authorization = headers.get("authorization", "")
+    if not key and authorization.lower().startswith("bearer "):
+        key = authorization[len("bearer "):].strip()
+    if not key:
+        raise ApiError(401, "x-api-key header is required", "authentication_error")
+    if key in fake.rejected_keys:
+        raise ApiError(401, "invalid x-api-key", "authentication_error")
+    if key in fake.forbidden_keys:
+        raise ApiError(
+            403, "Your API key does not have permission to use the specified resource.", "permission_error"
+        )
+
+
+def _answer(fake: "FakeAPI", kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The content blocks of the reply: the summarizer's JSON or the agent plan's step."""
+    if kind == "summarizer":
+        result = fake.summarizer(body)
+        return [plan_builders.text(result if isinstance(result, str) else json.dumps(result))]
+    turn = agent_turn(body)
+    if turn is None:
+        return [plan_builders.text(NO_FEATURE_REPLY)]
+    plan = fake.plans.get(turn.feature_id, fake.default_plan)
+    return plan_builders.play(plan, turn)
+
+
+def _retry_headers(seconds: float | None) -> dict[str, str]:
+    """``retry-after-ms`` (read first by the SDK) and ``retry-after`` for `seconds`."""
+    if seconds is None:
+        return {}
+    # The SDK ignores a wait of 0, falling back to its own backoff, so never send 0.
+    ms = max(seconds * 1000.0, 1.0)
+    return {"retry-after-ms": f"{ms:g}", "retry-after": f"{max(seconds, 0.001):g}"}
+
+
+def _error_reply(fake: "FakeAPI", error: ApiError, request_id: str) -> Reply:
+    headers = {"content-type": "application/json", **error.headers}
+    retryable = error.status in _RETRYABLE and error.headers.get("x-should-retry") != "false"
+    if retryable and "retry-after-ms" not in headers:
+        headers.update(_retry_headers(fake.retry_after))
+    return Reply(error.status, headers, error_body(error.error_type, error.message, request_id))
+
+
+def _malformed(fault: Fault, body: Any) -> Reply:
+    if fault.body == "no_content":
+        model = body.get("model", "unknown") if isinstance(body, dict) else "unknown"
+        broken = {
+            "id": new_id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+        return Reply(200, {"content-type": "application/json"}, json.dumps(broken).encode())
+    # What a proxy in the way, or a connection cut mid-body, leaves behind.
+    broken_body = b'<html><body>502 Bad Gateway</body></html>{"type": "mess'
+    return Reply(200, {"content-type": "application/json"}, broken_body)
+

@@ -1,0 +1,105 @@
+"""The HTTP plumbing: a threading stdlib server that turns requests into `Reply`s and back.
+
+HTTP/1.1 with keep-alive, because that is what the SDK's connection pool uses, and the faults
+have to meet it on a pooled connection as they would in production. The server keeps track
+of open connections so that stopping it also ends slow replies and idle keep-alive sockets at
+once, instead of leaving handler threads behind.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+from .dispatch import Reply
+
+Dispatcher = Callable[[str, str, dict[str, str], bytes], Reply]
+
+
+class FakeHTTPServer(ThreadingHTTPServer):
+    """A `ThreadingHTTPServer` that hands every request to `dispatcher`."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], dispatcher: Dispatcher) -> None:
+        super().__init__(address, _Handler)
+        self.dispatcher = dispatcher
+        self.stopping = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._connections_lock:
+                self._connections.discard(request)
+
+    def close_connections(self) -> None:
+        """Shut every open client connection (ends keep-alive waits and slow replies)."""
+        self.stopping.set()
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients that give up (timeouts, dropped faults) are normal here, not errors.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-anthropic-api/1.0"
+    # Headers and body go out in two writes; with Nagle's algorithm on, the client's delayed
+    # ACK would add ~40 ms to every call, which benchmarks would measure as our overhead.
+    disable_nagle_algorithm = True
+    server: FakeHTTPServer
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
+
+    def _serve(self) -> None:
+        try:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length > 0 else b""
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            reply = self.server.dispatcher(self.command, self.path, headers, raw)
+            if reply.delay and self.server.stopping.wait(reply.delay):
+                self._drop()
+                return
+            if reply.drop:
+                self._drop()
+                return
+            self.send_response(reply.status)
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            # The client went away first (for instance its timeout fired during a slow reply).
+            self.close_connection = True
+
+    def _drop(self) -> None:
+        """Close the connection without sending a single byte of response."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # Quiet: tests assert on `FakeAPI.requests`, not on an access log in their output.
+        pass

@@ -1,0 +1,331 @@
+"""Request validation with the API's rules and close to its wording.
+
+A request the real API would refuse must be refused here too, or a bug in the orchestrator
+(a dangling ``tool_use``, a fifth cache breakpoint, a tool without a schema) would pass every
+test and fail in production. Each rule raises `ApiError` 400 ``invalid_request_error`` with a
+message that names the field by its path, as the API does (``messages.2.content.0: ...``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import sdk_facts
+from .errors import invalid_request
+from .prompt import cache_controls
+
+MAX_CACHE_BREAKPOINTS = 4
+DEFAULT_MAX_OUTPUT_TOKENS = 128_000
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+_ROLES = ("user", "assistant")
+
+
+def validate_request(
+    body: Any,
+    *,
+    endpoint: str = "messages",
+    beta: bool = False,
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+) -> None:
+    """Raise `ApiError` (400) if the API would refuse `body` at `endpoint`.
+
+    `endpoint` is ``messages`` or ``count_tokens`` (which takes no ``max_tokens``).
+    """
+    if not isinstance(body, dict):
+        raise invalid_request("Request body must be a JSON object.")
+    allowed = sdk_facts.request_params(endpoint, beta)
+    for key in body:
+        if key not in allowed:
+            raise invalid_request(f"{key}: Extra inputs are not permitted")
+    _check_model(body)
+    if endpoint == "messages":
+        _check_max_tokens(body, max_output_tokens)
+        if "stream" in body and not isinstance(body["stream"], bool):
+            raise invalid_request("stream: Input should be a valid boolean")
+    tool_names = _check_tools(body.get("tools"))
+    _check_system(body.get("system"))
+    _check_messages(body.get("messages"), has_tools=bool(tool_names))
+    _check_tool_choice(body.get("tool_choice"), tool_names)
+    _check_cache_control(body)
+    _check_output_config(body.get("output_config"))
+
+
+def _check_model(body: dict[str, Any]) -> None:
+    if "model" not in body:
+        raise invalid_request("model: Field required")
+    if not isinstance(body["model"], str) or not body["model"].strip():
+        raise invalid_request("model: Input should be a non-empty string")
+
+
+def _check_max_tokens(body: dict[str, Any], limit: int) -> None:
+    if "max_tokens" not in body:
+        raise invalid_request("max_tokens: Field required")
+    value = body["max_tokens"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_request("max_tokens: Input should be a valid integer")
+    if value < 1:
+        raise invalid_request("max_tokens: Input should be greater than or equal to 1")
+    if value > limit:
+        raise invalid_request(
+            f"max_tokens: {value} > {limit}, which is the maximum allowed number of output "
+            f"tokens for {body.get('model')}"
+        )
+
+
+def _check_tools(tools: Any) -> set[str]:
+    """Validate ``tools``; return the tool names it defines."""
+    if tools is None:
+        return set()
+    if not isinstance(tools, list):
+        raise invalid_request("tools: Input should be a valid list")
+    typed = sdk_facts.typed_tools()
+    names: list[str] = []
+    for i, tool in enumerate(tools):
+        where = f"tools.{i}"
+        if not isinstance(tool, dict):
+            raise invalid_request(f"{where}: Input should be a valid dictionary")
+        tool_type = tool.get("type", "custom")
+        if tool_type in (None, "custom"):
+            _check_custom_tool(tool, where)
+        elif tool_type in typed:
+            expected = typed[tool_type]
+            if expected is not None and tool.get("name") != expected:
+                raise invalid_request(f"{where}.{tool_type}.name: Input should be '{expected}'")
+        else:
+            raise invalid_request(
+                f"{where}: Input tag '{tool_type}' found using 'type' does not match any of the "
+                f"expected tags: 'custom', " + ", ".join(f"'{t}'" for t in sorted(typed))
+            )
+        if isinstance(tool.get("name"), str):
+            names.append(tool["name"])
+    if len(names) != len(set(names)):
+        raise invalid_request("tools: Tool names must be unique.")
+    return set(names)
+
+
+def _check_custom_tool(tool: dict[str, Any], where: str) -> None:
+    name = tool.get("name")
+    if name is None:
+        raise invalid_request(f"{where}.custom.name: Field required")
+    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+        raise invalid_request(
+            f"{where}.custom.name: String should match pattern '{_TOOL_NAME.pattern}'"
+        )
+    schema = tool.get("input_schema")
+    if schema is None:
+        raise invalid_request(f"{where}.custom.input_schema: Field required")
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise invalid_request(
+            f"{where}.custom.input_schema.type: Input should be 'object'"
+        )
+
+
+def _check_system(system: Any) -> None:
+    if system is None or isinstance(system, str):
+        return
+    if not isinstance(system, list):
+        raise invalid_request("system: Input should be a valid string or list of text blocks")
+    for i, block in enumerate(system):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            raise invalid_request(f"system.{i}.type: Input should be 'text'")
+        if not isinstance(block.get("text"), str) or not block["text"]:
+            raise invalid_request(f"system.{i}.text: text content blocks must be non-empty")
+
+
+def _check_messages(messages: Any, *, has_tools: bool) -> None:
+    if messages is None:
+        raise invalid_request("messages: Field required")
+    if not isinstance(messages, list):
+        raise invalid_request("messages: Input should be a valid list")
+    if not messages:
+        raise invalid_request("messages: at least one message is required")
+    for i, message in enumerate(messages):
+        _check_message(message, i, last=i == len(messages) - 1)
+    if messages[0]["role"] != "user":
+        raise invalid_request('messages: first message must use the "user" role')
+    _check_tool_pairing(messages, has_tools)
+
+
+def _check_message(message: Any, i: int, *, last: bool) -> None:
+    where = f"messages.{i}"
+    if not isinstance(message, dict):
+        raise invalid_request(f"{where}: Input should be a valid dictionary")
+    if message.get("role") not in _ROLES:
+        raise invalid_request(f"{where}.role: Input should be 'user' or 'assistant'")
+    extra = set(message) - {"role", "content"}
+    if extra:
+        raise invalid_request(f"{where}.{sorted(extra)[0]}: Extra inputs are not permitted")
+    if "content" not in message:
+        raise invalid_request(f"{where}.content: Field required")
+    content = message["content"]
+    empty_allowed = last and message["role"] == "assistant"
+    if isinstance(content, str):
+        if not content and not empty_allowed:
+            raise invalid_request(
+                f"{where}: all messages must have non-empty content except for the optional "
+                "final assistant message"
+            )
+        return
+    if not isinstance(content, list):
+        raise invalid_request(f"{where}.content: Input should be a valid string or list")
+    if not content and not empty_allowed:
+        raise invalid_request(
+            f"{where}: all messages must have non-empty content except for the optional "
+            "final assistant message"
+        )
+    for j, block in enumerate(content):
+        _check_block(block, f"{where}.content.{j}", message["role"])
+
+
+def _check_block(block: Any, where: str, role: str) -> None:
+    if not isinstance(block, dict):
+        raise invalid_request(f"{where}: Input should be a valid dictionary")
+    block_type = block.get("type")
+    if block_type not in sdk_facts.content_block_types():
+        raise invalid_request(f"{where}: Input tag '{block_type}' found using 'type' is not valid")
+    if block_type == "text":
+        if not isinstance(block.get("text"), str):
+            raise invalid_request(f"{where}.text.text: Field required")
+        if not block["text"]:
+            raise invalid_request(f"{where}.text: text content blocks must be non-empty")
+    elif block_type == "tool_use":
+        if role != "assistant":
+            raise invalid_request(f"{where}: tool_use blocks may only appear in assistant messages")
+        if not isinstance(block.get("id"), str) or not block["id"]:
+            raise invalid_request(f"{where}.tool_use.id: Field required")
+        if not isinstance(block.get("name"), str) or not block["name"]:
+            raise invalid_request(f"{where}.tool_use.name: Field required")
+        if not isinstance(block.get("input"), dict):
+            raise invalid_request(f"{where}.tool_use.input: Input should be a valid dictionary")
+    elif block_type == "tool_result":
+        if role != "user":
+            raise invalid_request(f"{where}: tool_result blocks may only appear in user messages")
+        if not isinstance(block.get("tool_use_id"), str):
+            raise invalid_request(f"{where}.tool_result.tool_use_id: Field required")
+        content = block.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise invalid_request(f"{where}.tool_result.content: Input should be a valid string or list")
+        if isinstance(content, list):
+            for k, inner in enumerate(content):
+                if not isinstance(inner, dict) or "type" not in inner:
+                    raise invalid_request(f"{where}.tool_result.content.{k}: Input should be a content block")
+                if inner["type"] == "text" and not inner.get("text"):
+                    raise invalid_request(
+                        f"{where}.tool_result.content.{k}.text: text content blocks must be non-empty"
+                    )
+        if "is_error" in block and not isinstance(block["is_error"], bool):
+            raise invalid_request(f"{where}.tool_result.is_error: Input should be a valid boolean")
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message["content"]
+    return content if isinstance(content, list) else []
+
+
+def _check_tool_pairing(messages: list[dict[str, Any]], has_tools: bool) -> None:
+    """Every tool_use answered in the very next user message, every tool_result expected."""
+    uses_tools = any(
+        block.get("type") in ("tool_use", "tool_result") for m in messages for block in _blocks(m)
+    )
+    if uses_tools and not has_tools:
+        raise invalid_request(
+            "Requests which include `tool_use` or `tool_result` blocks must define tools."
+        )
+    for i, message in enumerate(messages):
+        blocks = _blocks(message)
+        if message["role"] == "user":
+            _check_results_of(messages, i, blocks)
+        else:
+            use_ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            if len(use_ids) != len(set(use_ids)):
+                raise invalid_request(f"messages.{i}: `tool_use` ids must be unique")
+            if not use_ids:
+                continue
+            following = messages[i + 1] if i + 1 < len(messages) else None
+            answered = set()
+            if following is not None and following["role"] == "user":
+                answered = {
+                    b.get("tool_use_id") for b in _blocks(following) if b.get("type") == "tool_result"
+                }
+            missing = [u for u in use_ids if u not in answered]
+            if missing:
+                raise invalid_request(
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+                    "corresponding `tool_result` block in the next message."
+                )
+
+
+def _check_results_of(messages: list[dict[str, Any]], i: int, blocks: list[dict[str, Any]]) -> None:
+    previous = messages[i - 1] if i > 0 else None
+    offered = set()
+    if previous is not None and previous["role"] == "assistant":
+        offered = {b.get("id") for b in _blocks(previous) if b.get("type") == "tool_use"}
+    seen_other = False
+    for j, block in enumerate(blocks):
+        if block.get("type") != "tool_result":
+            seen_other = True
+            continue
+        if block.get("tool_use_id") not in offered:
+            raise invalid_request(
+                f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
+                f"blocks: {block.get('tool_use_id')}. Each `tool_result` block must have a "
+                "corresponding `tool_use` block in the previous message."
+            )
+        if seen_other:
+            raise invalid_request(
+                f"messages.{i}.content.{j}: `tool_result` blocks must come first in the content "
+                "of a user message, before any other block."
+            )
+
+
+def _check_tool_choice(choice: Any, tool_names: set[str]) -> None:
+    if choice is None:
+        return
+    if not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none"):
+        raise invalid_request(
+            "tool_choice: Input tag found using 'type' does not match 'auto', 'any', 'tool', 'none'"
+        )
+    if choice["type"] == "tool" and choice.get("name") not in tool_names:
+        raise invalid_request(f"tool_choice.tool.name: tool '{choice.get('name')}' is not in tools")
+
+
+def _check_cache_control(body: dict[str, Any]) -> None:
+    markers = cache_controls(
+        [body.get("tools"), body.get("system"), body.get("messages")]
+    )
+    if isinstance(body.get("cache_control"), dict):
+        markers.append(body["cache_control"])
+    if len(markers) > MAX_CACHE_BREAKPOINTS:
+        raise invalid_request(
+            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {len(markers)}."
+        )
+    seen_short = False
+    for marker in markers:
+        if marker.get("type") != "ephemeral":
+            raise invalid_request("cache_control.type: Input should be 'ephemeral'")
+        ttl = marker.get("ttl", "5m")
+        if ttl not in ("5m", "1h"):
+            raise invalid_request("cache_control.ttl: Input should be '5m' or '1h'")
+        # The API requires longer-lived entries before shorter ones in the prompt.
+        if ttl == "1h" and seen_short:
+            raise invalid_request(
+                "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block."
+            )
+        seen_short = seen_short or ttl == "5m"
+
+
+def _check_output_config(config: Any) -> None:
+    if config is None:
+        return
+    if not isinstance(config, dict):
+        raise invalid_request("output_config: Input should be a valid dictionary")
+    fmt = config.get("format")
+    if fmt is None:
+        return
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        raise invalid_request("output_config.format.type: Input should be 'json_schema'")
+    if not isinstance(fmt.get("schema"), dict):
+        raise invalid_request("output_config.format.schema: Field required")
