@@ -1,0 +1,5 @@
+import sys
+
+from textkit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,114 @@
+"""The example specs in `specs/` really run: valid, and their checks are honest.
+
+For every `specs/<name>/spec.json`:
+- it loads without a warning, and every feature has its own check, a pytest file shipped in
+  `specs/<name>/checks/` and reached through `$ORCHESTRATE_SPEC_DIR` (each file used once);
+- in an empty project directory every check fails (nothing is built yet), and leaves no file
+  behind, neither in the project nor beside the spec;
+- when `tests/data/<name>_reference/` holds a reference implementation (test data only), every
+  check passes against a copy of it: the checks can be satisfied.
+
+The checks run exactly as a run runs them: the feature's own `verify` command through
+`orchestrator.verify.run_check` (bash, the project as cwd, `ORCHESTRATE_SPEC_DIR` set), with
+`python3` on PATH standing for the interpreter running these tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from orchestrator.spec import LoadedSpec, load_spec
+from orchestrator.verify import VerificationResult, run_check
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = sorted(ROOT.glob("specs/*/spec.json"))
+CHECK_REF = re.compile(r'"\$ORCHESTRATE_SPEC_DIR/checks/([A-Za-z0-9_.-]+\.py)"')
+
+per_spec = pytest.mark.parametrize("spec_path", SPECS, ids=[p.parent.name for p in SPECS])
+
+
+def test_there_is_an_example_spec():
+    assert SPECS, "specs/ holds no <name>/spec.json"
+
+
+@per_spec
+def test_spec_is_valid(spec_path: Path):
+    loaded = load_spec(spec_path)
+    assert loaded.warnings == []
+    assert loaded.spec.project == spec_path.parent.name
+    assert 6 <= len(loaded.spec.features) <= 10
+    used = []
+    for feature in loaded.spec.features:
+        assert feature.acceptance, f"{feature.id}: no acceptance criteria"
+        assert feature.verify, f"{feature.id}: no check of its own"
+        names = CHECK_REF.findall(feature.verify)
+        assert len(names) == 1, f"{feature.id}: verify should run one shipped check file"
+        assert (spec_path.parent / "checks" / names[0]).is_file(), f"{feature.id}: {names[0]}"
+        used += names
+    shipped = sorted(p.name for p in (spec_path.parent / "checks").glob("test_*.py"))
+    assert sorted(used) == shipped, "every check file belongs to exactly one feature"
+
+
+@per_spec
+def test_every_check_fails_in_an_empty_project(spec_path: Path, tmp_path: Path):
+    loaded = load_spec(spec_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    before = _tree(spec_path.parent)
+    results = _run_checks(loaded, project, tmp_path)
+    passed = [fid for fid, result in results.items() if result.success]
+    assert passed == [], f"checks that pass with nothing built: {passed}"
+    for fid, result in results.items():
+        assert result.exit_code not in (None, 0), f"{fid}: {result.error}\n{result.output}"
+    assert list(project.iterdir()) == [], "a check left files in the project"
+    assert _tree(spec_path.parent) == before, "a check left files beside the spec"
+
+
+@per_spec
+def test_every_check_passes_on_the_reference(spec_path: Path, tmp_path: Path):
+    reference = ROOT / "tests" / "data" / f"{spec_path.parent.name}_reference"
+    if not reference.is_dir():
+        pytest.skip(f"no reference implementation in {reference.relative_to(ROOT)}")
+    loaded = load_spec(spec_path)
+    project = tmp_path / "project"
+    shutil.copytree(reference, project, ignore=shutil.ignore_patterns("__pycache__"))
+    results = _run_checks(loaded, project, tmp_path)
+    failed = {fid: f"{r.error or ''}\n{r.output}" for fid, r in results.items() if not r.success}
+    assert not failed, "\n\n".join(f"--- {fid}\n{text}" for fid, text in failed.items())
+
+
+def _run_checks(loaded: LoadedSpec, project: Path, scratch: Path) -> dict[str, VerificationResult]:
+    """Every feature's check, run in parallel as the orchestrator runs one."""
+    env = dict(os.environ)
+    env["ORCHESTRATE_SPEC_DIR"] = str(loaded.path.parent.resolve())
+    env["PATH"] = f"{_python3_shim(scratch)}{os.pathsep}{env.get('PATH', '')}"
+    features = loaded.spec.features
+
+    def check(feature):
+        command = loaded.spec.check_command(feature)
+        return run_check(command, project, attempt=1, timeout=120, env=env)
+
+    with ThreadPoolExecutor(max_workers=min(8, len(features))) as pool:
+        return dict(zip([f.id for f in features], pool.map(check, features)))
+
+
+def _python3_shim(scratch: Path) -> Path:
+    """A directory whose `python3` is this interpreter (a script, not a symlink: a symlink to
+    a virtualenv's python would lose the virtualenv, and pyenv shims need the real HOME)."""
+    bin_dir = scratch / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "python3"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
+    return bin_dir
+
+
+def _tree(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
