@@ -31,6 +31,15 @@ class SecurityConfig(BaseModel):
         default_factory=list, description="Extra environment-variable name patterns kept from the agent."
     )
 
+    @field_validator("deny")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        # A bad regex must stop the run before it starts, not when the first command runs.
+        from orchestrator.tools.shell_policy import ShellPolicy
+
+        ShellPolicy.default().with_extra(patterns)
+        return patterns
+
 
 class RunConfig(BaseModel):
     """Everything a run needs besides the spec."""

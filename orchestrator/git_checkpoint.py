@@ -11,6 +11,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from orchestrator.secrets import scrubbed_environment
+
 from .paths import STATE_DIR_NAME
 
 # Long enough for `git add` in a big tree or a slow commit hook; short enough that a hook
@@ -86,10 +88,12 @@ def _escape_glob(path: str) -> str:
 
 def _git(project_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run git in `project_root` without a terminal; raise CheckpointError if it cannot run."""
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+    # No secrets and no hooks: the agent can write .git/hooks by routes the shell policy
+    # misses, and a hook run here would otherwise see the API key.
+    env = dict(scrubbed_environment(), GIT_TERMINAL_PROMPT="0")
     try:
         return subprocess.run(
-            ["git", *args],
+            ["git", "-c", "core.hooksPath=/dev/null", *args],
             cwd=project_root,
             env=env,
             stdin=subprocess.DEVNULL,

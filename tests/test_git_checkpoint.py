@@ -152,15 +152,16 @@ def test_without_git_installed_nothing_is_a_repo(
         commit_checkpoint(repo, "nope")
 
 
-def test_a_failing_commit_hook_becomes_a_checkpoint_error_with_its_words(tmp_path: Path) -> None:
+def test_checkpoints_run_no_hooks_and_git_sees_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A hook could have been planted by the agent; it must neither run nor see the key.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-hook-test")
     repo = make_repo(tmp_path / "project")
     hook = repo / ".git" / "hooks" / "pre-commit"
-    hook.write_text("#!/bin/sh\necho 'lint: 3 problems' >&2\nexit 1\n")
+    hook.write_text("#!/bin/sh\nenv > ../hook-ran.txt\nexit 1\n")
     hook.chmod(0o755)
     (repo / "a.txt").write_text("a\n")
-    with pytest.raises(CheckpointError, match="lint: 3 problems"):
-        commit_checkpoint(repo, "blocked by hook")
-
+    assert commit_checkpoint(repo, "checkpoint: a") is not None
+    assert not (tmp_path / "hook-ran.txt").exists()
 
 def test_checkpoints_never_push(tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"

@@ -1,0 +1,51 @@
+"""What every tool receives (`ToolContext`), returns (`ToolResult`) and raises (`ToolError`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.tools.shell_policy import ShellPolicy
+
+
+class ToolError(Exception):
+    """A tool call that cannot be carried out; its message goes to the model as an error result.
+
+    Messages are one or two plain sentences saying what was wrong and what to do instead;
+    they never carry a traceback.
+    """
+
+
+class ToolInputError(ToolError, ValueError):
+    """The input the model sent does not fit the tool (missing field, wrong type, bad value)."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Where and how the agent's tools run during one attempt."""
+
+    project_root: Path
+    """The project directory, resolved. Tools never read or write outside it."""
+    protected: frozenset[Path] = frozenset()
+    """Resolved absolute paths of the feature's check files: the agent may not change them."""
+    bash_timeout: float = 120.0
+    """Seconds one bash command may run before its whole process group is killed."""
+    output_cap: int = 30_000
+    """Characters of tool output returned to the model; the middle of longer output is elided."""
+    policy: ShellPolicy = field(default_factory=ShellPolicy.default)
+    """Deny-list checked before every bash command."""
+    env: dict[str, str] | None = None
+    """Environment for bash commands; None means a scrubbed copy of `os.environ` per command."""
+
+    def __post_init__(self) -> None:
+        # Confinement compares resolved paths; an unresolved root would make every check wrong.
+        object.__setattr__(self, "project_root", Path(self.project_root).resolve())
+        object.__setattr__(self, "protected", frozenset(Path(p).resolve() for p in self.protected))
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The text returned to the model as a `tool_result` block."""
+
+    content: str
+    is_error: bool = False

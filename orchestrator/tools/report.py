@@ -1,0 +1,126 @@
+"""The `report_feature` tool: the agent's account of what it did, and its input schema.
+
+The agent loop handles the call itself (it ends the attempt); this module only defines the
+shape and turns raw tool input into a `FeatureReport` or a message the model can act on.
+Decisions and constraints feed the Context Agent, so they are kept short and plain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from orchestrator.tools.context import ToolInputError
+
+TOOL_NAME = "report_feature"
+MAX_SUMMARY = 4000
+MAX_ITEM = 2000
+MAX_ITEMS = 50
+MAX_NOTES = 8000
+
+__all__ = ["FeatureReport", "ToolInputError", "parse_report", "report_tool_definition", "TOOL_NAME"]
+
+
+class FeatureReport(BaseModel):
+    """What the agent says it did for one feature."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    summary: str = Field(min_length=1, max_length=MAX_SUMMARY)
+    """What was built or changed, in a few sentences."""
+    decisions: list[str] = Field(default_factory=list, max_length=MAX_ITEMS)
+    """Design decisions later features should follow (names, layouts, libraries, conventions)."""
+    constraints: list[str] = Field(default_factory=list, max_length=MAX_ITEMS)
+    """Rules later features must respect (invariants, compatibility, limits)."""
+    notes: str = Field("", max_length=MAX_NOTES)
+    """Anything else worth knowing: open issues, follow-ups, caveats."""
+
+    @field_validator("decisions", "constraints", mode="before")
+    @classmethod
+    def _as_list(cls, value: Any) -> Any:
+        # Models sometimes send one string or null instead of a list; the meaning is clear.
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [value]
+        return value
+
+    @field_validator("decisions", "constraints")
+    @classmethod
+    def _non_empty_items(cls, value: list[str]) -> list[str]:
+        items = [item.strip() for item in value if item.strip()]
+        for item in items:
+            if len(item) > MAX_ITEM:
+                raise ValueError(f"each item must be at most {MAX_ITEM} characters")
+        return items
+
+    @field_validator("notes", mode="before")
+    @classmethod
+    def _notes_default(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+
+def parse_report(tool_input: object) -> FeatureReport:
+    """The report in `tool_input`; ToolInputError saying what to fix if it does not fit the schema."""
+    if not isinstance(tool_input, dict):
+        raise ToolInputError("report_feature input must be an object with summary, decisions, constraints, notes")
+    try:
+        return FeatureReport.model_validate(tool_input)
+    except ValidationError as err:
+        problems = []
+        for error in err.errors()[:5]:
+            where = ".".join(str(part) for part in error["loc"]) or "input"
+            problems.append(f"{where}: {_message(error)}")
+        raise ToolInputError("report_feature input is invalid: " + "; ".join(problems)) from None
+
+
+def _message(error: Any) -> str:
+    kind = error.get("type", "")
+    if kind == "missing":
+        return "required"
+    if kind in ("string_type", "list_type"):
+        return "must be a " + ("string" if kind == "string_type" else "list of strings")
+    if kind == "string_too_short":
+        return "must not be empty"
+    return str(error.get("msg", "invalid")).removeprefix("Value error, ")
+
+
+def report_tool_definition() -> dict[str, Any]:
+    """The custom tool the model calls when it has finished a feature."""
+    text_list = {"type": "array", "items": {"type": "string", "maxLength": MAX_ITEM}, "maxItems": MAX_ITEMS}
+    return {
+        "name": TOOL_NAME,
+        "description": (
+            "Call this once, when the feature is implemented and you have run its check yourself. "
+            "It ends your work on the feature; the orchestrator then runs the feature's check. "
+            "Report what you did, the design decisions later features should follow, and the "
+            "constraints they must respect."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "summary": {
+                    "type": "string",
+                    "description": "What you built or changed, in a few sentences.",
+                    "maxLength": MAX_SUMMARY,
+                },
+                "decisions": {
+                    **text_list,
+                    "description": "Design decisions later features should follow, one per item "
+                    "(e.g. 'Store users in data/users.json').",
+                },
+                "constraints": {
+                    **text_list,
+                    "description": "Rules later features must respect, one per item "
+                    "(e.g. 'The CLI must keep exit code 2 for usage errors').",
+                },
+                "notes": {
+                    "type": "string",
+                    "description": "Anything else: open issues, caveats, follow-ups.",
+                    "maxLength": MAX_NOTES,
+                },
+            },
+            "required": ["summary"],
+        },
+    }

@@ -1,0 +1,126 @@
+"""Honest checks: the files a feature's check consists of, and noticing when the agent changed them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator import protect
+from orchestrator.tools import ToolContext, execute_tool
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = (tmp_path / "project").resolve()
+    for relative, text in {
+        "src/app.py": "def main():\n    return 1\n",
+        "tests/test_app.py": "from src.app import main\n\ndef test_main():\n    assert main() == 2\n",
+        "tests/helpers.py": "X = 1\n",
+        "tests/__pycache__/test_app.cpython-311.pyc": "cache",
+        "tests/data/input.txt": "42\n",
+        "check.sh": "#!/bin/sh\npython3 -m pytest tests -q\n",
+        ".autonomous/state/execution-state.json": "{}",
+    }.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    (tmp_path / "outside.py").write_text("outside")
+    return root
+
+
+def names(root: Path, paths: list[Path]) -> list[str]:
+    return [p.relative_to(root).as_posix() for p in paths]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("python3 -m pytest tests/test_app.py -q", ["tests/test_app.py"]),
+        ("pytest tests/test_app.py::test_main -x", ["tests/test_app.py"]),
+        ("pytest tests", ["tests/data/input.txt", "tests/helpers.py", "tests/test_app.py"]),
+        ("bash check.sh", ["check.sh"]),
+        ("./check.sh", ["check.sh"]),
+        ("cd src && sh ../check.sh", ["check.sh"]),
+        ("bash -c 'pytest tests/test_*.py'", ["tests/test_app.py"]),
+        ("python3 -m pytest --rootdir=src tests/test_app.py", ["tests/test_app.py"]),
+        ("pytest tests/test_app.py > report.txt 2>errors.log", ["tests/test_app.py"]),
+        ("./prog < tests/data/input.txt", ["tests/data/input.txt"]),
+        ("pytest .", []),
+        ("make -C src test", []),
+        ("python3 ../outside.py", []),
+        ("pytest /etc/passwd", []),
+        ("pytest 'unbalanced", []),
+        ("", []),
+    ],
+)
+def test_the_files_a_verify_command_names_are_protected(project: Path, command: str, expected: list[str]) -> None:
+    assert names(project, protect.protected_files(project, command, [])) == expected
+
+
+def test_globs_add_files_but_never_leave_the_project_or_include_caches(project: Path) -> None:
+    found = protect.protected_files(project, None, ["tests/**/*.py", "../*.py", "/etc/*", "src", "**/*.pyc", ""])
+    assert names(project, found) == ["src/app.py", "tests/helpers.py", "tests/test_app.py"]
+
+
+def test_a_symlinked_check_file_protects_its_target_and_the_link(project: Path) -> None:
+    (project / "tests" / "test_link.py").symlink_to(project / "tests" / "helpers.py")
+    found = protect.protected_files(project, "pytest tests/test_link.py", [])
+    assert set(names(project, found)) == {"tests/helpers.py", "tests/test_link.py"}
+
+
+def test_a_symlink_to_outside_is_not_followed(project: Path) -> None:
+    (project / "escape.py").symlink_to(project.parent / "outside.py")
+    assert protect.protected_files(project, "python3 escape.py", []) == []
+
+
+def test_snapshot_and_changed_files_see_edits_deletions_and_creations(project: Path) -> None:
+    files = protect.protected_files(project, "pytest tests/test_app.py", ["tests/helpers.py", "tests/new_*.py"])
+    files.append(project / "tests" / "expected_later.py")
+    before = protect.snapshot(files, project)
+    assert before["tests/expected_later.py"] == protect.MISSING
+    assert protect.changed_files(project, before) == []
+    (project / "tests" / "test_app.py").write_text("def test_main():\n    pass\n")
+    (project / "tests" / "helpers.py").unlink()
+    (project / "tests" / "expected_later.py").write_text("")
+    assert protect.changed_files(project, before) == ["tests/expected_later.py", "tests/helpers.py", "tests/test_app.py"]
+
+
+def test_a_snapshot_without_a_root_still_reports_relative_paths(project: Path) -> None:
+    files = protect.protected_files(project, "pytest tests/test_app.py", [])
+    before = protect.snapshot(files)
+    assert list(before) == [str(project / "tests" / "test_app.py")]
+    (project / "tests" / "test_app.py").write_text("changed")
+    assert protect.changed_files(project, before) == ["tests/test_app.py"]
+
+
+def test_touching_without_changing_content_is_not_a_change(project: Path) -> None:
+    before = protect.snapshot(protect.protected_files(project, "pytest tests", []), project)
+    path = project / "tests" / "test_app.py"
+    path.write_text(path.read_text())
+    assert protect.changed_files(project, before) == []
+
+
+def test_a_file_replaced_by_a_directory_counts_as_changed(project: Path) -> None:
+    before = protect.snapshot([project / "check.sh"], project)
+    (project / "check.sh").unlink()
+    (project / "check.sh").mkdir()
+    assert protect.changed_files(project, before) == ["check.sh"]
+
+
+def test_the_agent_rewriting_its_test_with_bash_is_detected(project: Path) -> None:
+    """The attack of issue 8: the editor refuses, so the agent reaches for the shell."""
+    protected = protect.protected_files(project, "python3 -m pytest tests/test_app.py", [])
+    ctx = ToolContext(project_root=project, protected=frozenset(protected))
+    before = protect.snapshot(protected, project)
+
+    refused = execute_tool(
+        "str_replace_based_edit_tool",
+        {"command": "create", "path": "tests/test_app.py", "file_text": "def test_main():\n    pass\n"},
+        ctx,
+    )
+    assert refused.is_error and "protected check file" in refused.content
+    assert protect.changed_files(project, before) == []
+
+    ran = execute_tool("bash", {"command": "printf 'def test_main():\\n    pass\\n' > tests/test_app.py"}, ctx)
+    assert not ran.is_error
+    assert protect.changed_files(project, before) == ["tests/test_app.py"]
