@@ -1,0 +1,218 @@
+"""The command line: thin wrappers that parse options and call the modules that do the work."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn, Optional
+
+import typer
+
+from orchestrator import __version__
+from orchestrator.config import ConfigError, RunConfig, load_config
+from orchestrator.paths import ProjectPaths
+
+app = typer.Typer(
+    name="orchestrate",
+    help="Build software feature by feature with Claude: every feature verified by its own check, resumable, within budget.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+EXIT_USAGE = 2
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """One clear line (or block) on stderr, then exit."""
+    from orchestrator.secrets import redact
+
+    sys.stderr.write(f"orchestrate: error: {redact(message)}\n")
+    raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"orchestrate {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """orchestrate: build software feature by feature with Claude."""
+
+
+def _load_spec(spec_path: Path) -> Any:
+    from orchestrator.spec import SpecError, load_spec
+
+    try:
+        loaded = load_spec(spec_path)
+    except SpecError as err:
+        fail(str(err))
+    for warning in loaded.warnings:
+        sys.stderr.write(f"orchestrate: warning: {warning}\n")
+    return loaded
+
+
+def _project(project_dir: Optional[Path], create: bool = False) -> ProjectPaths:
+    root = (project_dir or Path.cwd()).expanduser()
+    if create and not root.exists():
+        try:
+            root.mkdir(parents=True)  # `run` builds from an empty directory
+        except OSError as err:
+            fail(f"cannot create project directory {root}: {err.strerror}")
+    if not root.is_dir():
+        fail(f"project directory {root} does not exist (create it, or pass --project-dir DIR)")
+    return ProjectPaths.for_project(root)
+
+
+def _config(flags: dict[str, Any], paths: ProjectPaths) -> RunConfig:
+    try:
+        return load_config(flags, paths.root)
+    except ConfigError as err:
+        fail(str(err))
+
+
+def _raise_interrupt(signum: int, _frame: Any) -> None:
+    # SIGTERM stops the run exactly like Ctrl-C: state saved, exit 130.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+ProjectDirOption = typer.Option(None, "--project-dir", help="The project directory (default: the current directory).")
+
+
+@app.command()
+def run(
+    spec: Path = typer.Argument(..., help="The feature spec (JSON).", show_default=False),
+    context: Optional[str] = typer.Option(None, "--context", help="compressed | replay | window (default compressed)."),
+    context_depth: Optional[int] = typer.Option(None, "--context-depth", help="Features shown by --context window (default 5)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the coding agent (default: newest Sonnet)."),
+    summarizer_model: Optional[str] = typer.Option(None, "--summarizer-model", help="Model for the summarizer (default: newest Haiku)."),
+    max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Attempts per feature, overriding the spec."),
+    summarize_every: Optional[int] = typer.Option(None, "--summarize-every", help="Summarize after this many completed features (default 5)."),
+    max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Model calls per attempt (default 40)."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="USD cap for the whole run; never overshot."),
+    max_feature_tokens: Optional[int] = typer.Option(None, "--max-feature-tokens", help="Token cap per feature."),
+    only: Optional[str] = typer.Option(None, "--only", help="Run only these feature ids (comma-separated)."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="Run shard I of N (e.g. 2/4); dependency chains stay together."),
+    project_dir: Optional[Path] = ProjectDirOption,
+    fresh: bool = typer.Option(False, "--fresh", help="Start over; the old .autonomous is moved aside, not deleted."),
+    reset: list[str] = typer.Option([], "--reset", help="Redo this feature from scratch (repeatable)."),
+    no_commit: bool = typer.Option(False, "--no-commit", help="Do not commit a git checkpoint per passed feature."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
+    json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write a JSON report of the run here."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file here (one testcase per feature)."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More output (tool calls)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the final line and errors."),
+) -> None:
+    """Run the features of SPEC in the project, resuming where the last run stopped."""
+    from orchestrator.run_command import run_command
+
+    loaded = _load_spec(spec)
+    paths = _project(project_dir, create=not dry_run)
+    flags = {
+        "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
+        "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
+        "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
+    }
+    config = _config(flags, paths)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    code = run_command(
+        loaded, config, paths, only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run,
+        json_mode=json_output, report=report, junit=junit, verbosity=-1 if quiet else verbose, fail=fail,
+    )
+    raise typer.Exit(code)
+
+
+@app.command()
+def validate(spec: Path = typer.Argument(..., help="The feature spec (JSON).", show_default=False)) -> None:
+    """Check SPEC and list every problem; exit 0 when it is valid, 2 when not."""
+    loaded = _load_spec(spec)
+    features = loaded.spec.features
+    typer.echo(f"{spec}: valid ({loaded.source_format} format), {len(features)} feature(s)")
+
+
+@app.command()
+def status(
+    project_dir: Optional[Path] = ProjectDirOption,
+    json_output: bool = typer.Option(False, "--json", help="Print the state as JSON."),
+) -> None:
+    """Show each feature's status, attempts, tokens and cost from the saved state."""
+    from orchestrator.inspect import print_status
+
+    raise typer.Exit(print_status(_project(project_dir), json_output, fail))
+
+
+@app.command()
+def logs(
+    feature_id: Optional[str] = typer.Argument(None, help="A feature id; without it, list all logs."),
+    project_dir: Optional[Path] = ProjectDirOption,
+) -> None:
+    """Print one feature's log (JSON), or list the logs."""
+    from orchestrator.inspect import print_logs
+
+    raise typer.Exit(print_logs(_project(project_dir), feature_id, fail))
+
+
+@app.command("context")
+def context_command(
+    feature_id: Optional[str] = typer.Argument(None, help="The feature (default: the next one to run)."),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="The spec (default: the one of the last run)."),
+    strategy: str = typer.Option("compressed", "--strategy", help="compressed | replay | window | all"),
+    project_dir: Optional[Path] = ProjectDirOption,
+) -> None:
+    """Show the context a feature would get, with its token count."""
+    from orchestrator.inspect import print_context
+
+    paths = _project(project_dir)
+    config = _config({}, paths)
+    raise typer.Exit(print_context(paths, config, spec, feature_id, strategy, fail, _load_spec))
+
+
+@app.command()
+def summarize(
+    spec: Optional[Path] = typer.Option(None, "--spec", help="The spec (default: the one of the last run)."),
+    project_dir: Optional[Path] = ProjectDirOption,
+    summarizer_model: Optional[str] = typer.Option(None, "--summarizer-model", help="Model for the summarizer."),
+) -> None:
+    """Run the Context Agent's summarizer now over the features not yet summarized."""
+    from orchestrator.inspect import run_summarize
+
+    paths = _project(project_dir)
+    config = _config({"summarizer_model": summarizer_model}, paths)
+    raise typer.Exit(run_summarize(paths, config, spec, fail, _load_spec))
+
+
+def move_aside(paths: ProjectPaths) -> Path | None:
+    """--fresh: rename .autonomous to .autonomous.bak-<time>; nothing is deleted."""
+    if not paths.autonomous.exists():
+        return None
+    target = paths.root / f".autonomous.bak-{time.strftime('%Y%m%d-%H%M%S')}"
+    counter = 0
+    while target.exists():
+        counter += 1
+        target = paths.root / f".autonomous.bak-{time.strftime('%Y%m%d-%H%M%S')}-{counter}"
+    shutil.move(str(paths.autonomous), str(target))
+    return target
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        # Interrupted outside a run (while loading, say): nothing to save.
+        sys.stderr.write("orchestrate: interrupted\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        # Output piped into `head` and closed: not an error worth a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

@@ -1,0 +1,43 @@
+"""`--dry-run`: print each feature's prompt as it would be sent; no key, no writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from context_agent import ContextAgent, render_project_context
+from orchestrator.config import RunConfig
+from orchestrator.events import EventSink
+from orchestrator.paths import ProjectPaths
+from orchestrator.prompts import feature_prompt, system_prompt
+from orchestrator.scheduler import ordered
+from orchestrator.selection import select
+from orchestrator.spec import LoadedSpec
+from orchestrator.state import StateStore
+from orchestrator.strategies import build_strategy_context
+
+
+def print_prompts(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, options: Any, events: EventSink) -> None:
+    """Emit the system prompt, then each selected feature's first prompt in run order."""
+    spec = loaded.spec
+    selected = select(spec.ids(), {f.id: f.depends_on for f in spec.features}, options.only, options.shard)
+    state = StateStore(paths).load() if paths.state_file.exists() else None
+    context = ContextAgent(paths.root, features=spec.features, model_call=None, on_event=events.context_event)
+    events.emit("dry_run_prompt", id="(system prompt)", prompt=system_prompt(spec, replay=config.context == "replay"))
+    recent = state.recent_completed if state else []
+    for feature in ordered(spec, selected):
+        entry = state.features.get(feature.id) if state else None
+        if (entry and entry.status == "passed" and feature.id not in options.resets) or (not entry and feature.passes):
+            continue
+        verification = entry.last_verification if entry and entry.attempts and feature.id not in options.resets else None
+        strategy = build_strategy_context(
+            config.context, feature, paths, recent_ids=recent, depth=config.context_depth, interrupted_attempt=None
+        )
+        injection = context.get_injection(feature.id) if config.context == "compressed" else None
+        prompt = feature_prompt(
+            feature, spec, verification=verification,
+            project_context=render_project_context(injection) if injection else "",
+            strategy_sections=strategy.sections, request_prefix=strategy.request_prefix,
+        )
+        if strategy.history:
+            prompt = f"[{len(strategy.history)} replayed working-memory message(s) precede this request]\n\n{prompt}"
+        events.emit("dry_run_prompt", id=feature.id, prompt=prompt)

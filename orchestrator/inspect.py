@@ -1,0 +1,173 @@
+"""Read-only commands: `status`, `logs`, `context`; and `summarize`, which runs the summarizer now."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, NoReturn
+
+from rich.console import Console
+from rich.table import Table
+
+from context_agent import ContextAgent, estimate_tokens, render_project_context
+from orchestrator.config import ConfigError, RunConfig
+from orchestrator.output import wants_plain
+from orchestrator.paths import ProjectPaths
+from orchestrator.prompts import feature_prompt
+from orchestrator.state import RunState, StateStore
+from orchestrator.strategies import build_strategy_context
+
+Fail = Callable[[str], NoReturn]
+STRATEGIES = ("compressed", "replay", "window")
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"orchestrate: warning: {message}\n")
+
+
+def _state(paths: ProjectPaths) -> RunState | None:
+    return StateStore(paths, on_warning=_warn).load()
+
+
+def _console() -> Console:
+    plain = wants_plain()
+    return Console(no_color=plain, force_terminal=False if plain else None, highlight=False, width=120 if plain else None)
+
+
+def print_status(paths: ProjectPaths, json_output: bool, fail: Fail) -> int:
+    state = _state(paths)
+    if state is None:
+        fail(f"no run state in {paths.autonomous} (start one with: orchestrate run SPEC)")
+    if json_output:
+        sys.stdout.write(json.dumps(state.dump(), indent=2) + "\n")
+        return 0
+    table = Table(title=f"run {state.run_id} — {state.spec_path}")
+    for column in ("feature", "status", "attempts", "tokens", "cost (USD)", "reason"):
+        table.add_column(column, justify="right" if column in ("attempts", "tokens", "cost (USD)") else "left")
+    for feature_id, entry in state.features.items():
+        table.add_row(feature_id, entry.status, str(entry.attempts), f"{entry.tokens.total:,}",
+                      f"{entry.cost_usd:.4f}", entry.reason or "")
+    console = _console()
+    console.print(table)
+    counts = {s: state.count(s) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
+    console.print(
+        ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"
+        + (f"; stopped: {state.stop_reason}" if state.stop_reason else "")
+    )
+    return 0
+
+
+def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
+    if feature_id:
+        if not all(ch.isalnum() or ch in "._-" for ch in feature_id) or feature_id in (".", ".."):
+            fail(f"{feature_id!r} is not a feature id")
+        path = paths.feature_log(feature_id)
+        if not path.is_file():
+            fail(f"no log for feature {feature_id!r} in {paths.logs_dir} (see: orchestrate logs)")
+        sys.stdout.write(path.read_text(encoding="utf-8", errors="replace"))
+        return 0
+    logs = sorted(paths.logs_dir.glob("*.json")) if paths.logs_dir.is_dir() else []
+    if not logs:
+        fail(f"no feature logs in {paths.logs_dir} yet")
+    table = Table()
+    for column in ("feature", "status", "attempts", "tokens", "cost (USD)"):
+        table.add_column(column)
+    for path in logs:
+        try:
+            log = json.loads(path.read_text(encoding="utf-8"))
+            tokens = sum((log.get("tokens") or {}).values())
+            table.add_row(str(log.get("id")), str(log.get("status")), str(log.get("attempts")), f"{tokens:,}",
+                          f"{log.get('costUsd') or 0:.4f}")
+        except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
+            table.add_row(path.stem, "(unreadable log)", "", "", "")
+    _console().print(table)
+    return 0
+
+
+def _spec_for(paths: ProjectPaths, spec_path: Path | None, load_spec: Callable[[Path], Any], fail: Fail) -> Any:
+    if spec_path is None:
+        state = _state(paths)
+        if state is None or not state.spec_path:
+            fail("which spec? pass --spec SPEC (no earlier run recorded one)")
+        spec_path = Path(state.spec_path)
+    return load_spec(spec_path)
+
+
+def print_context(
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, feature_id: str | None, strategy: str,
+    fail: Fail, load_spec: Callable[[Path], Any],
+) -> int:
+    """The context a feature would get under one strategy, or all three side by side."""
+    if strategy not in (*STRATEGIES, "all"):
+        fail(f"--strategy {strategy!r}: choose compressed, replay, window or all")
+    loaded = _spec_for(paths, spec_path, load_spec, fail)
+    spec = loaded.spec
+    state = _state(paths) if paths.state_file.exists() else None
+    if feature_id is None:
+        pending = [f for f in spec.features if not state or state.feature(f.id).status != "passed"]
+        if not pending:
+            fail("every feature has passed; name one: orchestrate context FEATURE")
+        feature = pending[0]
+    else:
+        try:
+            feature = spec.feature(feature_id)
+        except KeyError:
+            fail(f"unknown feature {feature_id!r} (ids: {', '.join(spec.ids()[:10])}{'…' if len(spec.ids()) > 10 else ''})")
+    recent = state.recent_completed if state else []
+    agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: _warn(f"{k}: {d}"))
+    for name in (STRATEGIES if strategy == "all" else (strategy,)):
+        ctx = build_strategy_context(name, feature, paths, recent_ids=recent, depth=config.context_depth,
+                                     interrupted_attempt=None)
+        injection = agent.get_injection(feature.id) if name == "compressed" else None
+        section = render_project_context(injection) if injection else ""
+        prompt = feature_prompt(feature, spec, verification=None, project_context=section,
+                                strategy_sections=ctx.sections, request_prefix=ctx.request_prefix)
+        history_tokens = sum(estimate_tokens(m["content"][0]["text"]) for m in ctx.history)
+        context_text = section or "\n\n".join(ctx.sections)
+        sys.stdout.write(f"=== {name}: feature {feature.id} ===\n")
+        if name == "compressed":
+            sys.stdout.write((section or "(no project context yet)") + "\n")
+            sys.stdout.write(f"tokenCount: {injection.get('tokenCount', 0) if injection else 0}\n")
+        elif name == "window":
+            sys.stdout.write((context_text or "(no feature history yet)") + "\n")
+            sys.stdout.write(f"tokenCount: {estimate_tokens(context_text)}\n")
+        else:
+            stats = ctx.replay_stats or {}
+            sys.stdout.write(f"{len(ctx.history)} replayed message(s); {json.dumps(stats)}\n")
+            sys.stdout.write(f"tokenCount: {history_tokens}\n")
+        sys.stdout.write(f"whole first request (estimate): {estimate_tokens(prompt) + history_tokens} tokens\n\n")
+    return 0
+
+
+def run_summarize(
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, fail: Fail, load_spec: Callable[[Path], Any]
+) -> int:
+    """Summarize the features not yet summarized (or, with none, the recent ones) now."""
+    from orchestrator.model_client import ModelClient, Spend, make_sdk_client
+
+    loaded = _spec_for(paths, spec_path, load_spec, fail)
+    try:
+        sdk = make_sdk_client(config)
+    except ConfigError as err:
+        fail(str(err))
+    store = StateStore(paths, on_warning=_warn)
+    state = store.load() or RunState()
+    ids = list(state.summarization.unsummarized) or list(state.recent_completed[-config.summarize_every:])
+    if not ids:
+        fail("nothing to summarize yet: no feature has completed")
+    spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
+    client = ModelClient(config, sdk, spend, on_retry=_warn)
+    agent = ContextAgent(paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
+                         summarizer_model=config.summarizer_model, on_event=lambda k, d: _warn(f"{k}: {d.get('error') or d}"))
+    result = agent.summarize(ids, "manual")
+    state.summarization.unsummarized, state.summarization.completed_since_summary = [], 0
+    state.summarization.summaries += 1
+    state.totals.cost_usd, state.totals.tokens = spend.run_cost_usd, spend.run_tokens
+    state.totals.summarizer_tokens = state.totals.summarizer_tokens + spend.summarizer_tokens
+    state.totals.summarizer_cost_usd += spend.summarizer_cost_usd
+    store.save(state)
+    verdict = "ok" if result.get("success") else f"fallback summary written ({result.get('error')})"
+    sys.stdout.write(f"summarized {len(ids)} feature(s): {verdict}\n")
+    return 0

@@ -1,0 +1,104 @@
+"""The order of work: keep state in step with the spec, pick the next runnable feature."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from orchestrator.spec import Feature, FeatureSpec
+from orchestrator.state import RunState
+
+DONE = {"passed", "failed", "blocked", "skipped"}
+
+
+def reconcile(
+    state: RunState, spec: FeatureSpec, resets: Sequence[str], on_warning: Callable[[str], None]
+) -> None:
+    """Bring state in line with the spec.
+
+    New features become pending (or passed when the quickstart format says `passes: true`);
+    a feature whose text changed keeps its status (unless reset) with a warning; `--reset ID`
+    makes a feature pending with its attempts cleared; an interrupted feature (in_progress)
+    goes back to pending with the attempts it used. Features gone from the spec are kept.
+    """
+    for feature in spec.features:
+        known = feature.id in state.features
+        entry = state.feature(feature.id)
+        text_hash = feature.text_hash()
+        if not known:
+            entry.text_hash = text_hash
+            if feature.passes:
+                entry.status = "passed"
+                entry.reason = "marked passes: true in the spec"
+            continue
+        if entry.text_hash and entry.text_hash != text_hash and feature.id not in resets:
+            if entry.status == "passed":
+                on_warning(
+                    f"feature {feature.id} changed in the spec since it passed; keeping it passed "
+                    f"(run with --reset {feature.id} to redo it)"
+                )
+        entry.text_hash = text_hash
+        if entry.status == "in_progress":
+            entry.status = "pending"
+            entry.reason = "resumed after an interrupted attempt"
+        if entry.status == "blocked":
+            # Recomputed each run: the dependency may have been reset or fixed.
+            entry.status = "pending"
+            entry.reason = None
+    for feature_id in resets:
+        entry = state.feature(feature_id)
+        entry.status = "pending"
+        entry.attempts = 0
+        entry.last_verification = None
+        entry.reason = "reset with --reset"
+        entry.started_at = entry.completed_at = None
+
+
+def ordered(spec: FeatureSpec, selected: Sequence[str]) -> list[Feature]:
+    """Selected features in run order: spec order, moved by `priority` (smaller first, unset = 0)."""
+    wanted = set(selected)
+    indexed = [(i, f) for i, f in enumerate(spec.features) if f.id in wanted]
+    indexed.sort(key=lambda pair: (pair[1].priority or 0, pair[0]))
+    return [f for _, f in indexed]
+
+
+def blocking_dependency(feature: Feature, state: RunState, selected: set[str]) -> str | None:
+    """Why the feature can never run in this run, or None if it still may."""
+    for dep in feature.depends_on:
+        dep_state = state.features.get(dep)
+        status = dep_state.status if dep_state else "pending"
+        if status in ("failed", "blocked", "skipped"):
+            return f"dependency {dep} is {status}"
+        if status != "passed" and dep not in selected:
+            return f"dependency {dep} has not passed and is not selected in this run"
+    return None
+
+
+def next_feature(
+    spec: FeatureSpec, state: RunState, run_order: Sequence[Feature], attempts_for: Callable[[Feature], int]
+) -> Feature | None:
+    """The first feature in run order that is pending and whose dependencies have all passed.
+
+    Features that can never run are marked blocked on the way (so the caller can log them).
+    """
+    selected = {f.id for f in run_order}
+    progress = True
+    while progress:
+        progress = False
+        for feature in run_order:
+            entry = state.feature(feature.id)
+            if entry.status != "pending":
+                continue
+            reason = blocking_dependency(feature, state, selected)
+            if reason:
+                entry.status = "blocked"
+                entry.reason = reason
+                progress = True  # may block its own dependents in turn
+                continue
+            if entry.attempts >= attempts_for(feature):
+                entry.status = "failed"
+                entry.reason = entry.reason or "no attempts left"
+                progress = True
+                continue
+            if all(state.feature(dep).status == "passed" for dep in feature.depends_on):
+                return feature
+    return None

@@ -1,0 +1,209 @@
+"""Run state: `.autonomous/state/execution-state.json`, its model and its one writer.
+
+Every change is saved atomically. A state file that cannot be read is set aside (never
+deleted) and rebuilt from the per-feature logs, so passed features survive any damage.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from orchestrator.atomic import append_jsonl, set_aside, write_text_atomic
+from orchestrator.paths import ProjectPaths
+from orchestrator.usage import TokenUsage
+
+FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped"]
+STATE_VERSION = 1
+# Files above this size are not state we wrote; refuse to parse them.
+MAX_STATE_BYTES = 64 * 1024 * 1024
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class CamelModel(BaseModel):
+    """Saved with camelCase keys, readable with either spelling."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class FeatureState(CamelModel):
+    status: FeatureStatus = "pending"
+    attempts: int = 0  # attempts whose check has run; an interrupted attempt is redone
+    started_at: int | None = None
+    completed_at: int | None = None
+    iteration: int | None = None  # the run's iteration counter when the feature finished
+    text_hash: str = ""
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    duration_ms: int = 0
+    last_verification: dict | None = None  # camelCase VerificationResult of the last attempt
+    reason: str | None = None  # why failed / blocked / skipped
+
+
+class SummarizationSchedule(CamelModel):
+    completed_since_summary: int = 0
+    unsummarized: list[str] = Field(default_factory=list)
+    summaries: int = 0
+    last_summarized_at: int | None = None
+
+
+class RunTotals(CamelModel):
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    api_calls: int = 0
+    summarizer_tokens: TokenUsage = Field(default_factory=TokenUsage)
+    summarizer_cost_usd: float = 0.0
+
+
+class RunState(CamelModel):
+    version: int = STATE_VERSION
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    spec_path: str = ""
+    spec_hash: str = ""
+    created_at: int = Field(default_factory=now_ms)
+    updated_at: int = Field(default_factory=now_ms)
+    iteration: int = 0
+    features: dict[str, FeatureState] = Field(default_factory=dict)
+    summarization: SummarizationSchedule = Field(default_factory=SummarizationSchedule)
+    totals: RunTotals = Field(default_factory=RunTotals)
+    recent_completed: list[str] = Field(default_factory=list)  # newest last, bounded
+    stop_reason: str | None = None
+
+    def feature(self, feature_id: str) -> FeatureState:
+        return self.features.setdefault(feature_id, FeatureState())
+
+    def count(self, status: FeatureStatus) -> int:
+        return sum(1 for f in self.features.values() if f.status == status)
+
+
+class StateStore:
+    """Loads and saves the run state of one project.
+
+    The snapshot (`execution-state.json`) is rewritten atomically; between snapshots each
+    change of one feature is appended to a journal, so the cost of a save does not grow
+    with the number of features. Loading reads the snapshot and replays the journal. The
+    snapshot is compacted when the journal is as long as the feature list, and at the end
+    of every run.
+    """
+
+    def __init__(self, paths: ProjectPaths, on_warning: Callable[[str], None] = lambda _m: None) -> None:
+        self.paths = paths
+        self.on_warning = on_warning
+        self._journal_lines = 0
+
+    def load(self) -> RunState | None:
+        """The saved state, None if there is none; a damaged file is set aside and rebuilt."""
+        path = self.paths.state_file
+        if not path.exists():
+            if self.paths.state_journal.exists():
+                # A snapshot was never written (killed early); the journal alone is the state.
+                return self._replay_journal(RunState())
+            return None
+        try:
+            if path.stat().st_size > MAX_STATE_BYTES:
+                raise ValueError(f"larger than {MAX_STATE_BYTES} bytes")
+            data = json.loads(path.read_bytes().decode("utf-8"))
+            state = RunState.model_validate(data)
+        except (ValueError, UnicodeDecodeError, ValidationError, RecursionError) as err:
+            backup = set_aside(path, self.paths.backups_dir)
+            recovered = self.rebuild_from_logs()
+            self.on_warning(
+                f"state file {path} could not be read ({_first_line(err)}); set aside as {backup}; "
+                f"rebuilt from feature logs ({recovered.count('passed')} passed features kept)"
+            )
+            return self._replay_journal(recovered)
+        return self._replay_journal(state)
+
+    def save(self, state: RunState) -> None:
+        """Write a full snapshot and start a new journal."""
+        state.updated_at = now_ms()
+        write_text_atomic(self.paths.state_file, json.dumps(state.dump(), indent=2) + "\n")
+        # Only after the snapshot is safely in place may the journal it contains go.
+        self.paths.state_journal.unlink(missing_ok=True)
+        self._journal_lines = 0
+
+    def record(self, state: RunState, feature_id: str | None = None) -> None:
+        """Persist a change to one feature (and the run-level counters) cheaply."""
+        if feature_id is None or self._journal_lines >= max(64, len(state.features)):
+            self.save(state)
+            return
+        state.updated_at = now_ms()
+        entry = {
+            "feature": feature_id,
+            "state": state.features[feature_id].dump(),
+            "iteration": state.iteration,
+            "summarization": state.summarization.dump(),
+            "totals": state.totals.dump(),
+            "recentCompleted": state.recent_completed,
+            "stopReason": state.stop_reason,
+            "updatedAt": state.updated_at,
+        }
+        append_jsonl(self.paths.state_journal, entry)
+        self._journal_lines += 1
+
+    def _replay_journal(self, state: RunState) -> RunState:
+        path = self.paths.state_journal
+        if not path.exists():
+            return state
+        try:
+            raw_lines = path.read_bytes().splitlines()
+        except OSError as err:
+            self.on_warning(f"state journal {path} could not be read: {err}")
+            return state
+        skipped = 0
+        for raw in raw_lines:
+            try:
+                entry = json.loads(raw.decode("utf-8"))
+                feature = FeatureState.model_validate(entry["state"])
+                summarization = SummarizationSchedule.model_validate(entry["summarization"])
+                totals = RunTotals.model_validate(entry["totals"])
+                iteration = int(entry["iteration"])
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError, ValidationError, RecursionError):
+                skipped += 1  # a torn last line after a kill, or damage: the rest still counts
+                continue
+            state.features[str(entry["feature"])] = feature
+            state.summarization, state.totals, state.iteration = summarization, totals, iteration
+            state.stop_reason = entry.get("stopReason")
+            if isinstance(entry.get("recentCompleted"), list):
+                state.recent_completed = [str(x) for x in entry["recentCompleted"]]
+        if skipped > 1:
+            self.on_warning(f"state journal {path}: {skipped} unreadable line(s) skipped")
+        self._journal_lines = len(raw_lines)
+        return state
+
+    def rebuild_from_logs(self) -> RunState:
+        """A state holding what the per-feature logs prove: passed and failed features."""
+        state = RunState()
+        if not self.paths.logs_dir.is_dir():
+            return state
+        for log_path in sorted(self.paths.logs_dir.glob("*.json")):
+            try:
+                log = json.loads(log_path.read_text(encoding="utf-8"))
+                status = log.get("status")
+                if status not in ("passed", "failed"):
+                    continue
+                feature = state.feature(str(log["id"]))
+                feature.status = status
+                feature.attempts = int(log.get("attempts") or 0)
+                feature.completed_at = log.get("completedAt")
+                feature.iteration = log.get("iteration")
+                state.iteration = max(state.iteration, int(log.get("iteration") or 0))
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError, RecursionError):
+                continue
+        return state
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:200] if text else type(err).__name__

@@ -1,0 +1,96 @@
+"""Running `orchestrate` as a user would: a real subprocess against the fake API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+TEST_KEY = "sk-ant-test-0123456789abcdef"
+# Back-off between outer retries is shortened so fault tests stay fast.
+FAST_RETRIES = {"ORCHESTRATE_RETRY_MAX_WAIT": "0.05", "ORCHESTRATE_API_MAX_RETRIES": "2"}
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def cli_env(fake: Any | None = None, key: str | None = TEST_KEY, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCHESTRATE_"))}
+    env.update(FAST_RETRIES)
+    env["CI"] = "true"
+    if fake is not None:
+        env["ANTHROPIC_BASE_URL"] = fake.base_url
+    if key is not None:
+        env["ANTHROPIC_API_KEY"] = key
+    env.update(extra)
+    return env
+
+
+def orchestrate_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "orchestrator", *args]
+
+
+def run_cli(
+    args: Sequence[str], cwd: Path, fake: Any | None = None, *, key: str | None = TEST_KEY,
+    timeout: float = 120, **extra: str,
+) -> CliResult:
+    proc = subprocess.run(
+        orchestrate_command(*args), cwd=cwd, env=cli_env(fake, key, **extra), capture_output=True,
+        text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def write_spec(
+    directory: Path, count: int, *, name: str = "spec.json", verify: str | None = "test -f features/{id}.txt",
+    extra: dict[str, dict[str, Any]] | None = None, **top: Any,
+) -> Path:
+    """A spec of `count` features feat-01.. whose checks pass once the fake's default plan ran."""
+    features = []
+    for index in range(1, count + 1):
+        fid = f"feat-{index:02d}"
+        feature: dict[str, Any] = {
+            "id": fid, "name": f"Feature {index}", "category": "backend" if index % 2 else "frontend",
+            "description": f"Build part {index} of the widget service.",
+            "acceptance": [f"features/{fid}.txt exists"],
+        }
+        if verify is not None:
+            feature["verify"] = verify.replace("{id}", fid)
+        feature.update((extra or {}).get(fid, {}))
+        features.append(feature)
+    spec = {"project": "widget", "description": "A widget service built for tests.", "features": features, **top}
+    path = directory / name
+    path.write_text(json.dumps(spec, indent=2))
+    return path
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def plain_summarizer(request: dict[str, Any]) -> dict[str, Any]:
+    """A summarizer answer that is valid and adds nothing: the stores must keep what they have."""
+    user_text = json.dumps(request.get("messages", []))
+    return {
+        "summary": f"The project so far: {user_text.count('Implemented')} feature report(s) summarized.",
+        "newDecisions": [], "retiredDecisionIds": [], "newConstraints": [], "retiredConstraintIds": [],
+        "newFailures": [], "preventions": [],
+    }
+
+
+def first_prompt(fake: Any, feature_id: str, attempt_index: int = 0) -> str:
+    """The first user message of one attempt of a feature, as the fake received it."""
+    starts = [r for r in fake.agent_requests(feature_id) if len(r.body["messages"]) == 1]
+    content = starts[attempt_index].body["messages"][0]["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)

@@ -1,0 +1,34 @@
+"""Shared fixtures: an isolated environment for every test, the fake API, a CLI runner."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.fake_api.fixtures import fake_api_env, running_fake_api
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path_factory, monkeypatch):
+    """No real key, no real home: nothing a test does reaches the user's files or the API."""
+    for name in list(os.environ):
+        if name.startswith(("ANTHROPIC_", "ORCHESTRATE_")) or name == "GITHUB_STEP_SUMMARY":
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture
+def fake_api():
+    with running_fake_api() as fake:
+        yield fake
+
+
+@pytest.fixture
+def api_env(fake_api, monkeypatch):
+    for name, value in fake_api_env(fake_api).items():
+        monkeypatch.setenv(name, value)
+    return fake_api
