@@ -294,7 +294,7 @@ class Runner:
     # ---- helpers ------------------------------------------------------------------------
     def _load_state(self) -> RunState:
         state = self.store.load() or RunState()
-        state.spec_path = str(self.loaded.path)
+        state.spec_path = str(self.loaded.path.resolve())
         state.spec_hash = self.loaded.sha256
         state.stop_reason = None
         self.state = state
