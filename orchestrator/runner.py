@@ -137,12 +137,21 @@ class Runner:
         feature = next_feature(self.spec, self.state, self.run_order, self._attempts_for)
         for candidate in self.run_order:
             entry = self.state.feature(candidate.id)
-            if entry.status == "blocked" and before[candidate.id] != "blocked":
-                entry.completed_at = now_ms()
-                self.store.record(self.state, candidate.id)
-                self._write_log(candidate, [], None)
+            if entry.status == before[candidate.id] or entry.status not in ("blocked", "failed"):
+                continue
+            # Settled without running: blocked by a dependency, or out of attempts after a kill.
+            entry.completed_at = now_ms()
+            self.store.record(self.state, candidate.id)
+            self._write_log(candidate, self._previous_attempts(candidate.id), None)
+            if entry.status == "blocked":
                 self.events.emit("feature_blocked", id=candidate.id, reason=entry.reason)
-                self.memory.append("wm_event", event="status", featureId=candidate.id, status="blocked", reason=entry.reason)
+            else:
+                self.events.emit(
+                    "feature_finished", id=candidate.id, status=entry.status, attempts=entry.attempts,
+                    durationMs=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens.dump(),
+                    costUsd=round(entry.cost_usd, 6), reason=entry.reason,
+                )
+            self.memory.append("wm_event", event="status", featureId=candidate.id, status=entry.status, reason=entry.reason)
         return feature
 
     # ---- one feature --------------------------------------------------------------------
