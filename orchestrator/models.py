@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
-from typing import get_args
+from pathlib import Path
 
+_MODEL_ID = re.compile(r'"(claude-[a-z0-9.-]+)"')
 _VERSIONED = re.compile(r"^claude-(?P<family>[a-z]+)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?$")
 
 
 def known_models() -> list[str]:
-    """Every model id the installed `anthropic` SDK lists."""
-    from anthropic.types.model import Model
+    """Every model id the installed `anthropic` SDK lists in `anthropic.types.model.Model`.
 
-    ids: list[str] = []
-    for arg in get_args(Model):
-        ids.extend(a for a in get_args(arg) if isinstance(a, str))
-    return ids
+    Read from the SDK's source rather than imported: importing `anthropic` costs seconds,
+    and commands like `validate` and `--dry-run` should not pay for it.
+    """
+    spec = importlib.util.find_spec("anthropic")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    source = Path(next(iter(spec.submodule_search_locations))) / "types" / "model.py"
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return _MODEL_ID.findall(text)
 
 
 def newest_model(family: str, fallback: str) -> str:
