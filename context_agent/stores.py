@@ -192,9 +192,16 @@ def load_store(path: Path, model: type[Store], paths: ProjectPaths, events: Even
 
 
 def save_stores(paths: ProjectPaths, stores: ContextStores, *names: StoreName) -> None:
-    """Write the named stores (all four when none are named), each atomically."""
+    """Write the named stores (all four when none are named), each atomically. One store that
+    cannot be written does not keep the others from being written; its error is raised after."""
+    error: OSError | None = None
     for name in names or ("summary", "decisions", "failures", "constraints"):
-        save_store(paths, name, getattr(stores, name))
+        try:
+            save_store(paths, name, getattr(stores, name))
+        except OSError as exc:
+            error = error or exc
+    if error is not None:
+        raise error
 
 
 def save_store(paths: ProjectPaths, name: StoreName, store: _StoreModel) -> None:

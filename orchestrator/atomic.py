@@ -3,6 +3,9 @@
 A write goes to a temporary file in the same directory, is flushed and fsynced, then
 renamed over the target, and the directory is fsynced, so a kill at any instant leaves
 either the old or the new file, never a torn one.
+
+Every text written here passes through `secrets.redact` first: whatever reaches a state file,
+log, store, event or report, the API key (or anything shaped like one) is never written.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from orchestrator.secrets import redact
+
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` (UTF-8) atomically."""
+    """Replace `path` with `text` (UTF-8) atomically, secrets redacted."""
+    text = redact(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -47,7 +53,7 @@ def append_jsonl(path: Path, record: Any, *, fsync: bool = True) -> None:
     alone survives a killed process; fsync also survives a power cut.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    line = redact(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + "\n"
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(line)
         handle.flush()

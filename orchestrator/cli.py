@@ -206,6 +206,10 @@ def move_aside(paths: ProjectPaths) -> Path | None:
 
 def main() -> None:
     """Console-script entry point."""
+    from orchestrator.secrets import hide_own_secrets
+
+    # Before anything else runs: the agent's commands must not find the key in /proc/$PPID/environ.
+    hide_own_secrets()
     try:
         app()
     except KeyboardInterrupt:

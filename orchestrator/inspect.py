@@ -12,10 +12,12 @@ from rich.table import Table
 
 from context_agent import ContextAgent, estimate_tokens, render_project_context
 from orchestrator.config import ConfigError, RunConfig
-from orchestrator.output import wants_plain
+from orchestrator.events import EventSink
+from orchestrator.lock import LockHeld, RunLock
+from orchestrator.output import PlainRenderer, wants_plain
 from orchestrator.paths import ProjectPaths
 from orchestrator.prompts import feature_prompt
-from orchestrator.state import RunState, StateStore
+from orchestrator.state import RunState, StateStore, now_ms
 from orchestrator.strategies import build_strategy_context
 
 Fail = Callable[[str], NoReturn]
@@ -116,7 +118,7 @@ def print_context(
         except KeyError:
             fail(f"unknown feature {feature_id!r} (ids: {', '.join(spec.ids()[:10])}{'…' if len(spec.ids()) > 10 else ''})")
     recent = state.recent_completed if state else []
-    agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: _warn(f"{k}: {d}"))
+    agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: _warn(f"context agent: {d.get('message') or k}"))
     for name in (STRATEGIES if strategy == "all" else (strategy,)):
         ctx = build_strategy_context(name, feature, paths, recent_ids=recent, depth=config.context_depth,
                                      interrupted_attempt=None)
@@ -141,33 +143,57 @@ def print_context(
     return 0
 
 
+def _to_summarize(state: RunState, config: RunConfig) -> list[str]:
+    """The features not yet summarized or, when every one is, the most recent ones."""
+    return list(state.summarization.unsummarized) or list(state.recent_completed[-config.summarize_every:])
+
+
 def run_summarize(
     paths: ProjectPaths, config: RunConfig, spec_path: Path | None, fail: Fail, load_spec: Callable[[Path], Any]
 ) -> int:
     """Summarize the features not yet summarized (or, with none, the recent ones) now."""
+    loaded = _spec_for(paths, spec_path, load_spec, fail)
+    if not _to_summarize(_state(paths) or RunState(), config):
+        fail("nothing to summarize yet: no feature has completed")
+    try:
+        # A live run records into the same stores and state: writing beside it would lose
+        # what it records while the summarizer is called, and it would overwrite our state.
+        with RunLock(paths.lock_file, on_warning=_warn):
+            return _summarize_now(paths, config, loaded, fail)
+    except LockHeld as err:
+        fail(f"cannot summarize now: {err}")
+
+
+def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: Any, fail: Fail) -> int:
     from orchestrator.model_client import ModelClient, Spend, make_sdk_client
 
-    loaded = _spec_for(paths, spec_path, load_spec, fail)
     try:
         sdk = make_sdk_client(config)
     except ConfigError as err:
         fail(str(err))
     store = StateStore(paths, on_warning=_warn)
     state = store.load() or RunState()
-    ids = list(state.summarization.unsummarized) or list(state.recent_completed[-config.summarize_every:])
+    ids = _to_summarize(state, config)
     if not ids:
         fail("nothing to summarize yet: no feature has completed")
     spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
     client = ModelClient(config, sdk, spend, on_retry=_warn)
+    # Failures go to stderr and the event log, as during a run.
+    events = EventSink(PlainRenderer(verbosity=-1), paths.events_log)
     agent = ContextAgent(paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
-                         summarizer_model=config.summarizer_model, on_event=lambda k, d: _warn(f"{k}: {d.get('error') or d}"))
+                         summarizer_model=config.summarizer_model, on_event=events.context_event)
     result = agent.summarize(ids, "manual")
     state.summarization.unsummarized, state.summarization.completed_since_summary = [], 0
     state.summarization.summaries += 1
+    state.summarization.last_summarized_at = now_ms()
     state.totals.cost_usd, state.totals.tokens = spend.run_cost_usd, spend.run_tokens
     state.totals.summarizer_tokens = state.totals.summarizer_tokens + spend.summarizer_tokens
     state.totals.summarizer_cost_usd += spend.summarizer_cost_usd
     store.save(state)
+    events.emit(
+        "summarization", trigger="manual", features=ids, success=result.get("success"),
+        newDecisions=result.get("newDecisions"), newFailures=result.get("newFailures"), error=result.get("error"),
+    )
     verdict = "ok" if result.get("success") else f"fallback summary written ({result.get('error')})"
     sys.stdout.write(f"summarized {len(ids)} feature(s): {verdict}\n")
     return 0

@@ -10,6 +10,14 @@ itself and directories a command only changes into (`cd src && make test`), whic
 protect the code the agent is meant to write. Caches that running a check rewrites
 (`__pycache__`, `.pytest_cache`, `.hypothesis`), and `.git/` and `.autonomous/`, are never
 protected; neither are files a command writes (`> out.txt`).
+
+`take_guard` / `guard_changes` / `restore` are what the run loop uses around one attempt:
+the hashes and a copy of every protected file before, what differs after (a file matching
+a `protected` glob that did not exist before counts too: `protected: ["**/conftest.py"]`
+forbids adding one), and putting the originals back, whatever the agent left in their
+place (a symlink, a directory, a deleted parent), so the next attempt meets the real check.
+A change that cannot be undone is carried into the next attempt's comparison, so the
+feature cannot pass on a check the agent replaced.
 """
 
 from __future__ import annotations
@@ -17,6 +25,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -33,6 +45,8 @@ _SKIP_SUFFIXES = (".pyc", ".pyo")
 _GLOB_CHARS = set("*?[")
 # A verify command naming a huge tree would make every attempt hash it twice; cap the set.
 MAX_PROTECTED_FILES = 5000
+# Bytes of protected files copied before an attempt, to put them back after it.
+COPY_LIMIT = 4 * 1024 * 1024
 
 
 def protected_files(project_root: Path, verify_command: str | None, globs: Sequence[str]) -> list[Path]:
@@ -199,3 +213,150 @@ def _key(path: Path, root: Path | None) -> str:
         except ValueError:
             pass
     return str(path)
+
+
+# ---- one attempt: baseline, changes, restore ----------------------------------------------
+
+
+@dataclass
+class Guard:
+    """The protected files of one attempt as they were before the agent ran."""
+
+    root: Path
+    files: list[Path]
+    """Resolved protected files (what the editor refuses to change)."""
+    hashes: dict[str, str]
+    """Key (path relative to the root) -> hash before the attempt, as `snapshot`."""
+    copies: dict[str, tuple[bytes, int] | None] = field(default_factory=dict)
+    """Key -> (content, mode) to restore; None when the file did not exist. Absent: too big to keep."""
+    globs: tuple[str, ...] = ()
+    unrestored: dict[str, str] = field(default_factory=dict)
+    """After `restore`: key -> original hash of every change that could not be undone."""
+
+
+def take_guard(
+    project_root: Path, verify_command: str | None, globs: Sequence[str], *, carried: Guard | None = None,
+    copy_limit: int = COPY_LIMIT,
+) -> Guard:
+    """Hash and copy the protected files before an attempt.
+
+    `carried` is the previous attempt's guard: changes it could not undo keep their original
+    hashes here, so the agent's version of a check is never taken as the new baseline.
+    """
+    root = project_root.resolve()
+    files = protected_files(root, verify_command, globs)
+    hashes = snapshot(files, root)
+    copies: dict[str, tuple[bytes, int] | None] = {}
+    budget = copy_limit
+    for key in hashes:
+        path = root / key
+        try:
+            if not path.is_file():
+                continue
+            size = path.stat().st_size
+            if size > budget:
+                continue
+            copies[key] = (path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+            budget -= size
+        except OSError:
+            continue
+    if carried is not None:
+        for key, digest in carried.unrestored.items():
+            hashes[key] = digest
+            copies.pop(key, None)
+    return Guard(root, files, hashes, copies, tuple(globs))
+
+
+def guard_changes(guard: Guard) -> list[str]:
+    """Keys of protected files changed, deleted or replaced, and of new files matching a protected glob."""
+    changed = set(changed_files(guard.root, guard.hashes))
+    known = set(guard.hashes)
+    for pattern in guard.globs:
+        for path in _glob_entries(guard.root, pattern):
+            key = path.relative_to(guard.root).as_posix()
+            if key not in known:
+                changed.add(key)
+    return sorted(changed)
+
+
+def restore(guard: Guard, changed: Sequence[str]) -> list[str]:
+    """Put back the files of `changed` as they were (new ones are removed); the keys that could not be."""
+    failed = []
+    for key in changed:
+        if key in guard.copies:
+            original = guard.copies[key]
+        elif key not in guard.hashes:
+            original = None  # a new file matching a protected glob
+        else:
+            failed.append(key)  # too big to have been copied
+            continue
+        if not _put_back(guard.root, key, original):
+            failed.append(key)
+    guard.unrestored = {key: guard.hashes.get(key, MISSING) for key in failed}
+    return failed
+
+
+def _put_back(root: Path, key: str, original: tuple[bytes, int] | None) -> bool:
+    """Make `root/key` a regular file with `original` (or absent); never write outside `root`."""
+    parts = Path(key).parts
+    if not parts or os.path.isabs(key) or ".." in parts or parts[0] in (".autonomous", ".git"):
+        return False
+    try:
+        directory = root
+        for part in parts[:-1]:
+            directory = directory / part
+            if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+                if original is None:
+                    return True  # the file cannot be there: nothing to remove
+                directory.unlink()  # a link or a file where a directory was: not the check's
+            if not directory.exists():
+                if original is None:
+                    return True
+                directory.mkdir()
+        path = directory / parts[-1]
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)  # the agent's directory where a protected file belongs
+        if original is None:
+            if path.is_symlink() or path.exists():
+                path.unlink()
+            return True
+        content, mode = original
+        fd, tmp = tempfile.mkstemp(prefix=f".{parts[-1]}.", suffix=".restore", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content)
+                os.fchmod(handle.fileno(), mode)
+            # Replaces a symlink itself rather than writing through it.
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return file_hash(path) == hashlib.sha256(content).hexdigest()
+    except OSError:
+        return False
+
+
+def _glob_entries(root: Path, pattern: str) -> list[Path]:
+    """Files and links matching `pattern` under `root`, as found (links not resolved), skipping caches."""
+    if not pattern or "\x00" in pattern or os.path.isabs(pattern):
+        return []
+    try:
+        matches = list(root.glob(pattern))
+    except (ValueError, NotImplementedError, OSError):
+        return []
+    found = []
+    for match in matches[:MAX_PROTECTED_FILES]:
+        try:
+            relative = match.relative_to(root)
+        except ValueError:
+            continue
+        if ".." in relative.parts or any(p in _SKIP_DIRS for p in relative.parts[:-1]):
+            continue
+        if match.name.endswith(_SKIP_SUFFIXES):
+            continue
+        if match.is_symlink() or match.is_file():
+            found.append(match)
+    return found

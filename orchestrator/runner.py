@@ -23,7 +23,7 @@ from orchestrator.feature_log import build_feature_log, write_feature_log
 from orchestrator.model_client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
 from orchestrator.paths import ProjectPaths
 from orchestrator.prompts import feature_prompt, system_prompt
-from orchestrator.scheduler import next_feature, ordered, reconcile
+from orchestrator.scheduler import RunQueue, ordered, reconcile
 from orchestrator.secrets import scrubbed_environment
 from orchestrator.selection import select
 from orchestrator.spec import Feature, LoadedSpec
@@ -84,7 +84,7 @@ class Runner:
             summarizer_model=config.summarizer_model,
             on_event=events.context_event,
         )
-        self.memory = WorkingMemory(paths.working_memory)
+        self.memory = WorkingMemory(paths.working_memory, on_warning=events.warn, backups_dir=paths.backups_dir)
         self.system = system_prompt(self.spec, replay=config.context == "replay")
         self.selected = select(
             self.spec.ids(), {f.id: f.depends_on for f in self.spec.features}, options.only, options.shard
@@ -105,6 +105,7 @@ class Runner:
             model=self.config.model, context=self.config.context,
         )
         exit_code, outcome, message = EXIT_OK, "passed", ""
+        self.queue = RunQueue(self.run_order)  # after reconcile, which may make features pending again
         try:
             while (feature := self._next_feature()) is not None:
                 self._run_feature(feature)
@@ -133,12 +134,9 @@ class Runner:
         return result
 
     def _next_feature(self) -> Feature | None:
-        before = {f.id: self._status(f) for f in self.run_order}
-        feature = next_feature(self.spec, self.state, self.run_order, self._attempts_for)
-        for candidate in self.run_order:
+        feature, settled = self.queue.next(self.state, self._attempts_for)
+        for candidate in settled:
             entry = self.state.feature(candidate.id)
-            if entry.status == before[candidate.id] or entry.status not in ("blocked", "failed"):
-                continue
             # Settled without running: blocked by a dependency, or out of attempts after a kill.
             entry.completed_at = now_ms()
             self.store.record(self.state, candidate.id)

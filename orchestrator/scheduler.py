@@ -80,25 +80,62 @@ def next_feature(
 
     Features that can never run are marked blocked on the way (so the caller can log them).
     """
-    selected = {f.id for f in run_order}
-    progress = True
-    while progress:
-        progress = False
-        for feature in run_order:
-            entry = state.feature(feature.id)
-            if entry.status != "pending":
-                continue
-            reason = blocking_dependency(feature, state, selected)
-            if reason:
-                entry.status = "blocked"
-                entry.reason = reason
-                progress = True  # may block its own dependents in turn
-                continue
-            if entry.attempts >= attempts_for(feature):
-                entry.status = "failed"
-                entry.reason = entry.reason or "no attempts left"
-                progress = True
-                continue
-            if all(state.feature(dep).status == "passed" for dep in feature.depends_on):
-                return feature
-    return None
+    return RunQueue(run_order).next(state, attempts_for)[0]
+
+
+class RunQueue:
+    """The selected features in run order, picked from again and again during one run.
+
+    While a run goes on, a feature's status only ever moves away from `pending` (`reconcile`,
+    which may move it back, runs before the loop starts). So the features before the first
+    pending one are settled for good, and each pick starts its scan there: picking through a
+    run of n features costs O(n) in all rather than O(n) per pick. Make a new queue for
+    each run, after `reconcile`.
+    """
+
+    def __init__(self, run_order: Sequence[Feature]) -> None:
+        self.run_order = list(run_order)
+        self.selected = {f.id for f in self.run_order}
+        self._first_pending = 0
+
+    def next(
+        self, state: RunState, attempts_for: Callable[[Feature], int]
+    ) -> tuple[Feature | None, list[Feature]]:
+        """The next feature to run, as `next_feature` picks it, and the features this pick
+        settled without running them (blocked, or out of attempts), in run order."""
+        settled: list[tuple[int, Feature]] = []
+        progress = True
+        while progress:
+            progress = False
+            self._skip_settled(state)
+            for index in range(self._first_pending, len(self.run_order)):
+                feature = self.run_order[index]
+                entry = state.feature(feature.id)
+                if entry.status != "pending":
+                    continue
+                reason = blocking_dependency(feature, state, self.selected)
+                if reason:
+                    entry.status = "blocked"
+                    entry.reason = reason
+                    settled.append((index, feature))
+                    progress = True  # may block its own dependents in turn
+                    continue
+                if entry.attempts >= attempts_for(feature):
+                    entry.status = "failed"
+                    entry.reason = entry.reason or "no attempts left"
+                    settled.append((index, feature))
+                    progress = True
+                    continue
+                if all(state.feature(dep).status == "passed" for dep in feature.depends_on):
+                    return feature, _in_run_order(settled)
+        return None, _in_run_order(settled)
+
+    def _skip_settled(self, state: RunState) -> None:
+        order = self.run_order
+        while self._first_pending < len(order) and state.feature(order[self._first_pending].id).status != "pending":
+            self._first_pending += 1
+
+
+def _in_run_order(settled: list[tuple[int, Feature]]) -> list[Feature]:
+    # A later pass may settle a feature that comes before one settled in an earlier pass.
+    return [feature for _, feature in sorted(settled, key=lambda pair: pair[0])]

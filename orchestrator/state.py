@@ -16,12 +16,15 @@ from pydantic.alias_generators import to_camel
 
 from orchestrator.atomic import append_jsonl, set_aside, write_text_atomic
 from orchestrator.paths import ProjectPaths
+from orchestrator.spec_fields import is_safe_id
 from orchestrator.usage import TokenUsage
 
 FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped"]
 STATE_VERSION = 1
 # Files above this size are not state we wrote; refuse to parse them.
 MAX_STATE_BYTES = 64 * 1024 * 1024
+# A feature log is a few kilobytes; a bigger one is not evidence worth reading.
+MAX_LOG_BYTES = 16 * 1024 * 1024
 
 
 def now_ms() -> int:
@@ -81,7 +84,10 @@ class RunState(CamelModel):
     stop_reason: str | None = None
 
     def feature(self, feature_id: str) -> FeatureState:
-        return self.features.setdefault(feature_id, FeatureState())
+        entry = self.features.get(feature_id)
+        if entry is None:  # not setdefault: building a FeatureState on every call is not free
+            entry = self.features[feature_id] = FeatureState()
+        return entry
 
     def count(self, status: FeatureStatus) -> int:
         return sum(1 for f in self.features.values() if f.status == status)
@@ -101,29 +107,45 @@ class StateStore:
         self.paths = paths
         self.on_warning = on_warning
         self._journal_lines = 0
+        self._set_aside = False  # this load set a damaged file aside: save what was recovered
 
     def load(self) -> RunState | None:
-        """The saved state, None if there is none; a damaged file is set aside and rebuilt."""
+        """The saved state, None if there is none; a damaged file is set aside and rebuilt.
+
+        Whatever was set aside, the recovered state is saved at once: the next reader finds
+        it, instead of finding no state and starting over (losing the passed features).
+        """
         path = self.paths.state_file
+        self._set_aside = False
         if not path.exists():
             if self.paths.state_journal.exists():
                 # A snapshot was never written (killed early); the journal alone is the state.
-                return self._replay_journal(RunState())
+                return self._keep_recovered(self._replay_journal(RunState()))
             return None
         try:
             if path.stat().st_size > MAX_STATE_BYTES:
                 raise ValueError(f"larger than {MAX_STATE_BYTES} bytes")
             data = json.loads(path.read_bytes().decode("utf-8"))
             state = RunState.model_validate(data)
+            _check_ids(state)
         except (ValueError, UnicodeDecodeError, ValidationError, RecursionError) as err:
             backup = set_aside(path, self.paths.backups_dir)
+            self._set_aside = True
             recovered = self.rebuild_from_logs()
             self.on_warning(
                 f"state file {path} could not be read ({_first_line(err)}); set aside as {backup}; "
                 f"rebuilt from feature logs ({recovered.count('passed')} passed features kept)"
             )
-            return self._replay_journal(recovered)
-        return self._replay_journal(state)
+            return self._keep_recovered(self._replay_journal(recovered))
+        return self._keep_recovered(self._replay_journal(state))
+
+    def _keep_recovered(self, state: RunState) -> RunState:
+        if self._set_aside:
+            try:
+                self.save(state)
+            except OSError as err:
+                self.on_warning(f"the recovered state could not be saved: {err}")
+        return state
 
     def save(self, state: RunState) -> None:
         """Write a full snapshot and start a new journal."""
@@ -157,29 +179,46 @@ class StateStore:
         if not path.exists():
             return state
         try:
-            raw_lines = path.read_bytes().splitlines()
+            if path.stat().st_size > MAX_STATE_BYTES:
+                backup = set_aside(path, self.paths.backups_dir)
+                self._set_aside = True
+                self.on_warning(f"state journal {path} is larger than {MAX_STATE_BYTES} bytes; set aside as {backup}")
+                return state
+            data = path.read_bytes()
         except OSError as err:
             self.on_warning(f"state journal {path} could not be read: {err}")
             return state
-        skipped = 0
-        for raw in raw_lines:
+        raw_lines = data.splitlines()
+        damaged = 0
+        for number, raw in enumerate(raw_lines, start=1):
             try:
                 entry = json.loads(raw.decode("utf-8"))
+                feature_id = entry["feature"]
+                if not isinstance(feature_id, str) or not is_safe_id(feature_id):
+                    raise ValueError(f"feature id {feature_id!r} is not a safe id")
                 feature = FeatureState.model_validate(entry["state"])
                 summarization = SummarizationSchedule.model_validate(entry["summarization"])
                 totals = RunTotals.model_validate(entry["totals"])
                 iteration = int(entry["iteration"])
             except (ValueError, KeyError, TypeError, UnicodeDecodeError, ValidationError, RecursionError):
-                skipped += 1  # a torn last line after a kill, or damage: the rest still counts
+                # A torn last line after a kill is expected; anything else is damage.
+                torn = number == len(raw_lines) and not data.endswith(b"\n")
+                damaged += 0 if torn else 1
                 continue
-            state.features[str(entry["feature"])] = feature
+            state.features[feature_id] = feature
             state.summarization, state.totals, state.iteration = summarization, totals, iteration
             state.stop_reason = entry.get("stopReason")
             if isinstance(entry.get("recentCompleted"), list):
-                state.recent_completed = [str(x) for x in entry["recentCompleted"]]
-        if skipped > 1:
-            self.on_warning(f"state journal {path}: {skipped} unreadable line(s) skipped")
+                state.recent_completed = [str(x) for x in entry["recentCompleted"] if is_safe_id(str(x))]
         self._journal_lines = len(raw_lines)
+        if damaged:
+            # Its good lines are in `state` now; the file goes to the backups, never deleted.
+            try:
+                backup: object = set_aside(path, self.paths.backups_dir)
+                self._set_aside = True
+            except OSError as err:
+                backup = f"(could not be moved: {err})"
+            self.on_warning(f"state journal {path}: {damaged} unreadable line(s) skipped; set aside as {backup}")
         return state
 
     def rebuild_from_logs(self) -> RunState:
@@ -189,19 +228,29 @@ class StateStore:
             return state
         for log_path in sorted(self.paths.logs_dir.glob("*.json")):
             try:
+                if log_path.stat().st_size > MAX_LOG_BYTES:
+                    continue
                 log = json.loads(log_path.read_text(encoding="utf-8"))
                 status = log.get("status")
-                if status not in ("passed", "failed"):
+                # A log proves only its own feature: the id must be the file's name.
+                if status not in ("passed", "failed") or log.get("id") != log_path.stem or not is_safe_id(log_path.stem):
                     continue
-                feature = state.feature(str(log["id"]))
+                feature = state.feature(log_path.stem)
                 feature.status = status
                 feature.attempts = int(log.get("attempts") or 0)
                 feature.completed_at = log.get("completedAt")
                 feature.iteration = log.get("iteration")
                 state.iteration = max(state.iteration, int(log.get("iteration") or 0))
-            except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError, RecursionError):
+            except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError, RecursionError):
                 continue
         return state
+
+
+def _check_ids(state: RunState) -> None:
+    """Feature ids become file names and terminal output: a state naming others is not ours."""
+    for feature_id in [*state.features, *state.recent_completed, *state.summarization.unsummarized]:
+        if not is_safe_id(feature_id):
+            raise ValueError(f"feature id {feature_id[:60]!r} is not a safe id")
 
 
 def _first_line(err: BaseException) -> str:

@@ -21,6 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.secrets import redact
+
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_OUTPUT_LIMIT = 4000
 
@@ -112,7 +114,7 @@ def run_check(
             command=command,
             success=False,
             exit_code=None,
-            output=tail.text(),
+            output=redact(tail.text()),
             error=f"timed out after {timeout:g} s",
             attempt=attempt,
         )
@@ -121,7 +123,8 @@ def run_check(
         command=command,
         success=code == 0,
         exit_code=code,
-        output=tail.text(),
+        # The check runs code the agent wrote; whatever it prints goes back to the model.
+        output=redact(tail.text()),
         error=_explain(code),
         attempt=attempt,
     )

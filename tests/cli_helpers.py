@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
 TEST_KEY = "sk-ant-test-0123456789abcdef"
 # Back-off between outer retries is shortened so fault tests stay fast.
 FAST_RETRIES = {"ORCHESTRATE_RETRY_MAX_WAIT": "0.05", "ORCHESTRATE_API_MAX_RETRIES": "2"}
@@ -29,6 +30,8 @@ def cli_env(fake: Any | None = None, key: str | None = TEST_KEY, **extra: str) -
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCHESTRATE_"))}
     env.update(FAST_RETRIES)
     env["CI"] = "true"
+    # The checkout under test, whichever copy of the package pip installed last.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     if fake is not None:
         env["ANTHROPIC_BASE_URL"] = fake.base_url
     if key is not None:
