@@ -36,7 +36,6 @@ from orchestrator.working_memory import WorkingMemory
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 RECENT_KEPT = 50  # completed feature ids kept for the window strategy
-PROTECTED_COPY_LIMIT = 4 * 1024 * 1024  # bytes of protected files kept to restore them
 
 
 @dataclass
@@ -93,6 +92,8 @@ class Runner:
         self.positions = {feature_id: index + 1 for index, feature_id in enumerate(self.selected)}
         self.state = RunState()
         self.check_env = self._environment()
+        # Per feature: the guard of an attempt whose changes to protected files stuck.
+        self._unrestored: dict[str, protect.Guard] = {}
 
     # ---- the loop -----------------------------------------------------------------------
     def run(self) -> RunResult:
@@ -220,20 +221,24 @@ class Runner:
             strategy_sections=strategy.sections, request_prefix=strategy.request_prefix,
         )
         self.memory.append("text_input", featureId=feature.id, attempt=attempt, text=prompt)
-        protected = protect.protected_files(self.paths.root, self.spec.check_command(feature), feature.protected)
-        originals = _copy_files(protected)
-        before = protect.snapshot(protected)
-        outcome = run_agent(self._session(protected), strategy.history, prompt, feature.id)
+        guard = protect.take_guard(
+            self.paths.root, self.spec.check_command(feature), feature.protected,
+            carried=self._unrestored.pop(feature.id, None),
+        )
+        outcome = run_agent(self._session(guard.files), strategy.history, prompt, feature.id)
         self.memory.append(
             "text_output", featureId=feature.id, attempt=attempt, stop=outcome.stop,
             text=outcome.final_text, report=outcome.report.model_dump() if outcome.report else None,
         )
-        changed = protect.changed_files(self.paths.root, before)
+        changed = protect.guard_changes(guard)
         if changed:
-            _restore_files(originals, self.paths.root, changed)
+            stuck = protect.restore(guard, changed)
+            if stuck:  # the next attempt compares against the originals, not the agent's version
+                self._unrestored[feature.id] = guard
+            how = f"could not restore {', '.join(stuck)}" if stuck else "restored"
             verification = VerificationResult(
                 command=self.spec.check_command(feature), success=False, exit_code=None, attempt=attempt,
-                error=f"protected files changed by the agent (restored; fix the code, not the check): {', '.join(changed)}",
+                error=f"protected files changed by the agent ({how}; fix the code, not the check): {', '.join(changed)}",
             )
         else:
             verification = self._verify(feature, attempt, outcome)
@@ -427,36 +432,3 @@ def _attempt_record(attempt: int, outcome: AttemptOutcome, verification: Verific
         "attempt": attempt, "stop": outcome.stop, "turns": outcome.turns, "toolCalls": outcome.tool_calls,
         "maskedOutputs": outcome.masked, "error": outcome.error, "verification": verification.to_json(),
     }
-
-
-def _copy_files(paths: list[Path]) -> dict[Path, bytes | None]:
-    copies: dict[Path, bytes | None] = {}
-    budget = PROTECTED_COPY_LIMIT
-    for path in paths:
-        try:
-            data = path.read_bytes() if path.is_file() else None
-        except OSError:
-            continue
-        if data is not None and len(data) > budget:
-            continue
-        budget -= len(data or b"")
-        copies[path] = data
-    return copies
-
-
-def _restore_files(copies: dict[Path, bytes | None], root: Path, changed: list[str]) -> None:
-    """Put protected files back as they were, so the next attempt meets the real check."""
-    for relative in changed:
-        path = (root / relative).resolve()
-        if path not in copies:
-            continue
-        original = copies[path]
-        try:
-            if path.is_symlink() or path.is_dir():
-                continue
-            if original is None:
-                path.unlink(missing_ok=True)
-            else:
-                path.write_bytes(original)
-        except OSError:
-            pass

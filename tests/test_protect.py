@@ -124,3 +124,78 @@ def test_the_agent_rewriting_its_test_with_bash_is_detected(project: Path) -> No
     ran = execute_tool("bash", {"command": "printf 'def test_main():\\n    pass\\n' > tests/test_app.py"}, ctx)
     assert not ran.is_error
     assert protect.changed_files(project, before) == ["tests/test_app.py"]
+
+
+# ---- one attempt: take_guard, guard_changes, restore ----------------------------------------
+
+CHECK = "python3 -m pytest tests/test_app.py"
+
+
+def test_restore_undoes_edits_deletions_and_new_files_matching_a_protected_glob(project: Path) -> None:
+    test = project / "tests" / "test_app.py"
+    original = test.read_text()
+    test.chmod(0o640)
+    guard = protect.take_guard(project, CHECK, ["tests/conftest*.py", "tests/helpers.py"])
+
+    test.write_text("def test_main():\n    pass\n")
+    (project / "tests" / "helpers.py").unlink()
+    (project / "tests" / "conftest.py").write_text("collect_ignore = ['test_app.py']\n")
+
+    changed = protect.guard_changes(guard)
+    assert changed == ["tests/conftest.py", "tests/helpers.py", "tests/test_app.py"]
+    assert protect.restore(guard, changed) == []
+    assert test.read_text() == original and (test.stat().st_mode & 0o777) == 0o640
+    assert (project / "tests" / "helpers.py").read_text() == "X = 1\n"
+    assert not (project / "tests" / "conftest.py").exists()
+    assert protect.guard_changes(guard) == []
+
+
+def test_restore_replaces_a_symlink_or_directory_and_never_writes_through_the_link(project: Path) -> None:
+    outside = project.parent / "outside.py"
+    test = project / "tests" / "test_app.py"
+    original = test.read_text()
+    guard = protect.take_guard(project, f"{CHECK} && sh check.sh", [])
+
+    test.unlink()
+    test.symlink_to(outside)  # a check that is now whatever lies outside
+    (project / "check.sh").unlink()
+    (project / "check.sh").mkdir()
+    (project / "check.sh" / "inner").write_text("x")
+
+    changed = protect.guard_changes(guard)
+    assert changed == ["check.sh", "tests/test_app.py"]
+    assert protect.restore(guard, changed) == []
+    assert not test.is_symlink() and test.read_text() == original
+    assert outside.read_text() == "outside"
+    assert (project / "check.sh").is_file()
+
+
+def test_restore_rebuilds_a_deleted_directory_and_a_parent_replaced_by_a_link(project: Path) -> None:
+    import shutil
+
+    guard = protect.take_guard(project, "pytest tests", [])
+    shutil.rmtree(project / "tests")
+    (project / "tests").symlink_to(project.parent, target_is_directory=True)
+
+    changed = protect.guard_changes(guard)
+    assert "tests/test_app.py" in changed
+    assert protect.restore(guard, changed) == []
+    assert not (project / "tests").is_symlink()
+    assert (project / "tests" / "data" / "input.txt").read_text() == "42\n"
+    assert not (project.parent / "test_app.py").exists()
+
+
+def test_a_change_too_big_to_undo_is_carried_into_the_next_attempt(project: Path) -> None:
+    test = project / "tests" / "test_app.py"
+    guard = protect.take_guard(project, CHECK, [], copy_limit=0)  # nothing fits: nothing copied
+    test.write_text("def test_main():\n    pass\n")
+
+    changed = protect.guard_changes(guard)
+    assert protect.restore(guard, changed) == ["tests/test_app.py"]
+    assert guard.unrestored
+
+    # The next attempt starts with the agent's version on disk; it must not become the baseline.
+    next_guard = protect.take_guard(project, CHECK, [], carried=guard)
+    assert protect.guard_changes(next_guard) == ["tests/test_app.py"]
+    fresh = protect.take_guard(project, CHECK, [])
+    assert protect.guard_changes(fresh) == []  # what carrying prevents
