@@ -7,7 +7,6 @@ as a warning: a checkpoint that cannot be made must not stop a run.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 

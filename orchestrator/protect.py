@@ -159,14 +159,8 @@ def _expand(root: Path, token: str) -> list[Path]:
 
 
 def _glob(root: Path, pattern: str) -> list[Path]:
-    if not pattern or "\x00" in pattern or os.path.isabs(pattern):
-        return []
-    try:
-        matches = list(root.glob(pattern))
-    except (ValueError, NotImplementedError, OSError):
-        return []
     files: list[Path] = []
-    for match in matches:
+    for match in _glob_matches(root, pattern):
         try:
             resolved = match.resolve()
         except (OSError, RuntimeError):
@@ -174,6 +168,16 @@ def _glob(root: Path, pattern: str) -> list[Path]:
         if _inside(resolved, root) and resolved != root:
             files.extend(_files_at(resolved, root))
     return files
+
+
+def _glob_matches(root: Path, pattern: str) -> list[Path]:
+    """What `pattern` matches under `root`, unresolved; nothing for an absolute or odd pattern."""
+    if not pattern or "\x00" in pattern or os.path.isabs(pattern):
+        return []
+    try:
+        return list(root.glob(pattern))
+    except (ValueError, NotImplementedError, OSError):
+        return []
 
 
 def _files_at(path: Path, root: Path) -> list[Path]:
@@ -341,14 +345,8 @@ def _put_back(root: Path, key: str, original: tuple[bytes, int] | None) -> bool:
 
 def _glob_entries(root: Path, pattern: str) -> list[Path]:
     """Files and links matching `pattern` under `root`, as found (links not resolved), skipping caches."""
-    if not pattern or "\x00" in pattern or os.path.isabs(pattern):
-        return []
-    try:
-        matches = list(root.glob(pattern))
-    except (ValueError, NotImplementedError, OSError):
-        return []
     found = []
-    for match in matches[:MAX_PROTECTED_FILES]:
+    for match in _glob_matches(root, pattern)[:MAX_PROTECTED_FILES]:
         try:
             relative = match.relative_to(root)
         except ValueError:

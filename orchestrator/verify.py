@@ -9,11 +9,7 @@ tail of the output is kept, however much the check prints.
 from __future__ import annotations
 
 import codecs
-import os
-import selectors
 import signal
-import subprocess
-import time
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,17 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.process_group import run_in_group
 from orchestrator.secrets import redact
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_OUTPUT_LIMIT = 4000
-
-# After SIGTERM, how long the check gets to clean up before SIGKILL.
-_KILL_GRACE = 2.0
-# After the check's shell exits, how long to keep reading output that background processes
-# (which inherited the pipe) may still write, before they are killed.
-_DRAIN_GRACE = 0.5
-_READ_SIZE = 65536
 
 
 class VerificationResult(BaseModel):
@@ -79,16 +69,9 @@ def run_check(
         return VerificationResult(
             command=command, success=False, skipped=True, error="no check command", attempt=attempt
         )
+    tail = _OutputTail(output_limit)
     try:
-        proc = subprocess.Popen(
-            ["bash", "-c", command],
-            cwd=project_root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=dict(env) if env is not None else None,
-        )
+        finished = run_in_group(command, project_root, env, timeout=timeout, on_output=tail.add)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.filename is not None:
@@ -96,20 +79,7 @@ def run_check(
         return VerificationResult(
             command=command, success=False, error=f"could not start: {reason}", attempt=attempt
         )
-
-    tail = _OutputTail(output_limit)
-    try:
-        finished = _collect(proc, tail, deadline=time.monotonic() + timeout)
-    except BaseException:
-        _kill_group(proc)
-        raise
-    finally:
-        assert proc.stdout is not None
-        proc.stdout.close()
-    # Whatever the check left running in the background goes with it.
-    _kill_group(proc)
-
-    if not finished:
+    if finished.timed_out:
         return VerificationResult(
             command=command,
             success=False,
@@ -118,7 +88,7 @@ def run_check(
             error=f"timed out after {timeout:g} s",
             attempt=attempt,
         )
-    code = proc.returncode
+    code = finished.exit_code
     return VerificationResult(
         command=command,
         success=code == 0,
@@ -128,62 +98,6 @@ def run_check(
         error=_explain(code),
         attempt=attempt,
     )
-
-
-def _collect(proc: subprocess.Popen[bytes], tail: "_OutputTail", *, deadline: float) -> bool:
-    """Read the check's output into `tail` until it exits; False if the deadline passed."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    exited_at: float | None = None
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                return False
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at >= _DRAIN_GRACE:
-                # The shell is gone but a background child still holds the pipe open.
-                return True
-            wait = min(deadline - now, _DRAIN_GRACE if exited_at is not None else 0.25)
-            if selector.select(wait):
-                chunk = os.read(fd, _READ_SIZE)
-                if not chunk:
-                    break
-                tail.add(chunk)
-    # End of output does not mean the shell has exited (it may have closed its stdout).
-    try:
-        proc.wait(timeout=max(deadline - time.monotonic(), 0))
-    except subprocess.TimeoutExpired:
-        return False
-    return True
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Stop every process in the check's group: SIGTERM, a short grace, then SIGKILL."""
-    pgid = proc.pid  # start_new_session made the shell the leader of its own group
-    if _signal_group(pgid, signal.SIGTERM):
-        try:
-            proc.wait(timeout=_KILL_GRACE)
-        except subprocess.TimeoutExpired:
-            pass
-        # Unconditional: children may outlive the shell or ignore SIGTERM. Polling the group
-        # for emptiness would not work, as orphaned zombies still count as members.
-        _signal_group(pgid, signal.SIGKILL)
-    proc.wait()
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send `sig` to a process group; False when the group no longer exists."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        # A member changed its credentials (setuid); nothing more we may do to it.
-        return False
-    return True
 
 
 def _explain(code: int) -> str | None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator import process_group
 from orchestrator.tools import ShellPolicy, ToolContext, ToolResult, execute_tool
-from orchestrator.tools import bash as bash_tool
 
 KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 4
 
@@ -212,7 +212,7 @@ def test_a_missing_project_directory_is_an_error_not_a_crash(tmp_path: Path) -> 
 
 
 def test_the_group_is_killed_even_if_the_shell_ignores_sigterm(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bash_tool, "_TERM_GRACE", 0.3)
+    monkeypatch.setattr(process_group, "TERM_GRACE", 0.3)
     ctx = ToolContext(project_root=project, bash_timeout=0.5)
     started = time.monotonic()
     result = bash(ctx, "trap '' TERM; while true; do sleep 0.05; done")

@@ -12,14 +12,11 @@ shell policy or a timeout is an error result.
 
 from __future__ import annotations
 
-import os
-import selectors
 import signal
-import subprocess
-import time
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.process_group import run_in_group
 from orchestrator.secrets import known_secret_values, scrubbed_environment
 from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult
 from orchestrator.tools.truncation import join_head_tail
@@ -31,11 +28,6 @@ RESTART_NOTE = (
     "Shell restarted. Note: every command already runs in a fresh bash process in the project "
     "directory, so nothing (cd, variables, background processes) carries over between commands."
 )
-_READ_SIZE = 65536
-# How long output may keep coming after the shell exits (a background child holding the pipe).
-_DRAIN_GRACE = 0.5
-# How long a stopped process group gets to exit after SIGTERM before SIGKILL.
-_TERM_GRACE = 1.0
 
 
 @dataclass
@@ -98,35 +90,14 @@ def agent_environment(ctx: ToolContext) -> dict[str, str]:
 
 def run_command(command: str, ctx: ToolContext) -> CommandOutcome:
     """Run `command` with `bash -c` under the context's limits; kill its process group when done."""
+    capture = _Capture(ctx.output_cap)
     try:
-        proc = subprocess.Popen(
-            ["bash", "-c", command],
-            cwd=ctx.project_root,
-            env=agent_environment(ctx),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+        finished = run_in_group(
+            command, ctx.project_root, agent_environment(ctx), timeout=ctx.bash_timeout, on_output=capture.add
         )
     except OSError as err:
         raise ToolError(f"could not start bash: {(err.strerror or str(err)).lower()}") from None
-    capture = _Capture(ctx.output_cap)
-    try:
-        finished = _pump(proc, capture, deadline=time.monotonic() + ctx.bash_timeout)
-    except BaseException:
-        # KeyboardInterrupt included: the command must not outlive the orchestrator's attention.
-        _kill_group(proc)
-        raise
-    finally:
-        assert proc.stdout is not None
-        proc.stdout.close()
-    # Whatever the command left running in the background goes with it.
-    _kill_group(proc)
-    return CommandOutcome(
-        output=capture.text(ctx.output_cap),
-        exit_code=proc.returncode if finished else None,
-        timed_out=not finished,
-    )
+    return CommandOutcome(output=capture.text(ctx.output_cap), exit_code=finished.exit_code, timed_out=finished.timed_out)
 
 
 class _Capture:
@@ -155,94 +126,6 @@ class _Capture:
         tail = self.tail.decode("utf-8", errors="replace")
         hint = "narrow the command (grep, head, tail, -q) to see less at once"
         return join_head_tail(head, tail, limit, dropped=self.dropped, hint=hint).rstrip("\n")
-
-
-def _pump(proc: subprocess.Popen[bytes], capture: _Capture, *, deadline: float) -> bool:
-    """Read the command's output until it exits; False if the deadline passed first."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    exited_at: float | None = None
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                return False
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at >= _DRAIN_GRACE:
-                return True  # The shell is gone; a background child still holds the pipe.
-            wait = min(deadline - now, _DRAIN_GRACE if exited_at is not None else 0.25)
-            if selector.select(wait):
-                chunk = os.read(fd, _READ_SIZE)
-                if not chunk:
-                    break
-                capture.add(chunk)
-    # End of output does not mean the shell has exited (it may have closed its stdout).
-    try:
-        proc.wait(timeout=max(deadline - time.monotonic(), 0))
-    except subprocess.TimeoutExpired:
-        return False
-    return True
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Stop every process in the command's group: SIGTERM, a short grace, then SIGKILL."""
-    pgid = proc.pid  # start_new_session made the shell the leader of a new group
-    if not _signal_group(pgid, signal.SIGTERM):
-        _reap(proc)
-        return
-    end = time.monotonic() + _TERM_GRACE
-    while time.monotonic() < end:
-        _reap(proc, timeout=0.05)
-        if not _group_alive(pgid):
-            return
-    _signal_group(pgid, signal.SIGKILL)
-    _reap(proc, timeout=_TERM_GRACE)
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send `sig` to the group; False if the group no longer exists."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        # A member changed its credentials (setuid); we cannot signal it and must not hang.
-        return False
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    """True while a member of the group still runs (zombies waiting to be reaped do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    # Orphaned members are reaped by init; where init does not reap (some containers), their
-    # zombies would keep the group "alive" forever. /proc tells them apart on Linux.
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                state, _ppid, group = handle.read().rsplit(b")", 1)[1].split()[:3]
-            if int(group) == pgid and state not in (b"Z", b"X"):
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
-
-
-def _reap(proc: subprocess.Popen[bytes], timeout: float = 0.0) -> None:
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _describe_exit(code: int) -> str:
