@@ -3,8 +3,8 @@
 Breakpoints: one on the last tool, one on the system prompt, one on the last block of the
 newest user message. Each request then reads the previous request's prefix from the cache
 and writes only what is new. Masking replaces old tool outputs, oldest first, once the
-outputs in the conversation pass a token threshold; a masked block stays masked, so the
-cached prefix changes once per masking rather than on every call.
+outputs in the conversation pass a token threshold, down to half of it; a masked block stays
+masked, so the cached prefix changes once in a while rather than on every call.
 """
 
 from __future__ import annotations
@@ -56,31 +56,35 @@ def _result_text(block: dict[str, Any]) -> str:
 
 
 def mask_old_observations(messages: list[dict[str, Any]], keep_tokens: int, tool_names: dict[str, str]) -> int:
-    """Mask tool results, oldest first, beyond the newest `keep_tokens` of them. In place.
+    """Once the unmasked tool outputs pass `keep_tokens`, mask the oldest down to half of it. In place.
 
-    Returns the number of blocks masked now. `tool_names` maps tool_use ids to tool names.
+    Masking to half rather than just under the threshold leaves room for several more turns
+    before the next masking: each masking changes the cached prefix from the first masked
+    block on, so it should happen seldom. The outputs of the newest message, which the model
+    has not seen yet, are never masked. Returns the number of blocks masked now; `tool_names`
+    maps tool_use ids to tool names.
     """
-    results: list[dict[str, Any]] = [
-        block
-        for message in messages
-        if message["role"] == "user" and isinstance(message["content"], list)
+    older = [message for message in messages[:-1] if message["role"] == "user" and isinstance(message["content"], list)]
+    results = [
+        (block, estimate_tokens(_result_text(block)))
+        for message in older
         for block in message["content"]
-        if block.get("type") == "tool_result"
+        if block.get("type") == "tool_result" and not block.get("masked")
     ]
-    kept = 0
+    newest = messages[-1]["content"] if messages and isinstance(messages[-1]["content"], list) else []
+    total = sum(size for _, size in results) + sum(
+        estimate_tokens(_result_text(block)) for block in newest if block.get("type") == "tool_result"
+    )
+    if total <= keep_tokens:
+        return 0
     masked = 0
-    over = False
-    for block in reversed(results):
-        if block.get("masked"):
-            continue
-        size = estimate_tokens(_result_text(block))
-        if not over and kept + size <= keep_tokens:
-            kept += size
-            continue
-        over = True  # everything older than the first output that does not fit is masked
+    for block, size in results:  # oldest first
+        if total <= keep_tokens // 2:
+            break
         tool = tool_names.get(block.get("tool_use_id", ""), "tool")
         block["content"] = MASK_TEXT.format(tool=tool)
         block["masked"] = True
+        total -= size
         masked += 1
     return masked
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.conversation import MASK_TEXT
 from orchestrator.paths import ProjectPaths
 from orchestrator.state import StateStore
 from orchestrator.usage import PriceTable, TokenUsage
@@ -253,3 +254,20 @@ def test_cache_reads_dominate_a_ten_turn_feature(fake_api, project):
     assert agent.cache_read_share > 0.6
     log = read_json(project / ".autonomous/logs/feat-01.json")
     assert log["tokens"]["cacheRead"] == agent.cache_read_input_tokens
+
+    # Eight outputs of ~4900 tokens pass the 30,000-token masking threshold once, at the ninth
+    # call: the oldest are masked down to half the threshold (five of them), the newest kept.
+    def results(request):
+        blocks = [block["content"] for message in request.body["messages"] if isinstance(message["content"], list)
+                  for block in message["content"] if block.get("type") == "tool_result"]
+        return [b if isinstance(b, str) else "".join(part.get("text", "") for part in b) for b in blocks]
+
+    placeholder = MASK_TEXT.format(tool="bash")
+    requests = fake_api.agent_requests("feat-01")
+    assert placeholder not in results(requests[7])
+    ninth, tenth = results(requests[8]), results(requests[9])
+    masked = ninth.count(placeholder)
+    assert masked == 5 and ninth[:masked] == [placeholder] * masked
+    assert all("line 399" in r for r in ninth[masked:])
+    assert tenth[:8] == ninth  # masked once, then the prefix holds
+    assert log["attemptHistory"][0]["maskedOutputs"] == masked
