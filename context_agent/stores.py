@@ -1,8 +1,8 @@
 """The four context stores in `.autonomous/context/`: their file formats (one pydantic model
 each, camelCase keys), loading with corruption handling, and atomic saving.
 
-A store that is not UTF-8, not JSON, or not the right shape is moved to `backups/`, reported,
-and read as empty: the run goes on with less memory rather than stopping.
+A store that is too large, not UTF-8, not JSON, or not the right shape is moved to `backups/`,
+reported, and read as empty: the run goes on with less memory rather than stopping.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from orchestrator.paths import ProjectPaths
 from .events import EventReporter
 
 ItemSource = Literal["report", "summarizer"]
+# The stores are bounded (a 2000-token summary, 20 decisions, 10 failures, the constraints):
+# a file far above that is not ours, and is set aside unread.
+MAX_STORE_BYTES = 16 * 1024 * 1024
 
 
 class _StoreModel(BaseModel):
@@ -162,6 +165,9 @@ def load_stores(paths: ProjectPaths, events: EventReporter) -> ContextStores:
 def load_store(path: Path, model: type[Store], paths: ProjectPaths, events: EventReporter) -> Store:
     """One store from `path`, or an empty one if it is missing, unreadable or corrupted."""
     try:
+        if path.stat().st_size > MAX_STORE_BYTES:
+            _set_aside_corrupt(path, f"larger than {MAX_STORE_BYTES} bytes", paths, events)
+            return model()
         raw = path.read_bytes()
     except FileNotFoundError:
         return model()

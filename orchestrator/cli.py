@@ -13,6 +13,7 @@ from typing import Any, NoReturn, Optional
 import typer
 
 from orchestrator import __version__
+from orchestrator.atomic import LinkRefused, refuse_links
 from orchestrator.config import ConfigError, RunConfig, load_config
 from orchestrator.paths import ProjectPaths
 
@@ -70,7 +71,13 @@ def _project(project_dir: Optional[Path], create: bool = False) -> ProjectPaths:
             fail(f"cannot create project directory {root}: {err.strerror}")
     if not root.is_dir():
         fail(f"project directory {root} does not exist (create it, or pass --project-dir DIR)")
-    return ProjectPaths.for_project(root)
+    paths = ProjectPaths.for_project(root)
+    try:
+        for directory in paths.state_dirs:
+            refuse_links(directory)
+    except LinkRefused as err:
+        fail(str(err))
+    return paths
 
 
 def _config(flags: dict[str, Any], paths: ProjectPaths) -> RunConfig:
@@ -206,7 +213,7 @@ def move_aside(paths: ProjectPaths) -> Path | None:
 
 def main() -> None:
     """Console-script entry point."""
-    from orchestrator.secrets import hide_own_secrets
+    from orchestrator.secrets import hide_own_secrets, redact
 
     # Before anything else runs: the agent's commands must not find the key in /proc/$PPID/environ.
     hide_own_secrets()
@@ -216,7 +223,16 @@ def main() -> None:
         # Interrupted outside a run (while loading, say): nothing to save.
         sys.stderr.write("orchestrate: interrupted\n")
         sys.exit(130)
+    except LinkRefused as err:
+        # A link planted in .autonomous/ during the run (by the agent, or a check): stop, never write through it.
+        sys.stderr.write(f"orchestrate: error: {redact(str(err))}\n")
+        sys.exit(EXIT_USAGE)
     except BrokenPipeError:
         # Output piped into `head` and closed: not an error worth a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
+    except OSError as err:
+        # Before any feature ran (a run stops itself with exit 3): a full disk, a read-only
+        # project, a file in the way. Nothing was run; say what, without a traceback.
+        sys.stderr.write(f"orchestrate: error: {redact(str(err))}\n")
+        sys.exit(EXIT_USAGE)

@@ -13,6 +13,7 @@ from rich.table import Table
 from context_agent import ContextAgent, estimate_tokens, render_project_context
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.events import EventSink
+from orchestrator.feature_log import UnusableLog, read_feature_log
 from orchestrator.lock import LockHeld, RunLock
 from orchestrator.output import PlainRenderer, wants_plain
 from orchestrator.paths import ProjectPaths
@@ -34,7 +35,15 @@ def _state(paths: ProjectPaths) -> RunState | None:
 
 def _console() -> Console:
     plain = wants_plain()
-    return Console(no_color=plain, force_terminal=False if plain else None, highlight=False, width=120 if plain else None)
+    # No markup: what is shown comes from files (a "[/x]" in a path or a log must print as is).
+    return Console(no_color=plain, force_terminal=False if plain else None, highlight=False, markup=False,
+                   width=120 if plain else None)
+
+
+def _shown(value: object) -> str:
+    """A value read from a file, safe for the terminal: control characters are escaped."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 def print_status(paths: ProjectPaths, json_output: bool, fail: Fail) -> int:
@@ -44,19 +53,19 @@ def print_status(paths: ProjectPaths, json_output: bool, fail: Fail) -> int:
     if json_output:
         sys.stdout.write(json.dumps(state.dump(), indent=2) + "\n")
         return 0
-    table = Table(title=f"run {state.run_id} — {state.spec_path}")
+    table = Table(title=_shown(f"run {state.run_id} — {state.spec_path}"))
     for column in ("feature", "status", "attempts", "tokens", "cost (USD)", "reason"):
         table.add_column(column, justify="right" if column in ("attempts", "tokens", "cost (USD)") else "left")
     for feature_id, entry in state.features.items():
         table.add_row(feature_id, entry.status, str(entry.attempts), f"{entry.tokens.total:,}",
-                      f"{entry.cost_usd:.4f}", entry.reason or "")
+                      f"{entry.cost_usd:.4f}", _shown(entry.reason or ""))
     console = _console()
     console.print(table)
     counts = {s: state.count(s) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
     console.print(
         ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"
-        + (f"; stopped: {state.stop_reason}" if state.stop_reason else "")
+        + (f"; stopped: {_shown(state.stop_reason)}" if state.stop_reason else "")
     )
     return 0
 
@@ -66,9 +75,14 @@ def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
         if not all(ch.isalnum() or ch in "._-" for ch in feature_id) or feature_id in (".", ".."):
             fail(f"{feature_id!r} is not a feature id")
         path = paths.feature_log(feature_id)
-        if not path.is_file():
+        try:
+            log = read_feature_log(path)
+        except FileNotFoundError:
             fail(f"no log for feature {feature_id!r} in {paths.logs_dir} (see: orchestrate logs)")
-        sys.stdout.write(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, UnusableLog) as err:
+            fail(f"the log of feature {feature_id!r}, {path}, cannot be shown: {err}")
+        # As the run wrote it; dumped again, so no raw control character reaches the terminal.
+        sys.stdout.write(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
         return 0
     logs = sorted(paths.logs_dir.glob("*.json")) if paths.logs_dir.is_dir() else []
     if not logs:
@@ -78,12 +92,15 @@ def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
         table.add_column(column)
     for path in logs:
         try:
-            log = json.loads(path.read_text(encoding="utf-8"))
+            log = read_feature_log(path)
             tokens = sum((log.get("tokens") or {}).values())
-            table.add_row(str(log.get("id")), str(log.get("status")), str(log.get("attempts")), f"{tokens:,}",
-                          f"{log.get('costUsd') or 0:.4f}")
-        except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
-            table.add_row(path.stem, "(unreadable log)", "", "", "")
+            row = [_shown(log.get("status")), _shown(log.get("attempts")), f"{tokens:,}",
+                   f"{log.get('costUsd') or 0:.4f}"]
+        except (OSError, UnusableLog) as err:
+            row = [_shown(f"(unusable log: {err})"), "", "", ""]
+        except (ValueError, TypeError, AttributeError):
+            row = ["(unreadable log)", "", "", ""]
+        table.add_row(_shown(path.stem), *row)
     _console().print(table)
     return 0
 

@@ -25,6 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+# A lock file is one short line of JSON; anything longer is not a lock we wrote.
+_MAX_LOCK_BYTES = 4096
 # How far a process's start time (known to about a second) may lie after the lock's
 # `startedAt` before we conclude that the pid was reused by an unrelated process.
 _PID_REUSE_SLACK_MS = 2000
@@ -128,9 +130,13 @@ class RunLock:
 def read_owner(lock_path: Path) -> LockOwner | None:
     """The lock's owner as recorded in the file; None if it is missing, empty or corrupt."""
     try:
-        data: Any = json.loads(lock_path.read_bytes())
+        with open(lock_path, "rb") as handle:
+            raw = handle.read(_MAX_LOCK_BYTES + 1)
+        if len(raw) > _MAX_LOCK_BYTES:
+            return None
+        data: Any = json.loads(raw)
         return LockOwner.model_validate(data)
-    except (OSError, ValueError, ValidationError):
+    except (OSError, ValueError, ValidationError, RecursionError):
         return None
 
 

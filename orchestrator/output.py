@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 # Events that plain and live modes print as a line; the rest only update the view or the log.
@@ -145,7 +146,9 @@ class LiveRenderer:
     def handle(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind in ("warning", "error"):
-            self.err_console.print(f"[yellow]orchestrate: {kind}:[/yellow] {event.get('message')}", highlight=False)
+            # The message may quote paths, check output or files: never read it as markup.
+            self.err_console.print(f"[yellow]orchestrate: {kind}:[/yellow] {escape(str(event.get('message')))}",
+                                   highlight=False)
             return
         if kind == "feature_started":
             self.view.update(

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from context_agent import ContextAgent, render_project_context
 from orchestrator import git_checkpoint, protect
+from orchestrator.atomic import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.events import EventSink
 from orchestrator.executor import AgentSession, AttemptOutcome, run_agent
@@ -121,11 +122,23 @@ class Runner:
             exit_code, outcome, message = EXIT_USAGE, "auth_error", str(err)
         except KeyboardInterrupt:
             exit_code, outcome, message = EXIT_INTERRUPTED, "interrupted", "interrupted; state saved, run again to resume"
+        except LinkRefused:
+            raise  # a link planted in .autonomous/: the CLI stops with exit 2, writing nothing through it
+        except OSError as err:  # a full disk, a read-only mount: what was written so far still counts
+            exit_code, outcome = EXIT_STOPPED, "stopped"
+            message = f"could not write the run's files ({err}); fix that, then run again to resume"
         finally:
             self.state.stop_reason = message or None
             self._book_totals()
-            with _signals_held():
-                self.store.save(self.state)
+            try:
+                with _signals_held():
+                    self.store.save(self.state)
+            except LinkRefused:
+                raise
+            except OSError as err:
+                exit_code, outcome = EXIT_STOPPED, "stopped"
+                message = (f"the final state could not be saved ({err}); the journal and feature logs keep "
+                           "what was done: fix that, then run again to resume")
         if message:
             self.events.emit("error" if exit_code != EXIT_INTERRUPTED else "warning", message=message)
         result = RunResult(

@@ -13,8 +13,10 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticSerializationError
 
 from orchestrator.atomic import append_jsonl, set_aside, write_text_atomic
+from orchestrator.feature_log import UnusableLog, read_feature_log
 from orchestrator.paths import ProjectPaths
 from orchestrator.spec_fields import is_safe_id
 from orchestrator.usage import TokenUsage
@@ -23,8 +25,6 @@ FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked",
 STATE_VERSION = 1
 # Files above this size are not state we wrote; refuse to parse them.
 MAX_STATE_BYTES = 64 * 1024 * 1024
-# A feature log is a few kilobytes; a bigger one is not evidence worth reading.
-MAX_LOG_BYTES = 16 * 1024 * 1024
 
 
 def now_ms() -> int:
@@ -119,8 +119,8 @@ class StateStore:
         self._set_aside = False
         if not path.exists():
             if self.paths.state_journal.exists():
-                # A snapshot was never written (killed early); the journal alone is the state.
-                return self._keep_recovered(self._replay_journal(RunState()))
+                # No snapshot (killed before the first one, or lost): what the logs prove, then the journal.
+                return self._keep_recovered(self._replay_journal(self.rebuild_from_logs()))
             return None
         try:
             if path.stat().st_size > MAX_STATE_BYTES:
@@ -133,7 +133,7 @@ class StateStore:
             self._set_aside = True
             recovered = self.rebuild_from_logs()
             self.on_warning(
-                f"state file {path} could not be read ({_first_line(err)}); set aside as {backup}; "
+                f"state file {path} could not be read ({_reason(err)}); set aside as {backup}; "
                 f"rebuilt from feature logs ({recovered.count('passed')} passed features kept)"
             )
             return self._keep_recovered(self._replay_journal(recovered))
@@ -150,7 +150,7 @@ class StateStore:
     def save(self, state: RunState) -> None:
         """Write a full snapshot and start a new journal."""
         state.updated_at = now_ms()
-        write_text_atomic(self.paths.state_file, json.dumps(state.dump(), indent=2) + "\n")
+        write_text_atomic(self.paths.state_file, _snapshot_text(state))
         # Only after the snapshot is safely in place may the journal it contains go.
         self.paths.state_journal.unlink(missing_ok=True)
         self._journal_lines = 0
@@ -228,22 +228,30 @@ class StateStore:
             return state
         for log_path in sorted(self.paths.logs_dir.glob("*.json")):
             try:
-                if log_path.stat().st_size > MAX_LOG_BYTES:
+                # A log proves only its own feature: read_feature_log checks that it names it.
+                log = read_feature_log(log_path)
+                if log.get("status") not in ("passed", "failed") or not is_safe_id(log_path.stem):
                     continue
-                log = json.loads(log_path.read_text(encoding="utf-8"))
-                status = log.get("status")
-                # A log proves only its own feature: the id must be the file's name.
-                if status not in ("passed", "failed") or log.get("id") != log_path.stem or not is_safe_id(log_path.stem):
-                    continue
-                feature = state.feature(log_path.stem)
-                feature.status = status
-                feature.attempts = int(log.get("attempts") or 0)
-                feature.completed_at = log.get("completedAt")
-                feature.iteration = log.get("iteration")
-                state.iteration = max(state.iteration, int(log.get("iteration") or 0))
-            except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError, RecursionError):
+                feature = FeatureState.model_validate({
+                    "status": log["status"], "attempts": log.get("attempts") or 0,
+                    "completedAt": log.get("completedAt"), "iteration": log.get("iteration"),
+                })
+            except (OSError, UnusableLog, ValidationError):
                 continue
+            state.features[log_path.stem] = feature
+            state.iteration = max(state.iteration, feature.iteration or 0)
         return state
+
+
+def _snapshot_text(state: RunState) -> str:
+    """The state as indented JSON, serialized by pydantic in one pass. Going through `dump()`
+    builds the whole state as Python objects first: at 10,000 features a save then took 60 MB
+    more memory instead of 13, and 4 times as long. A text pydantic cannot encode (a lone
+    surrogate, as from a file name that is not UTF-8) takes that slower way, which escapes it."""
+    try:
+        return state.model_dump_json(by_alias=True, indent=2) + "\n"
+    except PydanticSerializationError:
+        return json.dumps(state.dump(), indent=2) + "\n"
 
 
 def _check_ids(state: RunState) -> None:
@@ -253,6 +261,11 @@ def _check_ids(state: RunState) -> None:
             raise ValueError(f"feature id {feature_id[:60]!r} is not a safe id")
 
 
-def _first_line(err: BaseException) -> str:
+def _reason(err: BaseException) -> str:
+    """Why a state file could not be read, in a few words."""
+    if isinstance(err, RecursionError):
+        return "its JSON is nested too deeply"
+    if isinstance(err, UnicodeDecodeError):
+        return f"not UTF-8 at byte {err.start}"
     text = str(err).strip().splitlines()
     return text[0][:200] if text else type(err).__name__

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from orchestrator.feature_log import UnusableLog, read_feature_log
 from orchestrator.paths import ProjectPaths
 from orchestrator.spec import Feature
 from orchestrator.working_memory import read_log
@@ -50,10 +51,9 @@ def replay_messages(log_path: Path) -> tuple[list[dict[str, Any]], dict[str, int
 
 def _read_log_file(paths: ProjectPaths, feature_id: str) -> dict[str, Any] | None:
     try:
-        data = json.loads(paths.feature_log(feature_id).read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return read_feature_log(paths.feature_log(feature_id))
+    except (OSError, UnusableLog):
         return None
-    return data if isinstance(data, dict) else None
 
 
 def feature_history_section(paths: ProjectPaths, recent_ids: Sequence[str], depth: int) -> str:

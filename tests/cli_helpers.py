@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -76,6 +77,28 @@ def write_spec(
     path = directory / name
     path.write_text(json.dumps(spec, indent=2))
     return path
+
+
+def file_tree(root: Path, skip: Path | None = None) -> dict[str, str]:
+    """Every entry under `root` (not following links, leaving out `skip`) -> a digest of what it is."""
+    found: dict[str, str] = {}
+    for current, dirs, files in os.walk(root):
+        here = Path(current)
+        if skip is not None and (here == skip or skip in here.parents):
+            dirs[:] = []
+            continue
+        for name in dirs + files:
+            path = here / name
+            if skip is not None and path == skip:
+                continue
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                found[rel] = "link:" + os.readlink(path)
+            elif path.is_file():
+                found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                found[rel] = "dir"
+    return found
 
 
 def read_json(path: Path) -> Any:

@@ -1,4 +1,4 @@
-"""Security end to end: a hostile scripted agent and hostile files, through the CLI, against the fake API.
+"""Security end to end: a hostile scripted agent, through the CLI, against the fake API.
 
 The agent tries to leave the project (`../x`, an absolute path under /tmp, a symlink that
 leads out), to rewrite the orchestrator's state (editor and bash), to read the API key
@@ -6,14 +6,13 @@ leads out), to rewrite the orchestrator's state (editor and bash), to read the A
 replacing the check (editor, `cat >`, `cp`, a `protected` glob). Then everything the run
 left behind is searched for the key: every file under the project, stdout and stderr, the
 reports, and every request the fake API received (which holds every tool result the model
-saw). Hostile files (huge, deeply nested, not UTF-8) in `.autonomous/` and crafted specs must
-give a clear message, never a traceback, and nothing may be written outside `.autonomous/`.
+saw). Hostile files in `.autonomous/`, crafted specs and planted links are in
+`test_hostile_files_e2e.py`.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import shutil
@@ -23,8 +22,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
-from tests.fake_api import Fault, bash, edit_create, edit_str_replace, report, text, tool_use
+from tests.cli_helpers import file_tree, first_prompt, read_json, run_cli, write_spec
+from tests.fake_api import bash, edit_create, report, text, tool_use
 
 # Distinctive, shaped like a real key, accepted by the fake (it refuses only `rejected_keys`).
 KEY = "sk-ant-api03-SECRETxyzQ7m2Lk9Pw4Rt6Vb8Nc1Dx3Fz5Hj7Kl0Mn2Pq4Rs6Tu8Vw0Xy-AbCdEfAA"
@@ -38,28 +37,6 @@ CHECK = "python3 -m pytest -q -p no:cacheprovider tests/test_feature.py"
 
 
 # ---- helpers -------------------------------------------------------------------------------
-
-
-def _tree(root: Path, skip: Path | None = None) -> dict[str, str]:
-    """Every entry under `root` (not following links) -> a digest of what it is."""
-    found: dict[str, str] = {}
-    for current, dirs, files in os.walk(root):
-        here = Path(current)
-        if skip is not None and (here == skip or skip in here.parents):
-            dirs[:] = []
-            continue
-        for name in dirs + files:
-            path = here / name
-            if skip is not None and path == skip:
-                continue
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink():
-                found[rel] = "link:" + os.readlink(path)
-            elif path.is_file():
-                found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-            else:
-                found[rel] = "dir"
-    return found
 
 
 def _all_files(root: Path) -> Iterator[Path]:
@@ -274,9 +251,8 @@ def test_a_hostile_agent_stays_in_the_project_keeps_no_key_and_cannot_pass_by_ch
         extra={"feat-02": {"verify": CHECK, "protected": ["checks/*.txt"], "max_attempts": 2},
                "feat-03": {"verify": "python3 app.py", "max_attempts": 2}},
     )
-    before_tmp = _tree(tmp, skip=project)
-    before_outside = _tree(outside)
-    reports = tmp / "reports"
+    before_tmp = file_tree(tmp, skip=project)
+    before_outside = file_tree(outside)
 
     result = run_cli(
         ["run", str(spec), "--json", "--report", str(project / "report.json"), "--junit", str(project / "junit.xml")],
@@ -286,8 +262,8 @@ def test_a_hostile_agent_stays_in_the_project_keeps_no_key_and_cannot_pass_by_ch
     assert result.code == 1, result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     # Nothing outside the project changed: not the sibling, not /tmp/<unique>.
-    assert _tree(tmp, skip=project) == before_tmp
-    assert _tree(outside) == before_outside
+    assert file_tree(tmp, skip=project) == before_tmp
+    assert file_tree(outside) == before_outside
     assert (sibling / "notes.txt").read_text() == "sibling data\n"
     # The state is the orchestrator's, intact and parseable.
     state = read_json(project / STATE)

@@ -1,0 +1,105 @@
+"""A run whose files cannot be written (a full disk) stops cleanly, resumable, without a traceback."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+from pathlib import Path
+
+import anthropic
+import pytest
+
+import orchestrator.runner as runner_module
+from orchestrator.config import RunConfig
+from orchestrator.events import EventSink
+from orchestrator.output import PlainRenderer
+from orchestrator.paths import ProjectPaths
+from orchestrator.runner import RunOptions, Runner
+from orchestrator.spec import load_spec
+from tests.cli_helpers import write_spec
+
+
+def run_once(project: Path, spec: Path, fake) -> tuple[int, str]:
+    err = io.StringIO()
+    paths = ProjectPaths.for_project(project)
+    events = EventSink(PlainRenderer(out=io.StringIO(), err=err), paths.events_log)
+    sdk = anthropic.Anthropic(base_url=fake.base_url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
+    try:
+        result = Runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
+    finally:
+        sdk.close()
+    return result.exit_code, err.getvalue()
+
+
+def test_a_full_disk_stops_the_run_with_exit_3_and_the_next_run_resumes(fake_api, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = write_spec(project, 3)
+    real_write = runner_module.write_feature_log
+
+    def disk_full_at_feat_02(paths, log):
+        if log["id"] == "feat-02":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(paths, log)
+
+    monkeypatch.setattr(runner_module, "write_feature_log", disk_full_at_feat_02)
+    code, stderr = run_once(project, spec, fake_api)
+
+    assert code == 3
+    assert "No space left on device" in stderr and "run again to resume" in stderr
+    state = json.loads((project / ".autonomous/state/execution-state.json").read_text())
+    assert state["features"]["feat-01"]["status"] == "passed"
+    assert state["stopReason"] and "could not write" in state["stopReason"]
+
+    monkeypatch.setattr(runner_module, "write_feature_log", real_write)
+    fake_api.reset()
+    code, stderr = run_once(project, spec, fake_api)
+
+    assert code == 0, stderr
+    assert not fake_api.agent_requests("feat-01")
+
+
+def test_a_final_state_that_cannot_be_saved_is_reported_not_raised(fake_api, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = write_spec(project, 1)
+
+    real_save = runner_module.StateStore.save
+    saves = []
+
+    def no_space(self, state):  # the first save, at the start, goes through
+        saves.append(state)
+        if len(saves) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_save(self, state)
+
+    monkeypatch.setattr(runner_module.StateStore, "save", no_space)
+    code, stderr = run_once(project, spec, fake_api)
+
+    assert code == 3
+    assert "final state could not be saved" in stderr
+    # The feature log, written as the feature finished, still proves the pass.
+    assert json.loads((project / ".autonomous/logs/feat-01.json").read_text())["status"] == "passed"
+
+
+def test_a_link_planted_in_the_state_directory_is_not_swallowed(fake_api, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = write_spec(project, 1)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    real_write = runner_module.write_feature_log
+
+    def plant_link_then_write(paths, log):
+        state_dir = project / ".autonomous/state"
+        for child in state_dir.iterdir():
+            child.unlink()
+        state_dir.rmdir()
+        state_dir.symlink_to(outside, target_is_directory=True)
+        return real_write(paths, log)
+
+    monkeypatch.setattr(runner_module, "write_feature_log", plant_link_then_write)
+    with pytest.raises(runner_module.LinkRefused):
+        run_once(project, spec, fake_api)
+    assert list(outside.iterdir()) == []
