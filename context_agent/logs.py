@@ -4,11 +4,11 @@ the summary some detail, never the summarization."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.feature_log import UnusableLog, read_feature_log
 from orchestrator.paths import ProjectPaths
 
 from .interfaces import FeatureLike
@@ -58,13 +58,11 @@ def read_outcome(paths: ProjectPaths, feature_id: str, feature: FeatureLike | No
     name = str(getattr(feature, "name", "") or "")
     category = str(getattr(feature, "category", "") or "")
     try:
-        raw = json.loads(paths.feature_log(feature_id).read_bytes().decode("utf-8"))
+        raw = read_feature_log(paths.feature_log(feature_id))  # bounded, and checked to be this feature's
     except FileNotFoundError:
         return FeatureOutcome(feature_id, name, category, log_problem="no log")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnusableLog) as exc:
         return FeatureOutcome(feature_id, name, category, log_problem=f"unreadable log: {exc}")
-    if not isinstance(raw, Mapping):
-        return FeatureOutcome(feature_id, name, category, log_problem="log is not a JSON object")
     return FeatureOutcome(
         id=feature_id,
         name=_str(raw.get("name")) or name,

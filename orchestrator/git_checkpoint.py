@@ -7,6 +7,7 @@ as a warning: a checkpoint that cannot be made must not stop a run.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -74,6 +75,8 @@ def _exclude_state_dir(project_root: Path) -> None:
         exclude.parent.mkdir(parents=True, exist_ok=True)
         existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
         separator = "" if not existing or existing.endswith("\n") else "\n"
+        if exclude.is_symlink():  # never append to whatever a link points at
+            raise OSError(f"it is a symbolic link (to {os.readlink(exclude)}), not followed")
         with open(exclude, "a", encoding="utf-8") as handle:
             handle.write(f"{separator}# orchestrate's run state\n{pattern}\n")
     except OSError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from typing import Any, TextIO
@@ -90,6 +91,16 @@ class JsonRenderer:
         pass
 
 
+# Control characters other than newline and tab: an escape sequence in a feature name, a
+# command of the agent or a check's output must not drive the reader's terminal or CI log.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters shown as `\\xNN` escapes."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
 class PlainRenderer:
     """Plain lines, no ANSI codes: for CI, pipes and NO_COLOR."""
 
@@ -101,7 +112,7 @@ class PlainRenderer:
     def handle(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind in ("warning", "error"):
-            self.err.write(f"orchestrate: {kind}: {event.get('message')}\n")
+            self.err.write(f"orchestrate: {kind}: {printable(str(event.get('message')))}\n")
             self.err.flush()
             return
         if self.verbosity < 0 and kind not in ("run_finished", "dry_run_prompt"):
@@ -110,7 +121,7 @@ class PlainRenderer:
         if line is None and self.verbosity > 0 and kind == "tool_call":
             line = f"      tool {event.get('tool')}: {event.get('summary', '')}"
         if line is not None:
-            self.out.write(line + "\n")
+            self.out.write(printable(line) + "\n")
             self.out.flush()
 
     def close(self) -> None:

@@ -121,7 +121,16 @@ class StateStore:
             if self.paths.state_journal.exists():
                 # No snapshot (killed before the first one, or lost): what the logs prove, then the journal.
                 return self._keep_recovered(self._replay_journal(self.rebuild_from_logs()))
-            return None
+            recovered = self.rebuild_from_logs()
+            if not recovered.features:
+                return None
+            # The state file was deleted but the logs still prove what was done: keep it.
+            self._set_aside = True  # so that the rebuilt state is saved at once
+            self.on_warning(
+                f"no state file {path}; rebuilt from feature logs ({recovered.count('passed')} passed features "
+                "kept); to start over instead, run with --fresh"
+            )
+            return self._keep_recovered(recovered)
         try:
             if path.stat().st_size > MAX_STATE_BYTES:
                 raise ValueError(f"larger than {MAX_STATE_BYTES} bytes")
@@ -235,11 +244,16 @@ class StateStore:
                 feature = FeatureState.model_validate({
                     "status": log["status"], "attempts": log.get("attempts") or 0,
                     "completedAt": log.get("completedAt"), "iteration": log.get("iteration"),
+                    "tokens": log.get("tokens") or {}, "costUsd": log.get("costUsd") or 0.0,
+                    "durationMs": log.get("durationMs") or 0,
                 })
             except (OSError, UnusableLog, ValidationError):
                 continue
             state.features[log_path.stem] = feature
             state.iteration = max(state.iteration, feature.iteration or 0)
+            # What was spent stays spent: --max-cost counts it after a rebuild too.
+            state.totals.tokens = state.totals.tokens + feature.tokens
+            state.totals.cost_usd += feature.cost_usd
         return state
 
 

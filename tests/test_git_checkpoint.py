@@ -172,3 +172,18 @@ def test_checkpoints_never_push(tmp_path: Path) -> None:
     assert commit_checkpoint(repo, "local only") is not None
     assert git(remote, "for-each-ref") == ""
     assert os.listdir(remote / "refs" / "heads") == []
+
+
+def test_an_exclude_file_that_is_a_link_is_not_written_through(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "project")
+    outside = tmp_path / "bashrc"
+    outside.write_text("export PS1='$ '\n")
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.unlink(missing_ok=True)
+    exclude.symlink_to(outside)
+    (repo / "todo.py").write_text("class Todo: ...\n")
+
+    with pytest.raises(CheckpointError, match="symbolic link"):
+        commit_checkpoint(repo, "orchestrate: todo-model passed")
+    assert outside.read_text() == "export PS1='$ '\n"
