@@ -1,4 +1,5 @@
-"""A run whose files cannot be written (a full disk) stops cleanly, resumable, without a traceback."""
+"""The runner in this process against the fake API: what it keeps in state, and how it stops when
+its files cannot be written (a full disk): cleanly, resumable, without a traceback."""
 
 from __future__ import annotations
 
@@ -103,3 +104,18 @@ def test_a_link_planted_in_the_state_directory_is_not_swallowed(fake_api, tmp_pa
     with pytest.raises(runner_module.LinkRefused):
         run_once(project, spec, fake_api)
     assert list(outside.iterdir()) == []
+
+
+def test_a_passing_checks_output_stays_in_its_log_not_in_the_state(fake_api, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = write_spec(project, 2, verify="test -f features/{id}.txt && echo 'collected 12 items: 12 passed'")
+
+    code, stderr = run_once(project, spec, fake_api)
+
+    assert code == 0, stderr
+    state = json.loads((project / ".autonomous/state/execution-state.json").read_text())
+    log = json.loads((project / ".autonomous/logs/feat-01.json").read_text())
+    assert "12 passed" in log["verification"]["output"]
+    assert state["features"]["feat-01"]["lastVerification"]["output"] == ""
+    assert state["features"]["feat-01"]["lastVerification"]["success"] is True
