@@ -38,17 +38,12 @@ def normalized_key(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
-def is_near_duplicate(a: str, b: str) -> bool:
-    """True when `a` and `b` very likely state the same thing in other words.
+def find_near_duplicate(text: str, others: Iterable[str]) -> int | None:
+    """The index of the first of `others` that very likely states `text` in other words, or None.
 
     Same normalized text; or content words overlapping by Jaccard >= 0.6; or one text's words
     (at least three) almost all (>= 80%) inside the other's, as in "Note: X" restating "X".
     """
-    return find_near_duplicate(a, [b]) is not None
-
-
-def find_near_duplicate(text: str, others: Iterable[str]) -> int | None:
-    """The index of the first of `others` that `is_near_duplicate` of `text`, or None."""
     key, words = normalized_key(text), content_words(text)
     for index, other in enumerate(others):
         if normalized_key(other) == key:

@@ -97,7 +97,3 @@ class ProjectPaths:
     def state_dirs(self) -> tuple[Path, ...]:
         """The directories of `.autonomous/` that the program writes into."""
         return (self.state_dir, self.logs_dir, self.context_dir, self.memory_dir, self.backups_dir)
-
-    @property
-    def config_file(self) -> Path:
-        return self.root / "orchestrate.toml"

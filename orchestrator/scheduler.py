@@ -73,16 +73,6 @@ def blocking_dependency(feature: Feature, state: RunState, selected: set[str]) -
     return None
 
 
-def next_feature(
-    spec: FeatureSpec, state: RunState, run_order: Sequence[Feature], attempts_for: Callable[[Feature], int]
-) -> Feature | None:
-    """The first feature in run order that is pending and whose dependencies have all passed.
-
-    Features that can never run are marked blocked on the way (so the caller can log them).
-    """
-    return RunQueue(run_order).next(state, attempts_for)[0]
-
-
 class RunQueue:
     """The selected features in run order, picked from again and again during one run.
 
@@ -101,8 +91,8 @@ class RunQueue:
     def next(
         self, state: RunState, attempts_for: Callable[[Feature], int]
     ) -> tuple[Feature | None, list[Feature]]:
-        """The next feature to run, as `next_feature` picks it, and the features this pick
-        settled without running them (blocked, or out of attempts), in run order."""
+        """The first pending feature in run order whose dependencies have all passed, and the
+        features this pick settled without running them (blocked, or out of attempts), in run order."""
         settled: list[tuple[int, Feature]] = []
         progress = True
         while progress:

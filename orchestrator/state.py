@@ -107,7 +107,9 @@ class StateStore:
         self.paths = paths
         self.on_warning = on_warning
         self._journal_lines = 0
-        self._set_aside = False  # this load set a damaged file aside: save what was recovered
+        # This load recovered state that is not on disk as read (a file set aside, or rebuilt
+        # from the logs): it is saved at once.
+        self._must_save = False
 
     def load(self) -> RunState | None:
         """The saved state, None if there is none; a damaged file is set aside and rebuilt.
@@ -116,7 +118,7 @@ class StateStore:
         it, instead of finding no state and starting over (losing the passed features).
         """
         path = self.paths.state_file
-        self._set_aside = False
+        self._must_save = False
         if not path.exists():
             if self.paths.state_journal.exists():
                 # No snapshot (killed before the first one, or lost): what the logs prove, then the journal.
@@ -125,7 +127,7 @@ class StateStore:
             if not recovered.features:
                 return None
             # The state file was deleted but the logs still prove what was done: keep it.
-            self._set_aside = True  # so that the rebuilt state is saved at once
+            self._must_save = True
             self.on_warning(
                 f"no state file {path}; rebuilt from feature logs ({recovered.count('passed')} passed features "
                 "kept); to start over instead, run with --fresh"
@@ -139,7 +141,7 @@ class StateStore:
             _check_ids(state)
         except (ValueError, UnicodeDecodeError, ValidationError, RecursionError) as err:
             backup = set_aside(path, self.paths.backups_dir)
-            self._set_aside = True
+            self._must_save = True
             recovered = self.rebuild_from_logs()
             self.on_warning(
                 f"state file {path} could not be read ({_reason(err)}); set aside as {backup}; "
@@ -149,7 +151,7 @@ class StateStore:
         return self._keep_recovered(self._replay_journal(state))
 
     def _keep_recovered(self, state: RunState) -> RunState:
-        if self._set_aside:
+        if self._must_save:
             try:
                 self.save(state)
             except OSError as err:
@@ -190,7 +192,7 @@ class StateStore:
         try:
             if path.stat().st_size > MAX_STATE_BYTES:
                 backup = set_aside(path, self.paths.backups_dir)
-                self._set_aside = True
+                self._must_save = True
                 self.on_warning(f"state journal {path} is larger than {MAX_STATE_BYTES} bytes; set aside as {backup}")
                 return state
             data = path.read_bytes()
@@ -224,7 +226,7 @@ class StateStore:
             # Its good lines are in `state` now; the file goes to the backups, never deleted.
             try:
                 backup: object = set_aside(path, self.paths.backups_dir)
-                self._set_aside = True
+                self._must_save = True
             except OSError as err:
                 backup = f"(could not be moved: {err})"
             self.on_warning(f"state journal {path}: {damaged} unreadable line(s) skipped; set aside as {backup}")
