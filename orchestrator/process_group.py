@@ -4,25 +4,39 @@ The agent's `bash` tool and the feature checks both run `bash -c COMMAND` this w
 from /dev/null (nothing may wait for a keyboard), stdout and stderr merged and handed over
 chunk by chunk as they come, a deadline, and afterwards, or on any exception (a Ctrl-C
 included), the whole group is stopped, so that test runners, servers and `sleep &` started by
-the command do not outlive it.
+the command do not outlive it. Processes that left the group (`setsid`, daemons) are found
+and stopped too (`descendants.py`).
+
+Ctrl-C and SIGTERM are held back while the command starts and while it is being stopped: a
+signal raised inside `subprocess.Popen` would leave a started command that nothing knows of,
+and one raised during the stop would leave it half done. A held signal is acted on as soon as
+the command is accounted for.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from orchestrator.descendants import CommandProcesses, become_subreaper
+
+__all__ = ["Finished", "run_in_group", "stop_group", "become_subreaper", "held_signals"]
 
 READ_SIZE = 65536
 # How long output may keep coming after the shell exits (a background child holding the pipe).
 DRAIN_GRACE = 0.5
 # How long a stopped group gets to exit after SIGTERM before SIGKILL.
 TERM_GRACE = 1.0
+_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @dataclass
@@ -30,6 +44,8 @@ class Finished:
     """How the command ended: `exit_code` is None when it was stopped at its deadline."""
 
     exit_code: int | None
+    survivors: list[int] = field(default_factory=list)
+    """Processes the command started that could not be stopped (another user's, say)."""
 
     @property
     def timed_out(self) -> bool:
@@ -40,26 +56,73 @@ def run_in_group(
     command: str, cwd: Path, env: Mapping[str, str] | None, *, timeout: float, on_output: Callable[[bytes], None]
 ) -> Finished:
     """Run `command` with `bash -c` in `cwd`; `env` None inherits ours. Raises OSError if it cannot start."""
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # the shell leads a new group: its pid is the group id
-    )
+    processes: CommandProcesses | None = None
+    proc: subprocess.Popen[bytes] | None = None
     try:
+        with held_signals():
+            processes = CommandProcesses()
+            proc = subprocess.Popen(
+                ["bash", "-c", command],
+                cwd=cwd,
+                env=processes.environment(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # the shell leads a new group: its pid is the group id
+            )
+        # A signal held during the start is raised here, with `proc` known.
         finished = _read_until_exit(proc, on_output, deadline=time.monotonic() + timeout)
-    except BaseException:
-        stop_group(proc)
+    except BaseException as exc:
+        # A second Ctrl-C must not cut the clean-up short; the first is already on its way.
+        if processes is not None:
+            with held_signals(act_on_them=not isinstance(exc, KeyboardInterrupt)):
+                _stop_everything(proc, processes)
         raise
     finally:
-        assert proc.stdout is not None
-        proc.stdout.close()
+        if proc is not None and proc.stdout is not None:
+            proc.stdout.close()
+    assert proc is not None and processes is not None
     # Whatever the command left running in the background goes with it.
-    stop_group(proc)
-    return Finished(proc.returncode if finished else None)
+    with held_signals():
+        survivors = _stop_everything(proc, processes)
+    return Finished(proc.returncode if finished else None, survivors)
+
+
+def _stop_everything(proc: subprocess.Popen[bytes] | None, processes: CommandProcesses) -> list[int]:
+    """Stop the command's group, then whatever left the group; the pids that would not stop."""
+    if proc is not None:
+        stop_group(proc)
+    return processes.stop_leftovers(grace=TERM_GRACE, owned_pid=proc.pid if proc is not None else None)
+
+
+@contextlib.contextmanager
+def held_signals(*, act_on_them: bool = True) -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back for the duration; then act on the first one that came.
+
+    Python handlers are swapped rather than the signal mask blocked: children inherit a
+    blocked mask, and a command that cannot get SIGTERM could not be stopped gently. Outside
+    the main thread nothing needs holding (Python runs handlers in the main thread only).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous: dict[int, Any] = {}
+
+    def hold(signum: int, _frame: Any) -> None:
+        caught.append(signum)
+
+    try:
+        for sig in _HELD_SIGNALS:
+            handler = signal.getsignal(sig)
+            if callable(handler):  # only Python handlers raise inside us; SIG_DFL/SIG_IGN act alone
+                previous[sig] = signal.signal(sig, hold)
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught and act_on_them:
+            previous[caught[0]](caught[0], None)
 
 
 def _read_until_exit(proc: subprocess.Popen[bytes], on_output: Callable[[bytes], None], *, deadline: float) -> bool:

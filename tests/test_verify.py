@@ -250,9 +250,11 @@ def test_ctrl_c_during_a_check_kills_it_and_interrupts_the_caller(tmp_path: Path
     )
     pids: list[int] = []
     try:
-        pids = [read_pid(shell_pid_file), read_pid(child_pid_file)]
+        # Generous waits: a loaded machine may take seconds to start Python. The SIGINT may
+        # land while run_check is still inside subprocess.Popen; that used to leak the shell.
+        pids = [read_pid(shell_pid_file, 60), read_pid(child_pid_file, 60)]
         runner.send_signal(signal.SIGINT)
-        stdout, stderr = runner.communicate(timeout=10)
+        stdout, stderr = runner.communicate(timeout=60)
         assert runner.returncode == -signal.SIGINT, stderr
         assert "KeyboardInterrupt" in stderr
         assert "run_check returned" not in stdout

@@ -3,8 +3,9 @@
 Each command runs in a fresh `bash -c` (no state such as `cd` or variables carries over, so
 `restart` has nothing to reset), in its own process group and session, with stdin from
 /dev/null so nothing can wait for a keyboard. When the command returns, times out, or the
-orchestrator is interrupted, the whole process group is stopped: nothing the agent starts
-outlives its command (a background server must be started and used within one command).
+orchestrator is interrupted, the whole process group is stopped, and so is every process the
+command started that left the group (`setsid`, daemons): nothing the agent starts outlives its
+command (a background server must be started and used within one command).
 
 A non-zero exit status is information for the model, not a tool failure; a refusal by the
 shell policy or a timeout is an error result.
@@ -13,7 +14,7 @@ shell policy or a timeout is an error result.
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.process_group import run_in_group
@@ -37,6 +38,7 @@ class CommandOutcome:
     output: str
     exit_code: int | None
     timed_out: bool
+    survivors: list[int] = field(default_factory=list)
 
 
 def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -67,6 +69,9 @@ def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
     text = outcome.output
     if outcome.exit_code:
         text = f"{text}\n\n{_describe_exit(outcome.exit_code)}" if text else _describe_exit(outcome.exit_code)
+    if outcome.survivors:
+        note = _describe_survivors(outcome.survivors)
+        text = f"{text}\n\n{note}" if text else note
     return ToolResult(text or "(no output)")
 
 
@@ -97,7 +102,12 @@ def run_command(command: str, ctx: ToolContext) -> CommandOutcome:
         )
     except OSError as err:
         raise ToolError(f"could not start bash: {(err.strerror or str(err)).lower()}") from None
-    return CommandOutcome(output=capture.text(ctx.output_cap), exit_code=finished.exit_code, timed_out=finished.timed_out)
+    return CommandOutcome(
+        output=capture.text(ctx.output_cap),
+        exit_code=finished.exit_code,
+        timed_out=finished.timed_out,
+        survivors=finished.survivors,
+    )
 
 
 class _Capture:
@@ -136,3 +146,8 @@ def _describe_exit(code: int) -> str:
             name = f"signal {-code}"
         return f"[exit: killed by {name}]"
     return f"[exit code {code}]"
+
+
+def _describe_survivors(pids: list[int]) -> str:
+    listed = ", ".join(str(pid) for pid in pids[:10]) + (", ..." if len(pids) > 10 else "")
+    return f"[warning: {len(pids)} process(es) the command started could not be stopped: pid {listed}]"
