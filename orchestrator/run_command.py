@@ -8,6 +8,7 @@ from typing import Any, Callable, NoReturn
 
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.events import EventSink
+from orchestrator.git_checkpoint import clear_stale_index_lock
 from orchestrator.lock import LockHeld, RunLock
 from orchestrator.output import make_renderer
 from orchestrator.paths import ProjectPaths
@@ -52,6 +53,8 @@ def run_command(
     events = EventSink(make_renderer(json_mode, verbosity), paths.events_log)
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
+            if config.commit:  # a git killed with an earlier run may have left .git/index.lock
+                clear_stale_index_lock(paths.root, events.warn)
             try:
                 runner = Runner(loaded, config, options, paths, events, sdk=sdk)
             except SelectionError as err:
