@@ -86,6 +86,18 @@ _GIT_DIR = r"(?<![\w.-])\.git(?![\w.-])"
 # Arguments up to the end of this simple command.
 _ARGS = r"[^;&|\n]*"
 
+# Git settings (case does not matter to git) that make it run a program or rewrite content
+# by itself: set in .git/config they would act inside every later git command, the
+# orchestrator's own checkpoint commits included. Reading or unsetting them is fine.
+_GIT_CONFIG_RUNS_PROGRAMS = (
+    r"(?i:core\.(?:hooksPath|fsmonitor|sshCommand|pager|editor|askPass|gitProxy|attributesFile|worktree"
+    r"|autocrlf|eol|safecrlf)"
+    r"|filter\.|diff\.external|diff\.\S+\.(?:command|textconv)|pager\.|include\.path|includeIf\."
+    r"|alias\.|gpg\.|commit\.gpgSign|sequence\.editor|credential\.|merge\.\S+\.driver"
+    r"|remote\.\S+\.(?:uploadpack|receivepack)|uploadpack\.packObjectsHook|submodule\.\S+\.update"
+    r"|interactive\.diffFilter|trailer\.\S+\.(?:command|cmd)|(?:diff|merge)tool\.)"
+)
+
 _RM_RECURSIVE = rf"{_command('rm')}(?={_ARGS}\s(?:-[a-zA-Z]*[rR]|--recursive))"
 _DANGEROUS_TARGET = (
     r"(?:/\*?|~/?\*?|\$\{?HOME\}?/?\*?|\.\.(?:/\S*)?"
@@ -148,8 +160,10 @@ DEFAULT_RULES: tuple[DenyRule, ...] = (
         needles=(".git",),
     ),
     _rule(
-        _git(r"config") + rf"{_ARGS}\b(?:core\.hooksPath|core\.fsmonitor|core\.sshCommand|alias\.)",
-        "changing where git finds hooks or commands would run code outside the agent's control",
+        _git(r"config") + rf"(?!{_ARGS}\s(?:--get\S*|--list|-l|get|list|--unset\S*|unset|--remove-section)(?=\s|$))"
+        + rf"{_ARGS}(?<![\w.-]){_GIT_CONFIG_RUNS_PROGRAMS}",
+        "git would then run a program or rewrite files by itself in later git commands (filters, hooks, "
+        "fsmonitor, pager, includes); run the program yourself instead",
         needles=("git",),
     ),
     _rule(
