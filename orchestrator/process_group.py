@@ -72,6 +72,9 @@ def run_in_group(
             )
         # A signal held during the start is raised here, with `proc` known.
         finished = _read_until_exit(proc, on_output, deadline=time.monotonic() + timeout)
+        # Whatever the command left running in the background goes with it.
+        with held_signals():
+            survivors = _stop_everything(proc, processes)
     except BaseException as exc:
         # A second Ctrl-C must not cut the clean-up short; the first is already on its way.
         if processes is not None:
@@ -81,10 +84,6 @@ def run_in_group(
     finally:
         if proc is not None and proc.stdout is not None:
             proc.stdout.close()
-    assert proc is not None and processes is not None
-    # Whatever the command left running in the background goes with it.
-    with held_signals():
-        survivors = _stop_everything(proc, processes)
     return Finished(proc.returncode if finished else None, survivors)
 
 
@@ -119,8 +118,8 @@ def held_signals(*, act_on_them: bool = True) -> Iterator[None]:
                 previous[sig] = signal.signal(sig, hold)
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         if caught and act_on_them:
             previous[caught[0]](caught[0], None)
 
