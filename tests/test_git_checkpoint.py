@@ -467,3 +467,20 @@ def test_the_checkpoint_commits_the_file_the_check_verified_despite_a_planted_fi
     assert git(project, "config", "filter.evil.clean") == "sed s/verified/tampered/"  # the agent did plant it
     committed = subprocess.run(["git", "cat-file", "blob", "HEAD:result.txt"], cwd=project, capture_output=True).stdout
     assert committed == (project / "result.txt").read_bytes() == b"verified\n"
+
+
+def test_a_run_resumed_after_a_crash_removes_a_stale_index_lock_and_says_so(fake_api, tmp_path: Path) -> None:
+    from tests.cli_helpers import run_cli, write_spec
+
+    project = make_repo(tmp_path / "project")
+    (project / ".git" / "index.lock").write_bytes(b"")  # a git killed with the previous run
+    spec = write_spec(project, 2)
+
+    result = run_cli(["run", str(spec)], project, fake_api)
+
+    assert result.code == 0, result.stderr
+    assert "index.lock" in result.stderr and "checkpoint commit" not in result.stderr
+    events = (project / ".autonomous" / "events.jsonl").read_text()
+    assert "index.lock" in events
+    subjects = git(project, "log", "--format=%s").splitlines()
+    assert [s.split(":")[1].strip() for s in subjects] == ["feat-02", "feat-01"]
