@@ -25,6 +25,21 @@ DEFAULT_TIMEOUT = 600.0
 DEFAULT_OUTPUT_LIMIT = 4000
 
 
+class Influencer(BaseModel):
+    """A file that can change a check's outcome without being the check, changed during the feature.
+
+    Found by `orchestrator.check_influence`: a `conftest.py`, pytest's configuration, a site
+    hook (`sitecustomize.py`, `*.pth`) or a module shadowing the standard library.
+    """
+
+    path: str
+    """Relative to the project root."""
+    kind: str
+    """`conftest`, `pytest-config`, `site-hook` or `stdlib-shadow`."""
+    change: str
+    """`added`, `modified` or `removed`, since before the feature's first attempt in this run."""
+
+
 class VerificationResult(BaseModel):
     """The outcome of one check, as fed back to the agent and written to the feature log."""
 
@@ -44,10 +59,15 @@ class VerificationResult(BaseModel):
     """True when there was no check to run; the agent's report decides then."""
     attempt: int
     """Which attempt at the feature this check verified (1-based)."""
+    influencers: list[Influencer] = Field(default_factory=list)
+    """Check-influencing files changed during the feature (`orchestrator.check_influence`)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The result with the camelCase keys of the spec's `Last Verification Result`."""
-        return self.model_dump(by_alias=True, mode="json")
+        """The result with the camelCase keys of the spec's `Last Verification Result`.
+
+        `influencers` appears only when there are some, so the usual result keeps its seven keys.
+        """
+        return self.model_dump(by_alias=True, mode="json", exclude={"influencers"} if not self.influencers else None)
 
 
 def run_check(
