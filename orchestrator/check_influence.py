@@ -14,9 +14,10 @@ verification result and announced as a warning. `--strict-checks` turns them int
 attempt (`strict_refusal`).
 
 Watched, relative to the directories on the check's path (the project root, every file or
-directory the command names, and their parents up to the root):
+directory the command names, and their parents up to the root; the words are read as
+written, so a test file the attempt creates does not move where the snapshots look):
 - `conftest.py` in those directories, and anywhere under a directory the command names
-  (or under the root, when a pytest-like command names no path);
+  (under the root for `tox`, `nox`, `make`, and `pytest` given no path);
 - pytest's configuration there: `pytest.ini`, `.pytest.ini`, `pytest.toml`, `.pytest.toml`,
   `tox.ini` (whole files), the `[tool.pytest...]` table of `pyproject.toml` and the
   `[tool:pytest]` section of `setup.cfg` (only those parts: other edits are ordinary work);
@@ -54,8 +55,6 @@ _SKIP_DIRS = {
 # shadowing changes nothing a check would run.
 _UNSHADOWABLE = set(sys.builtin_module_names) | {"this", "antigravity", "idlelib", "turtledemo", "__main__"}
 STDLIB_NAMES = frozenset(name for name in sys.stdlib_module_names if name not in _UNSHADOWABLE)
-# Commands that may run pytest over a whole tree when they name no path.
-_TREE_RUNNERS = re.compile(r"(?<![\w.-])(py\.?test|tox|nox|make)(?![\w-])")
 # A walk for conftest.py files stops after this many directory entries: beyond it a check's
 # own collection would dwarf the rest, and the watch says it is partial.
 MAX_WALKED_ENTRIES = 20_000
@@ -83,16 +82,17 @@ class Snapshot:
 def take_snapshot(project_root: Path, check_command: str | None) -> Snapshot:
     """The check-influencing files of `project_root` for `check_command`, hashed."""
     root = project_root.resolve()
-    named = _named_paths(root, check_command or "")
-    on_path = _directories_on_path(root, named)
+    words = _words(check_command or "")
+    named = _named_paths(root, words)
     files: dict[str, tuple[str, str]] = {}
-    for directory in on_path:
+    for directory in _directories_on_path(root, named):
         _look_in(directory, root, files)
     for directory in _first_level(root):
         for name in _SITE_HOOKS:
             _add_file(directory / name, root, KIND_SITE_HOOK, files)
+    # A named directory that does not exist yet has nothing in it from before the feature.
     walk_from = [path for path in named if path.is_dir()]
-    if not named and _TREE_RUNNERS.search(check_command or ""):
+    if _runs_whole_tree(words):
         walk_from = [root]
     partial = _walk_for_conftest(walk_from, root, files)
     return Snapshot(files, partial)
@@ -156,7 +156,7 @@ class InfluenceWatch:
         if baseline is None:
             return []
         now = take_snapshot(self.root, check_command)
-        influencers = compare(baseline, now)
+        influencers = [item for item in compare(baseline, now) if not self._still_there(item, baseline)]
         if influencers:
             verdict = ("--strict-checks fails this attempt" if self.strict
                        else "the check runs anyway; review them, or use --strict-checks to fail such attempts")
@@ -167,6 +167,21 @@ class InfluenceWatch:
             )
         return influencers
 
+    def _still_there(self, item: Influencer, baseline: Snapshot) -> bool:
+        """A file "removed" only because this snapshot did not look where the baseline did."""
+        if item.change != "removed":
+            return False
+        root = self.root.resolve()
+        path = root / item.path
+        current: dict[str, tuple[str, str]] = {}
+        if path.name == "pyproject.toml":
+            _add_section(path, root, current, _pyproject_pytest)
+        elif path.name == "setup.cfg":
+            _add_section(path, root, current, _setup_cfg_pytest)
+        else:
+            _add_file(path, root, item.kind, current)
+        return current.get(item.path) == baseline.files[item.path]
+
     def forget(self, feature_id: str) -> None:
         """Drop the feature's baseline (it finished)."""
         self._baselines.pop(feature_id, None)
@@ -175,53 +190,85 @@ class InfluenceWatch:
 # ---- what the command names -------------------------------------------------------------------
 
 
-def _named_paths(root: Path, command: str) -> list[Path]:
-    """Existing files and directories inside `root` that words of `command` name."""
+def _words(command: str) -> list[str]:
+    """The command's words, split at shell operators too (`cd tests&&pytest`)."""
     try:
         words = shlex.split(command, comments=True)
     except ValueError:
         words = command.split()  # unbalanced quotes: the words are still worth a look
+    return [token for word in words for token in re.split(r"&&|\|\||[;|&()<>]", word) if token]
+
+
+def _named_paths(root: Path, words: list[str]) -> list[Path]:
+    """Paths inside `root` that the command's `words` may name, whether or not they exist yet.
+
+    Read as written, not as found on disk, so that the snapshots before and after an attempt
+    look in the same places even when the attempt creates the file a check names. A word that
+    is no path (`python3`, `true`) names a missing file in the root, which adds nothing.
+    """
     found: dict[Path, None] = {}
-    for word in words:
-        for token in re.split(r"&&|\|\||[;|&()]", word):
-            if token.startswith("-"):
-                token = token.partition("=")[2]  # --rootdir=tests, --config-file=x.ini
-            token = token.split("::", 1)[0]  # pytest node ids: tests/test_x.py::test_one
-            if not token or token.startswith("$") or "\0" in token:
-                continue
-            path = _inside(root, token)
-            if path is not None:
-                found.setdefault(path, None)
+    for token in words:
+        if token.startswith("-"):
+            token = token.partition("=")[2]  # --rootdir=tests, --config-file=x.ini
+        token = token.split("::", 1)[0]  # pytest node ids: tests/test_x.py::test_one
+        if not token or token.startswith(("$", "~")) or "\0" in token:
+            continue
+        path = Path(os.path.normpath(os.path.join(root, token)))
+        if path != root and root in path.parents:
+            found.setdefault(path, None)
     return list(found)
 
 
-def _inside(root: Path, token: str) -> Path | None:
-    try:
-        if not os.path.lexists(os.path.join(root, token)):
-            return None  # most words (python3, -q, true) are no path: no need to resolve them
-        path = (root / token).resolve()
-        if path != root and root not in path.parents:
-            return None
-        return path if path.exists() else None
-    except (OSError, ValueError, RuntimeError):
-        return None
+# pytest's options whose value is the next word (`-k expr`), so that word names no test path.
+_PYTEST_VALUE_OPTIONS = {
+    "-k", "-m", "-p", "-c", "-o", "-W", "--rootdir", "--confcutdir", "--deselect", "--ignore", "--ignore-glob",
+    "--maxfail", "--junitxml", "--junit-xml", "--basetemp", "--import-mode", "--tb", "--durations", "-n",
+    "--override-ini", "--config-file", "--log-level", "--cov",
+}
+
+
+def _runs_whole_tree(words: list[str]) -> bool:
+    """True for tox, nox and make (which name no test path) and for pytest given no path to test."""
+    for index, word in enumerate(words):
+        name = os.path.basename(word)
+        if name in ("tox", "nox", "make"):
+            return True
+        if name in ("pytest", "py.test"):
+            rest = words[index + 1:]
+            positional = [w for prev, w in zip([name, *rest], rest)
+                          if not w.startswith("-") and prev not in _PYTEST_VALUE_OPTIONS]
+            return not positional
+    return False
 
 
 def _directories_on_path(root: Path, named: list[Path]) -> list[Path]:
-    """The root, every named directory and the directory of every named file, and their parents up to the root."""
+    """The root, every named directory and the directory of every named file, and their parents up to the root.
+
+    Only existing directories inside the project (links followed) are kept.
+    """
     found: dict[Path, None] = {root: None}
     for path in named:
         directory = path if path.is_dir() else path.parent
         while directory != root and root in directory.parents:
-            if _skipped(directory, root):
-                break
-            found.setdefault(directory, None)
+            if not _skipped(directory, root):
+                found.setdefault(directory, None)
             directory = directory.parent
-    return sorted(found)
+    return sorted(d for d in found if d == root or (d.is_dir() and _really_inside(d, root)))
+
+
+def _really_inside(path: Path, root: Path) -> bool:
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):
+        return False
+    return real == root or root in real.parents
 
 
 def _skipped(directory: Path, root: Path) -> bool:
-    return any(part in _SKIP_DIRS for part in directory.relative_to(root).parts)
+    try:
+        return any(part in _SKIP_DIRS for part in directory.relative_to(root).parts)
+    except ValueError:
+        return True
 
 
 # ---- hashing what is there ----------------------------------------------------------------------
@@ -262,7 +309,7 @@ def _first_level(root: Path) -> list[Path]:
 def _walk_for_conftest(starts: list[Path], root: Path, files: dict[str, tuple[str, str]]) -> bool:
     """Add every conftest.py under `starts`; True if the walk stopped at `MAX_WALKED_ENTRIES`."""
     seen = 0
-    pending = list(starts)
+    pending = [start for start in starts if _really_inside(start, root) and not _skipped(start, root)]
     while pending:
         directory = pending.pop()
         try:

@@ -149,7 +149,7 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
     return _redact_value(value, _with_extra(_known_secrets(), secrets))
 
 
-def _redact_value(value: Any, known: "_KnownSecrets") -> Any:
+def _redact_value(value: Any, known: _KnownSecrets) -> Any:
     if isinstance(value, str):
         return _redact(value, known)
     if isinstance(value, dict):
@@ -161,7 +161,7 @@ def _redact_value(value: Any, known: "_KnownSecrets") -> Any:
     return value
 
 
-def _redact(text: str, known: "_KnownSecrets") -> str:
+def _redact(text: str, known: _KnownSecrets) -> str:
     if not text:
         return text
     # Fast path: substring tests are far cheaper than the regex on large texts (state, logs).
@@ -196,7 +196,7 @@ def _trailing_fragment(text: str, value: str) -> int:
 class _KnownSecrets:
     """The secret values to redact and the one pattern that finds them (and key-shaped text)."""
 
-    __slots__ = ("source", "values", "pattern")
+    __slots__ = ("pattern", "source", "values")
 
     def __init__(self, source: tuple[str | None, ...], values: frozenset[str]) -> None:
         self.source = source

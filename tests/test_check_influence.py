@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.check_influence import MAX_WALKED_ENTRIES, InfluenceWatch, compare, take_snapshot
+from orchestrator.check_influence import (
+    MAX_WALKED_ENTRIES,
+    InfluenceWatch,
+    compare,
+    take_snapshot,
+)
 from orchestrator.config import load_config
 
 CHECK = "python3 -m pytest -q tests/test_feature.py"
@@ -148,3 +153,34 @@ def test_strict_checks_comes_from_flag_environment_and_file(tmp_path: Path) -> N
     assert load_config({}, tmp_path, environ={"ORCHESTRATE_STRICT_CHECKS": "1"}).strict_checks is True
     (tmp_path / "orchestrate.toml").write_text("strict_checks = true\n")
     assert load_config({}, tmp_path, environ={}).strict_checks is True
+
+
+def test_creating_the_file_the_check_names_does_not_make_old_files_look_new(project: Path) -> None:
+    (project / "tests/conftest.py").write_text("import pytest\n")
+    (project / "other/deep").mkdir(parents=True)
+    (project / "other/deep/conftest.py").write_text("import pytest\n")
+    # The check names a test file, then a directory, that the agent has yet to write.
+    assert _changes(project, _write("tests/test_new.py", "def test(): pass\n"),
+                    command="pytest -q tests/test_new.py") == set()
+
+
+
+def test_a_file_the_second_look_missed_counts_as_removed_only_if_it_is_gone(project: Path) -> None:
+    # The baseline walked the whole tree; the later look does not (a walk cut short at its
+    # limit does the same): what it did not see is looked up before it is called removed.
+    (project / "other/deep").mkdir(parents=True)
+    (project / "other/deep/conftest.py").write_text("import pytest\n")
+    watch = InfluenceWatch(project)
+    watch.before_attempt("feat-01", "pytest -k smoke")
+    assert watch.after_attempt("feat-01", "pytest tests") == []
+    (project / "other/deep/conftest.py").unlink()
+    assert [(i.path, i.change) for i in watch.after_attempt("feat-01", "pytest tests")] == [
+        ("other/deep/conftest.py", "removed")]
+
+
+def test_a_link_does_not_lead_the_watch_out_of_the_project(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "tests/out").symlink_to(outside, target_is_directory=True)
+    act = _write("../outside/conftest.py", "import pytest\n")
+    assert _changes(project, act, command="pytest tests/out") == set()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import os
+
+import pytest
 
 from orchestrator import secrets as secrets_module
 from orchestrator.secrets import (
@@ -128,7 +128,7 @@ def test_truncation_never_leaves_a_fragment_of_a_secret_whatever_the_cut(
 ) -> None:
     monkeypatch.setenv(secret_name, secret)
     limit = 200
-    for offset in range(0, len(secret) + 1):
+    for offset in range(len(secret) + 1):
         # The key straddles the head's cut, then the tail's cut, at every offset.
         around_head = "h" * (limit // 2 - offset) + secret + "t" * 500
         around_tail = "h" * 500 + secret + "t" * (limit // 2 - len(secret) + offset)
