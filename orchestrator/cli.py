@@ -113,6 +113,10 @@ def run(
     fresh: bool = typer.Option(False, "--fresh", help="Start over; the old .autonomous is moved aside, not deleted."),
     reset: list[str] = typer.Option([], "--reset", help="Redo this feature from scratch (repeatable)."),
     no_commit: bool = typer.Option(False, "--no-commit", help="Do not commit a git checkpoint per passed feature."),
+    strict_checks: bool = typer.Option(
+        False, "--strict-checks",
+        help="Fail an attempt that changed files which can sway its check (conftest.py, pytest config, sitecustomize, .pth, stdlib-named modules).",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a JSON report of the run here."),
@@ -129,6 +133,7 @@ def run(
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
+        "strict_checks": True if strict_checks else None,
     }
     config = _config(flags, paths)
     signal.signal(signal.SIGTERM, _raise_interrupt)

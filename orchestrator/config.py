@@ -71,6 +71,9 @@ class RunConfig(BaseModel):
     retry_max_wait: float = Field(30.0, ge=0, description="Longest back-off between outer attempts (s).")
     retry_deadline: float = Field(600.0, gt=0, description="Give up on one model call after this long (s).")
     commit: bool = Field(True, description="Commit a checkpoint per passed feature in a git project.")
+    strict_checks: bool = Field(
+        False, description="Fail an attempt that changed files able to sway its check (conftest.py, pytest config, ...)."
+    )
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )

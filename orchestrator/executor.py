@@ -21,6 +21,7 @@ from orchestrator.conversation import (
 from orchestrator.model_client import ModelClient, ModelRequestRejected
 from orchestrator.tools import ToolContext, ToolResult, execute_tool, tool_definitions
 from orchestrator.tools.report import FeatureReport, parse_report
+from orchestrator.tools.truncation import head_of
 
 REPORT_TOOL = "report_feature"
 
@@ -66,14 +67,15 @@ def _block_dict(block: Any) -> dict[str, Any]:
 
 
 def _summarize_input(name: str, tool_input: Any) -> str:
+    # Redacted before the cut (`head_of`): a key cut at 200 characters would pass redaction.
     if not isinstance(tool_input, dict):
         return ""
     if name == "bash":
-        return str(tool_input.get("command", ""))[:200]
+        return head_of(str(tool_input.get("command", "")), 200)
     if name == "str_replace_based_edit_tool":
-        return f"{tool_input.get('command', '')} {tool_input.get('path', '')}"[:200]
+        return head_of(f"{tool_input.get('command', '')} {tool_input.get('path', '')}", 200)
     if name == REPORT_TOOL:
-        return str(tool_input.get("summary", ""))[:200]
+        return head_of(str(tool_input.get("summary", "")), 200)
     return ""
 
 

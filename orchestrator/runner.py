@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from context_agent import ContextAgent, render_project_context
-from orchestrator import git_checkpoint, protect
+from orchestrator import check_influence, git_checkpoint, protect
 from orchestrator.atomic import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.events import EventSink
@@ -95,6 +95,7 @@ class Runner:
         self.check_env = self._environment()
         # Per feature: the guard of an attempt whose changes to protected files stuck.
         self._unrestored: dict[str, protect.Guard] = {}
+        self.influence = check_influence.InfluenceWatch(paths.root, strict=config.strict_checks, on_warning=events.warn)
 
     # ---- the loop -----------------------------------------------------------------------
     def run(self) -> RunResult:
@@ -212,6 +213,7 @@ class Runner:
             self.state.iteration += 1
             entry.iteration = self.state.iteration
         finally:
+            self.influence.forget(feature.id)
             self._book_feature(entry, clock, base_duration)
             self.store.record(self.state, feature.id)
             self._write_log(feature, attempts_log, report, replay_stats)
@@ -242,6 +244,7 @@ class Runner:
             self.paths.root, self.spec.check_command(feature), feature.protected,
             carried=self._unrestored.pop(feature.id, None),
         )
+        self.influence.before_attempt(feature.id, self.spec.check_command(feature))
         outcome = run_agent(self._session(guard.files), strategy.history, prompt, feature.id)
         self.memory.append(
             "text_output", featureId=feature.id, attempt=attempt, stop=outcome.stop,
@@ -265,9 +268,13 @@ class Runner:
 
     def _verify(self, feature: Feature, attempt: int, outcome: AttemptOutcome) -> VerificationResult:
         command = self.spec.check_command(feature)
+        influencers = self.influence.after_attempt(feature.id, command)
+        if influencers and self.config.strict_checks:
+            return check_influence.strict_refusal(command, attempt, influencers)
         result = run_check(
             command, self.paths.root, attempt=attempt, timeout=self.config.check_timeout, env=self.check_env
         )
+        result.influencers = influencers
         if result.skipped:
             # No check at all: the agent's report decides, and the log says it was not verified.
             reported = outcome.report is not None

@@ -18,10 +18,26 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.process_group import run_in_group
-from orchestrator.secrets import redact
+from orchestrator.secrets import redact_piece
+from orchestrator.tools.truncation import tail_of
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_OUTPUT_LIMIT = 4000
+
+
+class Influencer(BaseModel):
+    """A file that can change a check's outcome without being the check, changed during the feature.
+
+    Found by `orchestrator.check_influence`: a `conftest.py`, pytest's configuration, a site
+    hook (`sitecustomize.py`, `*.pth`) or a module shadowing the standard library.
+    """
+
+    path: str
+    """Relative to the project root."""
+    kind: str
+    """`conftest`, `pytest-config`, `site-hook` or `stdlib-shadow`."""
+    change: str
+    """`added`, `modified` or `removed`, since before the feature's first attempt in this run."""
 
 
 class VerificationResult(BaseModel):
@@ -43,10 +59,15 @@ class VerificationResult(BaseModel):
     """True when there was no check to run; the agent's report decides then."""
     attempt: int
     """Which attempt at the feature this check verified (1-based)."""
+    influencers: list[Influencer] = Field(default_factory=list)
+    """Check-influencing files changed during the feature (`orchestrator.check_influence`)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The result with the camelCase keys of the spec's `Last Verification Result`."""
-        return self.model_dump(by_alias=True, mode="json")
+        """The result with the camelCase keys of the spec's `Last Verification Result`.
+
+        `influencers` appears only when there are some, so the usual result keeps its seven keys.
+        """
+        return self.model_dump(by_alias=True, mode="json", exclude={"influencers"} if not self.influencers else None)
 
 
 def run_check(
@@ -84,7 +105,7 @@ def run_check(
             command=command,
             success=False,
             exit_code=None,
-            output=redact(tail.text()),
+            output=tail.text(),
             error=f"timed out after {timeout:g} s",
             attempt=attempt,
         )
@@ -93,8 +114,9 @@ def run_check(
         command=command,
         success=code == 0,
         exit_code=code,
-        # The check runs code the agent wrote; whatever it prints goes back to the model.
-        output=redact(tail.text()),
+        # The check runs code the agent wrote; whatever it prints goes back to the model,
+        # redacted (`_OutputTail.text`).
+        output=tail.text(),
         error=_explain(code),
         attempt=attempt,
     )
@@ -137,14 +159,16 @@ class _OutputTail:
             self._kept -= len(self._chunks.popleft())
 
     def text(self) -> str:
-        """The tail, cut at a line boundary and marked when earlier output was dropped."""
+        """The tail, redacted, cut at a line boundary and marked when earlier output was dropped."""
         self._push(self._decoder.decode(b"", final=True))
         text = "".join(self._chunks)
+        # Redacted before the cut below; what memory kept may itself start inside a secret.
+        text = redact_piece(text, starts_at_cut=self._total > len(text))
         if self._total <= self._limit:
             return text
         # The note counts against the limit; its length is at most that of the largest count.
         budget = max(self._limit - len(_omitted_note(self._total)), 0)
-        kept = text[len(text) - budget :] if budget else ""
+        kept = tail_of(text, budget, starts_at_cut=True) if budget else ""
         newline = kept.find("\n")
         if 0 <= newline < len(kept) - 1:
             kept = kept[newline + 1 :]

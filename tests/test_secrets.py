@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from orchestrator import secrets as secrets_module
 from orchestrator.secrets import (
+    MIN_FRAGMENT_LENGTH,
     REDACTED,
     is_secret_name,
     known_secret_values,
     redact,
+    redact_piece,
     redact_value,
     scrubbed_environment,
 )
+from orchestrator.tools.truncation import elide_middle, head_of, join_head_tail, tail_of
 
 KEY = "sk-ant-api03-" + "Qw9_x-Yz" * 10
 
@@ -81,3 +87,97 @@ def test_redact_value_walks_json_like_data(monkeypatch: pytest.MonkeyPatch) -> N
     clean = redact_value(event)
     assert KEY not in repr(clean)
     assert clean["n"] == 1 and clean["nested"][1][1] == 3 and isinstance(clean["nested"][1], tuple)
+
+
+# ---- a key cut in two ----------------------------------------------------------------------
+
+# Not shaped like an Anthropic key: only the known value can find its fragments.
+PLAIN = "corp-gateway-token-7f3a9c51e2d84b06a1c3"
+
+
+def _fragments_in(text: str, secret: str) -> list[int]:
+    """Offsets of the `MIN_FRAGMENT_LENGTH`-character fragments of `secret` found in `text`."""
+    size = MIN_FRAGMENT_LENGTH
+    return [i for i in range(len(secret) - size + 1) if secret[i:i + size] in text]
+
+
+def test_a_fragment_of_a_known_secret_at_a_cut_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", PLAIN)
+    tail = PLAIN[10:] + " and then the build passed"
+    head = "the build used " + PLAIN[:20]
+    assert redact_piece(tail, starts_at_cut=True) == REDACTED + " and then the build passed"
+    assert redact_piece(head, ends_at_cut=True) == "the build used " + REDACTED
+    # Only at a cut: the same text elsewhere is ordinary text, and short fragments stay.
+    assert redact_piece(tail) == tail
+    assert redact_piece(PLAIN[-15:] + " rest", starts_at_cut=True) == PLAIN[-15:] + " rest"
+    # A piece lying wholly inside the secret, cut at both ends.
+    assert redact_piece(PLAIN[5:30], starts_at_cut=True, ends_at_cut=True) == REDACTED
+    # Whole values inside the piece are redacted as always.
+    assert redact_piece(f"x {PLAIN} y {PLAIN[:18]}", ends_at_cut=True) == f"x {REDACTED} y {REDACTED}"
+
+
+def test_an_anthropic_shaped_key_cut_short_at_the_end_is_redacted() -> None:
+    # A key we do not know, cut after its prefix: whatever is left of it goes.
+    assert redact_piece("token sk-ant-api03-Ab", ends_at_cut=True) == "token " + REDACTED
+    assert redact_piece("token sk-ant-api03-Ab") == "token sk-ant-api03-Ab"
+
+
+@pytest.mark.parametrize("secret_name,secret", [("ANTHROPIC_API_KEY", KEY), ("ANTHROPIC_AUTH_TOKEN", PLAIN)])
+def test_truncation_never_leaves_a_fragment_of_a_secret_whatever_the_cut(
+    monkeypatch: pytest.MonkeyPatch, secret_name: str, secret: str
+) -> None:
+    monkeypatch.setenv(secret_name, secret)
+    limit = 200
+    for offset in range(len(secret) + 1):
+        # The key straddles the head's cut, then the tail's cut, at every offset.
+        around_head = "h" * (limit // 2 - offset) + secret + "t" * 500
+        around_tail = "h" * 500 + secret + "t" * (limit // 2 - len(secret) + offset)
+        for text in (around_head, around_tail):
+            assert _fragments_in(elide_middle(text, limit), secret) == [], offset
+        assert _fragments_in(head_of(around_head, limit // 2), secret) == [], offset
+        assert _fragments_in(tail_of(around_tail, limit // 2), secret) == [], offset
+        # Head and tail kept from a stream whose middle was dropped: each may start or end inside the key.
+        head, tail = ("h" * 50 + secret)[: 50 + offset], (secret + "t" * 50)[offset:]
+        assert _fragments_in(join_head_tail(head, tail, limit, dropped=1000), secret) == [], offset
+
+
+def test_redact_follows_a_change_of_the_key_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", PLAIN)
+    assert redact(f"a {PLAIN}") == f"a {REDACTED}"
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "another-token-0123456789")
+    assert redact(f"a {PLAIN} b another-token-0123456789") == f"a {PLAIN} b {REDACTED}"
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN")
+    assert redact("b another-token-0123456789") == "b another-token-0123456789"
+
+
+def test_redact_builds_its_secrets_once_while_the_environment_stays_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    built = []
+    real = secrets_module._KnownSecrets
+    monkeypatch.setattr(secrets_module, "_KnownSecrets", lambda *args: built.append(args) or real(*args))
+    event = {"message": f"401 for {KEY}", "details": [f"x{i}" for i in range(50)]}
+    for _ in range(100):
+        redact("plain text")
+        redact_value(event)
+    assert len(built) <= 1
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY + "x")
+    assert redact(KEY + "x") == REDACTED and len(built) <= 2
+
+
+def test_redact_value_reads_the_environment_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    reads = []
+    real_get = os.environ.get
+    monkeypatch.setattr(os.environ, "get", lambda *args: reads.append(args[0]) or real_get(*args), raising=False)
+    redact_value({"a": ["x"] * 40, "b": {"c": "d", "e": ("f", "g")}})
+    assert len(reads) <= len(secrets_module.SECRET_VALUE_VARIABLES)
+
+
+def test_the_start_of_a_command_shown_in_events_keeps_no_fragment_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.executor import _summarize_input
+
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", PLAIN)
+    for offset in range(len(PLAIN)):
+        command = "x" * (200 - offset) + PLAIN + " rest"
+        summary = _summarize_input("bash", {"command": command})
+        assert _fragments_in(summary, PLAIN) == [], offset

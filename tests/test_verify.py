@@ -128,6 +128,19 @@ def test_long_output_keeps_a_bounded_tail_cut_at_a_line_boundary(tmp_path: Path)
     assert kept.endswith("100000\n")
 
 
+def test_a_key_across_the_cut_of_the_kept_tail_leaves_no_fragment(tmp_path: Path, monkeypatch: Any) -> None:
+    key = "corp-gateway-token-7f3a9c51e2d84b06a1c3"  # a known value, not shaped like a key
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", key)
+    (tmp_path / "key.txt").write_text(key)
+    for before_cut in range(0, len(key) + 1, 3):
+        # No newline, so the kept tail starts wherever the limit falls: inside the key.
+        result = run_check(f"printf '%05000d'; cat key.txt; printf '%0{300 - before_cut}d'", tmp_path, attempt=1,
+                           output_limit=300 + len("…[5000 earlier characters omitted]\n"), env={**os.environ})
+        assert "earlier characters omitted" in result.output
+        fragments = [key[i:i + 16] for i in range(len(key) - 15)]
+        assert not any(fragment in result.output for fragment in fragments), before_cut
+
+
 def test_short_output_is_not_marked_as_cut(tmp_path: Path) -> None:
     result = run_check("seq 1 10", tmp_path, attempt=1, output_limit=300)
     assert result.output == "".join(f"{n}\n" for n in range(1, 11))

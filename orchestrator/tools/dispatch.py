@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from orchestrator.secrets import redact
 from orchestrator.tools import bash, editor, report
 from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult
-from orchestrator.tools.truncation import elide_middle
+from orchestrator.tools.truncation import elide_middle, head_of
 
 Handler = Callable[[dict[str, Any], ToolContext], ToolResult]
 
@@ -48,10 +47,12 @@ def execute_tool(name: str, tool_input: object, ctx: ToolContext) -> ToolResult:
     except Exception as err:  # noqa: BLE001 - the last line of defence: no traceback reaches the model
         result = ToolResult(f"{name} failed unexpectedly: {_one_line(err)}", is_error=True)
     hint = _VIEW_HINT if name == editor.TOOL_NAME else ""
-    return ToolResult(redact(elide_middle(result.content, ctx.output_cap, hint=hint)), result.is_error)
+    # Redacted before it is cut (`elide_middle` does both), never after: a key across the cut
+    # would otherwise reach the model as two fragments that no longer look like the key.
+    return ToolResult(elide_middle(result.content, ctx.output_cap, hint=hint), result.is_error)
 
 
 def _one_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    text = text[:300]
+    text = head_of(text, 300)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
