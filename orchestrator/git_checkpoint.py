@@ -13,7 +13,7 @@ from pathlib import Path
 
 from orchestrator.secrets import scrubbed_environment
 
-from .paths import STATE_DIR_NAME
+from .paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
 
 # Long enough for `git add` in a big tree or a slow commit hook; short enough that a hook
 # waiting on something that never comes cannot stall a run for good.
@@ -130,3 +130,26 @@ def _describe(args: tuple[str, ...]) -> str:
 def _error(what: str, result: subprocess.CompletedProcess[str]) -> CheckpointError:
     detail = (result.stderr or result.stdout).strip() or f"exit status {result.returncode}"
     return CheckpointError(f"{what} failed: {detail}")
+
+
+def exclude_run_state(project_root: Path) -> None:
+    """Make git ignore `.autonomous/` and the `--fresh` backups `.autonomous.bak-*/`.
+
+    Through `.git/info/exclude`, as for the state directory, so neither a checkpoint nor the
+    user's own `git add -A` commits old events, logs and working memory. Raises CheckpointError.
+    """
+    _exclude_state_dir(project_root)
+    if _git(project_root, "check-ignore", "--quiet", f"{FRESH_BACKUP_PREFIX}0/").returncode == 0:
+        return
+    prefix = _check(project_root, "rev-parse", "--show-prefix").stdout.strip()
+    exclude = project_root / _check(project_root, "rev-parse", "--git-path", "info/exclude").stdout.strip()
+    pattern = "/" + _escape_glob(prefix + FRESH_BACKUP_PREFIX) + "*/"
+    try:
+        if exclude.is_symlink():  # never append to whatever a link points at
+            raise OSError(f"it is a symbolic link (to {os.readlink(exclude)}), not followed")
+        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        separator = "" if not existing or existing.endswith("\n") else "\n"
+        with open(exclude, "a", encoding="utf-8") as handle:
+            handle.write(f"{separator}# orchestrate's --fresh backups\n{pattern}\n")
+    except OSError as exc:
+        raise CheckpointError(f"could not update {exclude}: {exc}") from exc
