@@ -61,7 +61,6 @@ def run_command(
     from orchestrator.model_client import make_sdk_client
     from orchestrator.runner import RunOptions, Runner
 
-
     try:
         sdk = make_sdk_client(config)
     except ConfigError as err:
