@@ -1,3 +1,3 @@
-from orchestrator.cli import main
+from orchestrator.entry import main
 
 main()

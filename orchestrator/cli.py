@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any, NoReturn, Optional
 
@@ -14,11 +12,13 @@ import typer
 
 from orchestrator import __version__
 from orchestrator.atomic import LinkRefused, refuse_links
+from orchestrator.cli_base import PROG_NAME, ClickException, Command, Group, Interrupted, show_usage_error
 from orchestrator.config import ConfigError, RunConfig, load_config
 from orchestrator.paths import ProjectPaths
 
 app = typer.Typer(
-    name="orchestrate",
+    name=PROG_NAME,
+    cls=Group,
     help="Build software feature by feature with Claude: every feature verified by its own check, resumable, within budget.",
     no_args_is_help=True,
     add_completion=False,
@@ -27,6 +27,7 @@ app = typer.Typer(
 )
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -62,13 +63,10 @@ def _load_spec(spec_path: Path) -> Any:
     return loaded
 
 
-def _project(project_dir: Optional[Path], create: bool = False) -> ProjectPaths:
+def _project(project_dir: Optional[Path], may_be_missing: bool = False) -> ProjectPaths:
     root = (project_dir or Path.cwd()).expanduser()
-    if create and not root.exists():
-        try:
-            root.mkdir(parents=True)  # `run` builds from an empty directory
-        except OSError as err:
-            fail(f"cannot create project directory {root}: {err.strerror}")
+    if may_be_missing and not root.exists():
+        return ProjectPaths.for_project(root)  # `run` creates it when it has something to do
     if not root.is_dir():
         fail(f"project directory {root} does not exist (create it, or pass --project-dir DIR)")
     paths = ProjectPaths.for_project(root)
@@ -88,30 +86,33 @@ def _config(flags: dict[str, Any], paths: ProjectPaths) -> RunConfig:
 
 
 def _raise_interrupt(signum: int, _frame: Any) -> None:
-    # SIGTERM stops the run exactly like Ctrl-C: state saved, exit 130.
+    # SIGTERM stops a command exactly like Ctrl-C: a run saves its state; exit 130.
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-ProjectDirOption = typer.Option(None, "--project-dir", help="The project directory (default: the current directory).")
+ProjectDirOption = typer.Option(
+    None, "--project-dir", metavar="DIR", help="The project directory (default: the current directory)."
+)
+SpecArgument = typer.Argument(..., metavar="SPEC", help="The feature spec (JSON).", show_default=False)
 
 
-@app.command()
+@app.command(cls=Command)
 def run(
-    spec: Path = typer.Argument(..., help="The feature spec (JSON).", show_default=False),
-    context: Optional[str] = typer.Option(None, "--context", help="compressed | replay | window (default compressed)."),
-    context_depth: Optional[int] = typer.Option(None, "--context-depth", help="Features shown by --context window (default 5)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model for the coding agent (default: newest Sonnet)."),
-    summarizer_model: Optional[str] = typer.Option(None, "--summarizer-model", help="Model for the summarizer (default: newest Haiku)."),
-    max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Attempts per feature, overriding the spec."),
-    summarize_every: Optional[int] = typer.Option(None, "--summarize-every", help="Summarize after this many completed features (default 5)."),
-    max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Model calls per attempt (default 40)."),
-    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="USD cap for the whole run; never overshot."),
-    max_feature_tokens: Optional[int] = typer.Option(None, "--max-feature-tokens", help="Token cap per feature."),
-    only: Optional[str] = typer.Option(None, "--only", help="Run only these feature ids (comma-separated)."),
-    shard: Optional[str] = typer.Option(None, "--shard", help="Run shard I of N (e.g. 2/4); dependency chains stay together."),
+    spec: Path = SpecArgument,
+    context: Optional[str] = typer.Option(None, "--context", metavar="STRATEGY", help="compressed | replay | window (default compressed)."),
+    context_depth: Optional[int] = typer.Option(None, "--context-depth", metavar="N", help="Features shown by --context window (default 5)."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="ID", help="Model for the coding agent (default: newest Sonnet)."),
+    summarizer_model: Optional[str] = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer (default: newest Haiku)."),
+    max_attempts: Optional[int] = typer.Option(None, "--max-attempts", metavar="N", help="Attempts per feature, overriding the spec."),
+    summarize_every: Optional[int] = typer.Option(None, "--summarize-every", metavar="N", help="Summarize after this many completed features (default 5)."),
+    max_turns: Optional[int] = typer.Option(None, "--max-turns", metavar="N", help="Model calls per attempt (default 40)."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole run; never overshot."),
+    max_feature_tokens: Optional[int] = typer.Option(None, "--max-feature-tokens", metavar="N", help="Token cap per feature."),
+    only: Optional[str] = typer.Option(None, "--only", metavar="ID,...", help="Run only these feature ids (comma-separated)."),
+    shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N", help="Run shard I of N (e.g. 2/4); dependency chains stay together."),
     project_dir: Optional[Path] = ProjectDirOption,
     fresh: bool = typer.Option(False, "--fresh", help="Start over; the old .autonomous is moved aside, not deleted."),
-    reset: list[str] = typer.Option([], "--reset", help="Redo this feature from scratch (repeatable)."),
+    reset: list[str] = typer.Option([], "--reset", metavar="ID", help="Redo this feature from scratch (repeatable).", show_default=False),
     no_commit: bool = typer.Option(False, "--no-commit", help="Do not commit a git checkpoint per passed feature."),
     strict_checks: bool = typer.Option(
         False, "--strict-checks",
@@ -119,16 +120,16 @@ def run(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
-    report: Optional[Path] = typer.Option(None, "--report", help="Write a JSON report of the run here."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file here (one testcase per feature)."),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More output (tool calls)."),
+    report: Optional[Path] = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
+    junit: Optional[Path] = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here (one testcase per feature)."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls); repeat for more."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the final line and errors."),
 ) -> None:
     """Run the features of SPEC in the project, resuming where the last run stopped."""
     from orchestrator.run_command import run_command
 
     loaded = _load_spec(spec)
-    paths = _project(project_dir, create=not dry_run)
+    paths = _project(project_dir, may_be_missing=True)
     flags = {
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
@@ -136,7 +137,6 @@ def run(
         "strict_checks": True if strict_checks else None,
     }
     config = _config(flags, paths)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
     code = run_command(
         loaded, config, paths, only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run,
         json_mode=json_output, report=report, junit=junit, verbosity=-1 if quiet else verbose, fail=fail,
@@ -144,15 +144,15 @@ def run(
     raise typer.Exit(code)
 
 
-@app.command()
-def validate(spec: Path = typer.Argument(..., help="The feature spec (JSON).", show_default=False)) -> None:
+@app.command(cls=Command)
+def validate(spec: Path = SpecArgument) -> None:
     """Check SPEC and list every problem; exit 0 when it is valid, 2 when not."""
     loaded = _load_spec(spec)
     features = loaded.spec.features
     typer.echo(f"{spec}: valid ({loaded.source_format} format), {len(features)} feature(s)")
 
 
-@app.command()
+@app.command(cls=Command)
 def status(
     project_dir: Optional[Path] = ProjectDirOption,
     json_output: bool = typer.Option(False, "--json", help="Print the state as JSON."),
@@ -163,9 +163,9 @@ def status(
     raise typer.Exit(print_status(_project(project_dir), json_output, fail))
 
 
-@app.command()
+@app.command(cls=Command)
 def logs(
-    feature_id: Optional[str] = typer.Argument(None, help="A feature id; without it, list all logs."),
+    feature_id: Optional[str] = typer.Argument(None, metavar="ID", help="A feature id; without it, list all logs."),
     project_dir: Optional[Path] = ProjectDirOption,
 ) -> None:
     """Print one feature's log (JSON), or list the logs."""
@@ -174,11 +174,14 @@ def logs(
     raise typer.Exit(print_logs(_project(project_dir), feature_id, fail))
 
 
-@app.command("context")
+@app.command("context", cls=Command)
 def context_command(
-    feature_id: Optional[str] = typer.Argument(None, help="The feature (default: the next one to run)."),
-    spec: Optional[Path] = typer.Option(None, "--spec", help="The spec (default: the one of the last run)."),
-    strategy: str = typer.Option("compressed", "--strategy", help="compressed | replay | window | all"),
+    feature_id: Optional[str] = typer.Argument(None, metavar="FEATURE", help="The feature (default: the next one to run)."),
+    spec: Optional[Path] = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
+    strategy: str = typer.Option(
+        "compressed", "--strategy", metavar="STRATEGY", help="compressed | replay | window | all (default compressed).",
+        show_default=False,
+    ),
     project_dir: Optional[Path] = ProjectDirOption,
 ) -> None:
     """Show the context a feature would get, with its token count."""
@@ -189,11 +192,11 @@ def context_command(
     raise typer.Exit(print_context(paths, config, spec, feature_id, strategy, fail, _load_spec))
 
 
-@app.command()
+@app.command(cls=Command)
 def summarize(
-    spec: Optional[Path] = typer.Option(None, "--spec", help="The spec (default: the one of the last run)."),
+    spec: Optional[Path] = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
     project_dir: Optional[Path] = ProjectDirOption,
-    summarizer_model: Optional[str] = typer.Option(None, "--summarizer-model", help="Model for the summarizer."),
+    summarizer_model: Optional[str] = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer."),
 ) -> None:
     """Run the Context Agent's summarizer now over the features not yet summarized."""
     from orchestrator.inspect import run_summarize
@@ -203,41 +206,59 @@ def summarize(
     raise typer.Exit(run_summarize(paths, config, spec, fail, _load_spec))
 
 
-def move_aside(paths: ProjectPaths) -> Path | None:
-    """--fresh: rename .autonomous to .autonomous.bak-<time>; nothing is deleted."""
-    if not paths.autonomous.exists():
-        return None
-    target = paths.root / f".autonomous.bak-{time.strftime('%Y%m%d-%H%M%S')}"
-    counter = 0
-    while target.exists():
-        counter += 1
-        target = paths.root / f".autonomous.bak-{time.strftime('%Y%m%d-%H%M%S')}-{counter}"
-    shutil.move(str(paths.autonomous), str(target))
-    return target
-
-
 def main() -> None:
-    """Console-script entry point."""
-    from orchestrator.secrets import hide_own_secrets, redact
-
-    # Before anything else runs: the agent's commands must not find the key in /proc/$PPID/environ.
-    hide_own_secrets()
+    """The command line, once signal handling is in place (see `orchestrator.entry`)."""
     try:
-        app()
-    except KeyboardInterrupt:
+        # Ctrl-C and SIGTERM raise KeyboardInterrupt from here on: a run saves its state on it.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        from orchestrator.secrets import hide_own_secrets
+
+        # Before anything else runs: the agent's commands must not find the key in /proc/$PPID/environ.
+        hide_own_secrets()
+        code = app(prog_name=PROG_NAME, standalone_mode=False)
+    except (KeyboardInterrupt, Interrupted, typer.Abort):
         # Interrupted outside a run (while loading, say): nothing to save.
-        sys.stderr.write("orchestrate: interrupted\n")
-        sys.exit(130)
+        _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
+    except ClickException as err:
+        _leave("", show_usage_error(err))
     except LinkRefused as err:
         # A link planted in .autonomous/ during the run (by the agent, or a check): stop, never write through it.
-        sys.stderr.write(f"orchestrate: error: {redact(str(err))}\n")
-        sys.exit(EXIT_USAGE)
+        _leave_with_error(str(err))
     except BrokenPipeError:
         # Output piped into `head` and closed: not an error worth a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
+        _leave("", 1)
     except OSError as err:
         # Before any feature ran (a run stops itself with exit 3): a full disk, a read-only
         # project, a file in the way. Nothing was run; say what, without a traceback.
-        sys.stderr.write(f"orchestrate: error: {redact(str(err))}\n")
-        sys.exit(EXIT_USAGE)
+        _leave_with_error(str(err))
+    _leave("", code if isinstance(code, int) else 0)
+
+
+def _leave_with_error(message: str) -> NoReturn:
+    from orchestrator.secrets import redact
+
+    _leave(f"orchestrate: error: {redact(message)}\n", EXIT_USAGE)
+
+
+def _leave(message: str, code: int) -> NoReturn:
+    """Say goodbye and exit with `code`, whatever signal comes while the interpreter shuts down."""
+    sys.stderr.write(message)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe: nothing more can be said there
+    # The command is over and everything is said. Shutting the interpreter down takes tens of
+    # milliseconds, during which Python puts the default handlers back: a signal then would
+    # kill the process (exit 143) or raise where nothing catches it. Ignore it instead.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    if code == EXIT_INTERRUPTED:
+        # A KeyboardInterrupt raised inside code that Python ran from a string (a dataclass or
+        # named tuple being built) marks it "unhandled" even once caught, and the interpreter
+        # would end by killing itself with SIGINT instead of exiting 130. Nothing is left to
+        # clean up after an interrupt, so leave without that shutdown.
+        os._exit(code)
+    sys.exit(code)

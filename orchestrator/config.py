@@ -6,6 +6,8 @@ the flags the user actually gave, so an unset flag never hides the environment o
 
 from __future__ import annotations
 
+import difflib
+import math
 import os
 import tomllib
 from pathlib import Path
@@ -44,7 +46,9 @@ class SecurityConfig(BaseModel):
 class RunConfig(BaseModel):
     """Everything a run needs besides the spec."""
 
-    model_config = ConfigDict(extra="forbid")
+    # No inf or nan in any number: `--max-cost inf` is no cap at all, and arithmetic on it
+    # (tokens affordable, seconds to wait) overflows in the middle of a run.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     context: ContextStrategy = Field("compressed", description="How history reaches the prompt.")
     context_depth: int = Field(5, ge=1, description="Features shown by the window strategy.")
@@ -85,6 +89,16 @@ class RunConfig(BaseModel):
         if not value.strip():
             raise ValueError("must not be empty")
         return value.strip()
+
+    @field_validator("pricing")
+    @classmethod
+    def _finite_prices(cls, pricing: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        # ModelPrice itself accepts any float; a cost cap computed from inf or a negative price is no cap.
+        for model, price in pricing.items():
+            for kind, value in price.model_dump().items():
+                if not math.isfinite(value) or value < 0:
+                    raise ValueError(f"{model}.{kind} = {value}: a price must be a finite number >= 0")
+        return pricing
 
     def price_table(self) -> PriceTable:
         return PriceTable(self.pricing)
@@ -142,8 +156,26 @@ def load_config(
             top = str(error["loc"][0]) if error["loc"] else ""
             where = origin.get(top, "configuration")
             hint = f" (set as {_ENV_PREFIX}{top.upper()})" if where == "environment" else ""
+            if where == "command line":  # name it as it was typed
+                key = "--" + key.replace("_", "-")
             if error["type"] == "extra_forbidden":
-                problems.append(f"{where}: unknown setting '{key}'")
+                problems.append(f"{where}: unknown setting '{key}'{_did_you_mean(error['loc'])}")
+            elif error["type"] == "finite_number":
+                problems.append(f"{where}: {key}: {error['input']!r} is not a finite number; give one such as 5.0{hint}")
             else:
-                problems.append(f"{where}: {key}: {error['msg']}{hint}")
+                message = error["msg"].removeprefix("Value error, ")
+                problems.append(f"{where}: {key}: {message}{hint}")
         raise ConfigError("bad configuration:\n  " + "\n  ".join(problems)) from None
+
+
+def _did_you_mean(loc: tuple[Any, ...]) -> str:
+    """'; did you mean "max_cost"?' for a misspelt setting, as the spec check does for its keys."""
+    model: type[BaseModel] = RunConfig
+    for part in loc[:-1]:  # walk into nested tables such as [security]
+        field = model.model_fields.get(str(part))
+        nested = field.annotation if field is not None else None
+        if not (isinstance(nested, type) and issubclass(nested, BaseModel)):
+            return ""
+        model = nested
+    guess = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+    return f'; did you mean "{guess[0]}"?' if guess else ""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from context_agent import ContextAgent, render_project_context
 from orchestrator.config import RunConfig
 from orchestrator.events import EventSink
@@ -16,19 +14,23 @@ from orchestrator.state import StateStore
 from orchestrator.strategies import build_strategy_context
 
 
-def print_prompts(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, options: Any, events: EventSink) -> None:
+def print_prompts(
+    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *,
+    only: str | None = None, shard: str | None = None, resets: list[str] | None = None,
+) -> None:
     """Emit the system prompt, then each selected feature's first prompt in run order."""
     spec = loaded.spec
-    selected = select(spec.ids(), {f.id: f.depends_on for f in spec.features}, options.only, options.shard)
+    resets = resets or []
+    selected = select(spec.ids(), {f.id: f.depends_on for f in spec.features}, only, shard)
     state = StateStore(paths).load() if paths.state_file.exists() else None
     context = ContextAgent(paths.root, features=spec.features, model_call=None, on_event=events.context_event)
     events.emit("dry_run_prompt", id="(system prompt)", prompt=system_prompt(spec, replay=config.context == "replay"))
     recent = state.recent_completed if state else []
     for feature in ordered(spec, selected):
         entry = state.features.get(feature.id) if state else None
-        if (entry and entry.status == "passed" and feature.id not in options.resets) or (not entry and feature.passes):
+        if (entry and entry.status == "passed" and feature.id not in resets) or (not entry and feature.passes):
             continue
-        verification = entry.last_verification if entry and entry.attempts and feature.id not in options.resets else None
+        verification = entry.last_verification if entry and entry.attempts and feature.id not in resets else None
         strategy = build_strategy_context(
             config.context, feature, paths, recent_ids=recent, depth=config.context_depth, interrupted_attempt=None
         )

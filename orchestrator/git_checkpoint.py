@@ -30,7 +30,7 @@ from pathlib import Path
 
 from orchestrator.secrets import scrubbed_environment
 
-from .paths import STATE_DIR_NAME
+from .paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
 
 # Long enough for `git add` in a big tree; short enough that a git waiting on something that
 # never comes cannot stall a run for good.
@@ -259,14 +259,18 @@ def _parse_config_list(text: str, *, with_scope: bool) -> list[tuple[str, str, s
 
 def _exclude_state_dir(project_root: Path, safe: Sequence[str]) -> None:
     """Make git ignore `.autonomous/` through `.git/info/exclude`, unless it already does."""
-    state_dir = f"{STATE_DIR_NAME}/"
-    if _git(project_root, *safe, "check-ignore", "--quiet", state_dir).returncode == 0:
+    _exclude(project_root, safe, f"{STATE_DIR_NAME}/", f"{STATE_DIR_NAME}/", "orchestrate's run state")
+
+
+def _exclude(project_root: Path, safe: Sequence[str], probe: str, pattern: str, comment: str) -> None:
+    """Append `pattern` (relative to the project) to `.git/info/exclude` unless git already ignores `probe`."""
+    if _git(project_root, *safe, "check-ignore", "--quiet", probe).returncode == 0:
         return
     prefix = _check(project_root, *safe, "rev-parse", "--show-prefix").stdout.strip()
     # Relative to project_root unless absolute (worktrees, submodules): `/` handles both.
     git_path = _check(project_root, *safe, "rev-parse", "--git-path", "info/exclude").stdout.strip()
     exclude = project_root / git_path
-    pattern = "/" + _escape_glob(prefix + state_dir)
+    line = "/" + _escape_glob(prefix) + pattern
     try:
         exclude.parent.mkdir(parents=True, exist_ok=True)
         existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
@@ -274,7 +278,7 @@ def _exclude_state_dir(project_root: Path, safe: Sequence[str]) -> None:
         if exclude.is_symlink():  # never append to whatever a link points at
             raise OSError(f"it is a symbolic link (to {os.readlink(exclude)}), not followed")
         with open(exclude, "a", encoding="utf-8") as handle:
-            handle.write(f"{separator}# orchestrate's run state\n{pattern}\n")
+            handle.write(f"{separator}# {comment}\n{line}\n")
     except OSError as exc:
         raise CheckpointError(f"could not update {exclude}: {exc}") from exc
 
@@ -360,3 +364,15 @@ def _error(what: str, result: subprocess.CompletedProcess[str]) -> CheckpointErr
 
 def _warn_on_stderr(message: str) -> None:
     print(f"orchestrate: warning: {message}", file=sys.stderr)
+
+
+def exclude_run_state(project_root: Path) -> None:
+    """Make git ignore `.autonomous/` and the `--fresh` backups `.autonomous.bak-*/`.
+
+    Through `.git/info/exclude`, as for the state directory, so neither a checkpoint nor the
+    user's own `git add -A` commits old events, logs and working memory. Raises CheckpointError.
+    """
+    safe = _safe_config(project_root)
+    _exclude_state_dir(project_root, safe)
+    backups = _escape_glob(FRESH_BACKUP_PREFIX) + "*/"
+    _exclude(project_root, safe, f"{FRESH_BACKUP_PREFIX}0/", backups, "orchestrate's --fresh backups")

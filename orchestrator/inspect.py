@@ -17,9 +17,11 @@ from orchestrator.feature_log import UnusableLog, read_feature_log
 from orchestrator.lock import LockHeld, RunLock
 from orchestrator.output import PlainRenderer, wants_plain
 from orchestrator.paths import ProjectPaths
-from orchestrator.prompts import feature_prompt
+from orchestrator.prompts import feature_prompt, system_prompt
+from orchestrator.request_size import first_request_size
 from orchestrator.state import RunState, StateStore, now_ms
 from orchestrator.strategies import build_strategy_context
+from orchestrator.tools import tool_definitions
 
 Fail = Callable[[str], NoReturn]
 STRATEGIES = ("compressed", "replay", "window")
@@ -156,7 +158,11 @@ def print_context(
             stats = ctx.replay_stats or {}
             sys.stdout.write(f"{len(ctx.history)} replayed message(s); {json.dumps(stats)}\n")
             sys.stdout.write(f"tokenCount: {history_tokens}\n")
-        sys.stdout.write(f"whole first request (estimate): {estimate_tokens(prompt) + history_tokens} tokens\n\n")
+        size = first_request_size(system_prompt(spec, replay=name == "replay"), tool_definitions(), ctx.history, prompt)
+        sys.stdout.write(
+            f"whole first request (estimate): {size.total} tokens (system prompt {size.system}, "
+            f"tools {size.tools}, messages {size.messages})\n\n"
+        )
     return 0
 
 

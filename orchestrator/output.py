@@ -20,6 +20,8 @@ from rich.table import Table
 
 # Events that plain and live modes print as a line; the rest only update the view or the log.
 _QUIET_KINDS = {"tool_call", "api_call", "attempt_started", "text_output"}
+# Events that end a command's output: shown even with -q.
+_FINAL_KINDS = {"run_finished", "dry_run_prompt", "nothing_selected"}
 
 
 def wants_plain(stream: TextIO | None = None) -> bool:
@@ -68,6 +70,8 @@ def describe(event: dict[str, Any]) -> str | None:
             f"{event['pending']} pending; {event['tokens']} tokens, {_money(event.get('costUsd'))}, "
             f"{event['durationMs'] / 1000:.1f}s"
         )
+    if kind == "nothing_selected":
+        return event["message"]
     if kind == "dry_run_prompt":
         return f"===== {event['id']} =====\n{event['prompt']}\n"
     return None
@@ -115,7 +119,7 @@ class PlainRenderer:
             self.err.write(f"orchestrate: {kind}: {printable(str(event.get('message')))}\n")
             self.err.flush()
             return
-        if self.verbosity < 0 and kind not in ("run_finished", "dry_run_prompt"):
+        if self.verbosity < 0 and kind not in _FINAL_KINDS:
             return
         line = describe(event)
         if line is None and self.verbosity > 0 and kind == "tool_call":
@@ -169,7 +173,7 @@ class LiveRenderer:
         elif kind == "api_call":
             self.view.update(turn=event.get("turn", 0), tokens=event.get("runTokens", 0), cost=event.get("runCostUsd", 0.0))
         line = describe(event)
-        if line is not None and (self.verbosity >= 0 or kind == "run_finished"):
+        if line is not None and (self.verbosity >= 0 or kind in _FINAL_KINDS):
             self.live.console.print(line, highlight=False, markup=False)
         elif kind == "tool_call" and self.verbosity > 0:
             self.live.console.print(f"      tool {event.get('tool')}: {event.get('summary', '')}", highlight=False, markup=False)

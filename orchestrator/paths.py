@@ -10,6 +10,9 @@ Layout of `<project>/.autonomous/` (see `.autonomous.example/README.md`):
     memory/working-memory.jsonl     working-memory log (every strategy)
     events.jsonl                    event log: what happened, one JSON object a line
     backups/                        corrupted files set aside, never deleted
+
+`--fresh` moves the whole directory aside to `<project>/.autonomous.bak-<time>/`, which git is
+told to ignore like `.autonomous/` itself.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 STATE_DIR_NAME = ".autonomous"
+# `--fresh` backups: `.autonomous.bak-<time>[-n]`, beside the state directory.
+FRESH_BACKUP_PREFIX = f"{STATE_DIR_NAME}.bak-"
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,14 @@ class ProjectPaths:
     @property
     def autonomous(self) -> Path:
         return self.root / STATE_DIR_NAME
+
+    def fresh_backup(self, stamp: str) -> Path:
+        """Where `--fresh` moves the state directory: `.autonomous.bak-<stamp>`."""
+        return self.root / f"{FRESH_BACKUP_PREFIX}{stamp}"
+
+    def fresh_backups(self) -> list[Path]:
+        """Every `--fresh` backup in the project."""
+        return sorted(self.root.glob(f"{FRESH_BACKUP_PREFIX}*"))
 
     @property
     def state_dir(self) -> Path:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, NoReturn
 
 from orchestrator.config import ConfigError, RunConfig
@@ -12,8 +15,9 @@ from orchestrator.git_checkpoint import clear_stale_index_lock
 from orchestrator.lock import LockHeld, RunLock
 from orchestrator.output import make_renderer
 from orchestrator.paths import ProjectPaths
-from orchestrator.selection import SelectionError
+from orchestrator.selection import SelectionError, describe_empty_selection, select
 from orchestrator.spec import LoadedSpec
+from orchestrator.state import RunState
 
 
 def run_command(
@@ -33,24 +37,41 @@ def run_command(
     fail: Callable[[str], NoReturn],
 ) -> int:
     """Run the spec and return the exit code."""
-    from orchestrator.runner import RunOptions, Runner
-
     unknown_resets = [fid for fid in resets if fid not in set(loaded.spec.ids())]
     if unknown_resets:
         fail(f"--reset: unknown feature id(s): {', '.join(unknown_resets)}")
-    options = RunOptions(only=only, shard=shard, resets=list(resets))
+    spec = loaded.spec
+    depends_on = {f.id: f.depends_on for f in spec.features}
+    try:
+        selected = select(spec.ids(), depends_on, only, shard)
+    except SelectionError as err:
+        fail(str(err))
+    if not selected:
+        # An empty shard is not a passed run: say so, touch nothing, and let CI go on (exit 0).
+        message = describe_empty_selection(spec.ids(), depends_on, only, shard)
+        events = EventSink(make_renderer(json_mode, verbosity), log_path=None)
+        events.emit("nothing_selected", message=message, only=only, shard=shard)
+        events.close()
+        if not dry_run:
+            _write_reports(_empty_result(message), loaded, config, report, junit, fail)
+        return 0
     if dry_run:
-        return _dry_run(loaded, config, paths, options, json_mode, verbosity, fail)
+        return _dry_run(loaded, config, paths, only, shard, resets, json_mode, verbosity, fail)
 
+    # The SDK takes seconds to import: only a real run needs it.
     from orchestrator.model_client import make_sdk_client
+    from orchestrator.runner import RunOptions, Runner
 
     try:
         sdk = make_sdk_client(config)
     except ConfigError as err:
         fail(str(err))
+    _create_project_dir(paths, fail)
     if fresh:
         _start_fresh(paths, fail)
+    _keep_backups_out_of_git(paths)  # also for backups made before the project became a repository
     events = EventSink(make_renderer(json_mode, verbosity), paths.events_log)
+    options = RunOptions(only=only, shard=shard, resets=list(resets))
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
@@ -70,8 +91,6 @@ def run_command(
 
 def _start_fresh(paths: ProjectPaths, fail: Callable[[str], NoReturn]) -> None:
     """Move the old state aside, after making sure no run is using it."""
-    from orchestrator.cli import move_aside
-
     lock = RunLock(paths.lock_file)
     try:
         lock.acquire()  # proves no live run owns the project (a stale lock is taken over)
@@ -83,15 +102,53 @@ def _start_fresh(paths: ProjectPaths, fail: Callable[[str], NoReturn]) -> None:
         sys.stderr.write(f"orchestrate: --fresh: previous state moved to {moved}\n")
 
 
+def move_aside(paths: ProjectPaths) -> Path | None:
+    """--fresh: rename .autonomous to .autonomous.bak-<time>; nothing is deleted."""
+    if not paths.autonomous.exists():
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target, counter = paths.fresh_backup(stamp), 0
+    while target.exists():
+        counter += 1
+        target = paths.fresh_backup(f"{stamp}-{counter}")
+    shutil.move(str(paths.autonomous), str(target))
+    return target
+
+
+def _keep_backups_out_of_git(paths: ProjectPaths) -> None:
+    """Old events, logs and memory must never reach a checkpoint, nor the user's `git add -A`."""
+    from orchestrator.git_checkpoint import CheckpointError, exclude_run_state, is_git_repo
+
+    if not paths.fresh_backups() or not is_git_repo(paths.root):
+        return
+    try:
+        exclude_run_state(paths.root)
+    except CheckpointError as err:
+        sys.stderr.write(f"orchestrate: warning: --fresh backups may be committed: {err}\n")
+
+
+def _create_project_dir(paths: ProjectPaths, fail: Callable[[str], NoReturn]) -> None:
+    """`run` builds from an empty directory, so it creates a missing one (a dry run does not)."""
+    try:
+        paths.root.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        fail(f"cannot create project directory {paths.root}: {err.strerror}")
+
+
+def _empty_result(message: str) -> Any:
+    """What the reports need of a run that selected nothing."""
+    return SimpleNamespace(state=RunState(), selected=[], outcome="empty", exit_code=0, message=message, duration_ms=0)
+
+
 def _dry_run(
-    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, options: Any, json_mode: bool, verbosity: int,
-    fail: Callable[[str], NoReturn],
+    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, only: str | None, shard: str | None,
+    resets: list[str], json_mode: bool, verbosity: int, fail: Callable[[str], NoReturn],
 ) -> int:
     from orchestrator.dry_run import print_prompts
 
     events = EventSink(make_renderer(json_mode, verbosity if verbosity >= 0 else 0), log_path=None)
     try:
-        print_prompts(loaded, config, paths, options, events)
+        print_prompts(loaded, config, paths, events, only=only, shard=shard, resets=resets)
     except SelectionError as err:
         fail(str(err))
     finally:

@@ -84,3 +84,24 @@ def select(
         wanted = set(parse_only(only, ids))
         selected = [fid for fid in selected if fid in wanted]
     return selected
+
+
+def describe_empty_selection(
+    ids: Sequence[str], depends_on: dict[str, list[str]], only: str | None, shard: str | None
+) -> str:
+    """Why `select` chose nothing, in words a user can act on."""
+    if not shard:
+        return "no feature selected; nothing to run"
+    index, total = parse_shard(shard)
+    if not shard_ids(ids, depends_on, index, total):
+        chains = len(dependency_components(ids, depends_on))
+        return (
+            f"shard {index}/{total} is empty: the spec's {len(ids)} feature(s) form {chains} dependency chain(s), "
+            "and a chain is never split across shards; nothing to run"
+        )
+    wanted = set(parse_only(only, ids)) if only else set()
+    homes = [str(i) for i in range(1, total + 1) if wanted & set(shard_ids(ids, depends_on, i, total))]
+    return (
+        f"--only {only} selects no feature of shard {index}/{total} (they are in shard {', '.join(homes)}); "
+        "nothing to run"
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import ConfigError, load_config
+from orchestrator.config import ConfigError, RunConfig, load_config
 from orchestrator.models import default_agent_model, default_summarizer_model, known_models, newest_model
 
 
@@ -48,3 +48,39 @@ def test_price_overrides_apply_by_model_then_family(tmp_path: Path):
     table = load_config({}, tmp_path, {}).price_table()
     assert table.price_for("claude-sonnet-9").output == 2
     assert table.price_for("claude-haiku-9").output == 5
+
+
+FLOAT_SETTINGS = sorted(
+    name for name, field in RunConfig.model_fields.items() if field.annotation in (float, float | None)
+)
+
+
+def test_there_are_number_settings_to_check():
+    assert {"max_cost", "check_timeout", "retry_max_wait"} <= set(FLOAT_SETTINGS)
+
+
+@pytest.mark.parametrize("setting", FLOAT_SETTINGS)
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e309"])
+def test_no_number_setting_accepts_a_value_that_is_not_finite(tmp_path: Path, setting: str, value: str):
+    # From every layer: a flag (as click parses it, a float), the environment, the file.
+    (tmp_path / "orchestrate.toml").write_text(f"{setting} = {value if value != '1e309' else 'inf'}\n")
+    layers = [
+        ({setting: float(value)}, {}, "command line"),
+        ({}, {f"ORCHESTRATE_{setting.upper()}": value}, "environment"),
+        ({}, {}, "orchestrate.toml"),
+    ]
+    for flags, environ, source in layers:
+        with pytest.raises(ConfigError, match="not a finite number") as err:
+            load_config(flags, tmp_path, environ)
+        assert str(err.value).count("\n") == 1 and source in str(err.value)
+
+
+def test_a_misspelt_key_gets_a_suggestion_at_any_depth(tmp_path: Path):
+    (tmp_path / "orchestrate.toml").write_text("max_cots = 1\nsumarize_every = 2\nzzz = 1\n[security]\ndenny = []\n")
+    with pytest.raises(ConfigError) as err:
+        load_config({}, tmp_path, {})
+    message = str(err.value)
+    assert "unknown setting 'max_cots'; did you mean \"max_cost\"?" in message
+    assert "unknown setting 'sumarize_every'; did you mean \"summarize_every\"?" in message
+    assert "unknown setting 'security.denny'; did you mean \"deny\"?" in message
+    assert "unknown setting 'zzz'\n" in message + "\n"  # nothing close: no guess

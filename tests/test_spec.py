@@ -111,9 +111,18 @@ def test_feature_lookup_survives_a_changed_list() -> None:
     assert spec.feature("b").id == "b" and spec.feature("c").id == "c"
 
 
-@pytest.mark.parametrize("path", sorted(REPO_SPECS.glob("*.json")), ids=lambda p: p.name)
+# Every spec the repository ships, however deep (specs/<name>/spec.json). An empty list fails
+# collection (empty_parameter_set_mark = fail_at_collect), so this can never pass by running nothing.
+@pytest.mark.parametrize(
+    "path", sorted(REPO_SPECS.glob("**/spec.json")), ids=lambda p: p.parent.relative_to(REPO_SPECS).as_posix()
+)
 def test_every_example_spec_in_the_repository_is_valid(path: Path) -> None:
-    load_spec(path)
+    loaded = load_spec(path)
+    assert loaded.warnings == [] and loaded.spec.features
+
+
+def test_a_test_parametrized_over_nothing_fails_collection(pytestconfig: pytest.Config) -> None:
+    assert pytestconfig.getini("empty_parameter_set_mark") == "fail_at_collect"
 
 
 # --- the quickstart feature_list.json --------------------------------------------------
