@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from orchestrator.conversation import (
+    RequestSize,
     cached_system,
     for_api,
     mask_old_observations,
@@ -86,8 +87,10 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
     system = cached_system(session.system)
     tools = with_cached_tools(session.tools)
     outcome = AttemptOutcome(stop="max_turns")
+    size = RequestSize(system, tools)
     for turn in range(1, session.max_turns + 1):
-        outcome.masked += mask_old_observations(messages, session.mask_after_tokens, tool_names)
+        rewritten: set[int] = set()
+        outcome.masked += mask_old_observations(messages, session.mask_after_tokens, tool_names, rewritten)
         request = {
             "model": session.model,
             "max_tokens": session.max_output_tokens,
@@ -96,7 +99,7 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
             "messages": with_conversation_breakpoint(for_api(messages)),
         }
         try:
-            result = session.client.create(purpose="agent", **request)
+            result = session.client.create(purpose="agent", input_tokens=size.tokens(messages, rewritten), **request)
         except ModelRequestRejected as err:
             outcome.stop, outcome.error = "rejected", str(err)
             return outcome

@@ -257,6 +257,37 @@ def _parse_config_list(text: str, *, with_scope: bool) -> list[tuple[str, str, s
     return entries
 
 
+def head_commit(project_root: Path) -> str | None:
+    """The commit HEAD points at; None on a branch with no commit yet, or when git cannot say."""
+    try:
+        result = _git(project_root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    except CheckpointError:
+        return None
+    sha = result.stdout.strip()
+    return sha if result.returncode == 0 and sha else None
+
+
+def find_checkpoint(project_root: Path, message: str, since: str | None) -> str | None:
+    """The newest commit on HEAD made after `since` whose message is `message`: a checkpoint a
+    killed run made but did not get to record. None if there is none.
+
+    `since` None means the branch had no commit yet: then only HEAD itself is looked at, so an
+    older checkpoint of the same feature (before a --reset) is never taken for a new one.
+    """
+    revisions = [f"{since}..HEAD"] if since else ["--max-count=1", "HEAD"]
+    try:
+        result = _git(project_root, "log", "-z", "--no-color", "--format=%H%n%B", *revisions, "--")
+    except CheckpointError:
+        return None
+    if result.returncode != 0:
+        return None  # no commit yet, or `since` is gone from the history: not found
+    for entry in result.stdout.split("\0"):
+        sha, _, body = entry.strip("\n").partition("\n")
+        if sha and body.strip() == message.strip():
+            return sha
+    return None
+
+
 def _exclude_state_dir(project_root: Path, safe: Sequence[str]) -> None:
     """Make git ignore `.autonomous/` through `.git/info/exclude`, unless it already does."""
     _exclude(project_root, safe, f"{STATE_DIR_NAME}/", f"{STATE_DIR_NAME}/", "orchestrate's run state")

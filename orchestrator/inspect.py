@@ -200,7 +200,7 @@ def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: Any, fail: Fa
     if not ids:
         fail("nothing to summarize yet: no feature has completed")
     spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
-    client = ModelClient(config, sdk, spend, on_retry=_warn)
+    client = ModelClient(config, sdk, spend, on_retry=_warn, journal=store.record_spend)  # a kill loses no spend
     # Failures go to stderr and the event log, as during a run.
     events = EventSink(PlainRenderer(verbosity=-1), paths.events_log)
     agent = ContextAgent(paths.root, features=loaded.spec.features, model_call=client.summarizer_call,

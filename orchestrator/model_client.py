@@ -5,6 +5,10 @@ survives those retries gets one more bounded layer here (tenacity, exponential b
 jitter, capped in attempts and time) around the single call; tool execution is never
 retried. Authentication errors stop at once. An API that stays unreachable raises
 `ApiUnavailable`, which ends the run with its state saved (exit 3).
+
+Every call is journaled as it happens (`journal`): its worst case before it is sent, its
+usage as soon as its answer arrives. A call cut off by an interrupt counts at its worst case
+(`Spend.unconfirmed_cost_usd`): the API may have billed it.
 """
 
 from __future__ import annotations
@@ -86,6 +90,8 @@ class Spend:
     summarizer_tokens: TokenUsage = field(default_factory=TokenUsage)
     summarizer_cost_usd: float = 0.0
     calls: int = 0
+    unconfirmed_cost_usd: float = 0.0  # worst case of calls cut off before their answer (in run_cost_usd too)
+    feature_id: str | None = None  # the feature the agent's calls are for, named in the journal
 
 
 @dataclass
@@ -105,6 +111,7 @@ class ModelClient:
         spend: Spend,
         on_retry: Callable[[str], None] = lambda _m: None,
         sleep: Callable[[float], None] | None = None,
+        journal: Callable[[dict[str, Any]], None] = lambda _entry: None,
     ) -> None:
         self.config = config
         self.sdk = sdk
@@ -112,14 +119,19 @@ class ModelClient:
         self.prices: PriceTable = config.price_table()
         self.on_retry = on_retry
         self._sleep = sleep
+        self.journal = journal
 
     # ---- limits -------------------------------------------------------------------------
-    def affordable_max_tokens(self, model: str, request: dict[str, Any], *, feature_cap: bool) -> int:
-        """The largest max_tokens this call may use without passing a cap; LimitReached if too small."""
+    def affordable_max_tokens(
+        self, model: str, request: dict[str, Any], *, feature_cap: bool, input_tokens: int | None = None
+    ) -> int:
+        """The largest max_tokens this call may use without passing a cap; LimitReached if too small.
+
+        `input_tokens` is the request's estimated size when the caller keeps it up to date
+        (the agent loop does, message by message); otherwise the whole request is measured.
+        """
         wanted = int(request.get("max_tokens", self.config.max_output_tokens))
-        input_estimate = estimate_json_tokens(
-            {k: request.get(k) for k in ("system", "tools", "messages", "output_config")}
-        ) * _INPUT_MARGIN
+        input_estimate = self._input_estimate(request, input_tokens)
         allowed = wanted
         if self.config.max_cost is not None:
             price = self.prices.price_for(model)
@@ -142,11 +154,45 @@ class ModelClient:
                 )
         return allowed
 
+    def worst_case_cost(self, model: str, request: dict[str, Any], input_tokens: int | None = None) -> float:
+        """The most this request can cost: every input token at the dearer of input and cache
+        write, and all of `max_tokens` as output."""
+        price = self.prices.price_for(model)
+        input_cost = self._input_estimate(request, input_tokens) * max(price.input, price.cache_write)
+        return (input_cost + int(request.get("max_tokens", 0)) * price.output) / 1_000_000
+
+    @staticmethod
+    def _input_estimate(request: dict[str, Any], input_tokens: int | None) -> float:
+        return (request_tokens(request) if input_tokens is None else input_tokens) * _INPUT_MARGIN
+
     # ---- the call -----------------------------------------------------------------------
-    def create(self, *, purpose: str = "agent", **request: Any) -> CallResult:
-        """One Messages API call with limits, retries and accounting. Raises the classes above."""
+    def create(self, *, purpose: str = "agent", input_tokens: int | None = None, **request: Any) -> CallResult:
+        """One Messages API call with limits, retries and accounting. Raises the classes above.
+
+        `input_tokens`: the request's estimated size, if the caller keeps it (see
+        `affordable_max_tokens`). The call is journaled before it is sent and when it is answered.
+        """
         model = request["model"]
-        request["max_tokens"] = self.affordable_max_tokens(model, request, feature_cap=purpose == "agent")
+        if input_tokens is None:
+            input_tokens = request_tokens(request)
+        request["max_tokens"] = self.affordable_max_tokens(
+            model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
+        )
+        worst = self.worst_case_cost(model, request, input_tokens)
+        self._journal("reserve", purpose, costUsd=worst)
+        try:
+            message = self._send(model, request)
+        except (ApiAuthError, ApiUnavailable, ModelRequestRejected):
+            self._journal("release", purpose)  # the API answered with an error: nothing billed
+            raise
+        except BaseException:
+            # Interrupted while the call was in flight: the API may have billed it.
+            self._book_unconfirmed(purpose, worst)
+            raise
+        return self._book(model, message, purpose)
+
+    def _send(self, model: str, request: dict[str, Any]) -> Any:
+        """The call with the outer retries; the SDK's errors mapped to this module's."""
         retrying = Retrying(
             retry=retry_if_exception(_is_transient),
             stop=stop_after_attempt(self.config.retry_attempts) | stop_after_delay(self.config.retry_deadline),
@@ -171,7 +217,7 @@ class ModelClient:
             raise ModelRequestRejected(f"the API rejected the request: {_describe(err)}") from None
         except (anthropic.APIConnectionError, MalformedResponse, anthropic.APIResponseValidationError) as err:
             raise ApiUnavailable(f"the API is unreachable or answering badly: {_describe(err)}") from None
-        return self._book(model, message, purpose)
+        return message
 
     def _call_once(self, request: dict[str, Any]) -> Any:
         try:
@@ -197,11 +243,34 @@ class ModelClient:
         else:
             spend.summarizer_tokens = spend.summarizer_tokens + usage
             spend.summarizer_cost_usd += cost
+        self._journal("call", purpose, costUsd=cost, usage=usage.dump())
         return CallResult(message=message, usage=usage, cost_usd=cost)
+
+    def _book_unconfirmed(self, purpose: str, worst: float) -> None:
+        spend = self.spend
+        spend.run_cost_usd += worst
+        spend.unconfirmed_cost_usd += worst
+        if purpose == "agent":
+            spend.feature_cost_usd += worst
+        else:
+            spend.summarizer_cost_usd += worst
+        try:
+            self._journal("call", purpose, costUsd=worst, unconfirmed=True)
+        except OSError:
+            pass  # the open reservation counts as the same worst case when the journal is loaded
+
+    def _journal(self, kind: str, purpose: str, **fields: Any) -> None:
+        feature = self.spend.feature_id if purpose == "agent" else None
+        self.journal({"kind": kind, "purpose": purpose, "feature": feature, **fields})
 
     def summarizer_call(self, **request: Any) -> Any:
         """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""
         return self.create(purpose="summarizer", **request).message
+
+
+def request_tokens(request: dict[str, Any]) -> int:
+    """Estimated input tokens of a whole request, measured from scratch."""
+    return estimate_json_tokens({k: request.get(k) for k in ("system", "tools", "messages", "output_config")})
 
 
 def _describe(err: BaseException | None) -> str:

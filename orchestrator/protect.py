@@ -11,6 +11,12 @@ protect the code the agent is meant to write. Caches that running a check rewrit
 (`__pycache__`, `.pytest_cache`, `.hypothesis`), and `.git/` and `.autonomous/`, are never
 protected; neither are files a command writes (`> out.txt`).
 
+Only what existed before the feature's first attempt is the check: the run loop records
+`check_file_keys` in the feature's state at that first attempt, before the agent runs, and
+passes them to `take_guard` at every attempt (after a kill and resume too). A file the agent
+itself created (an output the check reads: `grep -q ok out.txt`) stays its to fix.
+`protected` globs are matched again at every attempt.
+
 `take_guard` / `guard_changes` / `restore` are what the run loop uses around one attempt:
 the hashes and a copy of every protected file before, what differs after (a file matching
 a `protected` glob that did not exist before counts too: `protected: ["**/conftest.py"]`
@@ -60,6 +66,19 @@ def protected_files(project_root: Path, verify_command: str | None, globs: Seque
         for path in _glob(root, pattern):
             found.setdefault(path, None)
     return sorted(found)[:MAX_PROTECTED_FILES]
+
+
+def check_file_keys(project_root: Path, verify_command: str | None) -> list[str]:
+    """The files `verify_command` names that exist now, relative to the root: what a feature
+    records at its first attempt, and protects from then on (see `take_guard`)."""
+    root = project_root.resolve()
+    return [_key(path, root) for path in protected_files(root, verify_command, [])]
+
+
+def is_project_key(key: str) -> bool:
+    """Whether `key` is a path relative to the project that stays inside it."""
+    parts = Path(key).parts
+    return bool(parts) and "\x00" not in key and not os.path.isabs(key) and ".." not in parts
 
 
 def snapshot(paths: Iterable[Path], project_root: Path | None = None) -> dict[str, str]:
@@ -240,15 +259,21 @@ class Guard:
 
 def take_guard(
     project_root: Path, verify_command: str | None, globs: Sequence[str], *, carried: Guard | None = None,
-    copy_limit: int = COPY_LIMIT,
+    copy_limit: int = COPY_LIMIT, check_files: Sequence[Path] | None = None,
 ) -> Guard:
     """Hash and copy the protected files before an attempt.
 
+    `check_files` are the files the check names as recorded at the feature's first attempt
+    (`check_file_keys`, joined to the root); when None, those that exist now.
     `carried` is the previous attempt's guard: changes it could not undo keep their original
     hashes here, so the agent's version of a check is never taken as the new baseline.
     """
     root = project_root.resolve()
-    files = protected_files(root, verify_command, globs)
+    if check_files is None:
+        files = protected_files(root, verify_command, globs)
+    else:
+        found = dict.fromkeys([*check_files, *protected_files(root, None, globs)])
+        files = sorted(found)[:MAX_PROTECTED_FILES]
     hashes = snapshot(files, root)
     copies: dict[str, tuple[bytes, int] | None] = {}
     budget = copy_limit

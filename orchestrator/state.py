@@ -2,22 +2,28 @@
 
 Every change is saved atomically. A state file that cannot be read is set aside (never
 deleted) and rebuilt from the per-feature logs, so passed features survive any damage.
+
+Money is journaled per model call (`record_spend`): the worst case of a call before it is
+sent, what it cost once its answer arrives. A run killed at any instant therefore never
+records less than the API billed, and `--max-cost` holds across resumes.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
 from orchestrator.atomic import append_jsonl, set_aside, write_text_atomic
 from orchestrator.feature_log import UnusableLog, read_feature_log
 from orchestrator.paths import ProjectPaths
+from orchestrator.protect import is_project_key
 from orchestrator.spec_fields import is_safe_id
 from orchestrator.usage import TokenUsage
 
@@ -40,6 +46,46 @@ class CamelModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
+def _unset(value: object) -> bool:
+    return value is None
+
+
+class CheckFiles(CamelModel):
+    """The files a feature's check command named before the feature's first attempt: the ones
+    protected at every attempt, so that a file the agent creates never becomes part of the check."""
+
+    command_sha: str  # of the check command they were found for: a changed command finds them again
+    files: list[str] = Field(default_factory=list)  # relative to the project root
+
+    @field_validator("files")
+    @classmethod
+    def _inside_project(cls, files: list[str]) -> list[str]:
+        for key in files:
+            if not is_project_key(key):
+                raise ValueError(f"check file {key[:60]!r} is not a path inside the project")
+        return files
+
+
+class AwaitingCheck(CamelModel):
+    """An attempt whose agent loop finished and whose check result was not recorded yet.
+
+    A run killed while the check ran resumes by running the check again, not the agent."""
+
+    attempt: int
+    record: dict = Field(default_factory=dict)  # the attempt's `attemptHistory` entry, without its verification
+    report: dict | None = None  # the agent's report (it decides when the feature has no check)
+
+
+class PassToFinish(CamelModel):
+    """A passed feature whose checkpoint commit and bookkeeping may not have happened yet.
+
+    The pass is recorded first, so a kill after the check never sends the feature to the
+    model again; a resumed run finishes what is left, without the model."""
+
+    checkpoint_message: str | None = None  # None: no checkpoint (--no-commit, or not a git repository)
+    checkpoint_base: str | None = None  # HEAD before the commit; None when the branch had no commit
+
+
 class FeatureState(CamelModel):
     status: FeatureStatus = "pending"
     attempts: int = 0  # attempts whose check has run; an interrupted attempt is redone
@@ -52,6 +98,10 @@ class FeatureState(CamelModel):
     duration_ms: int = 0
     last_verification: dict | None = None  # camelCase VerificationResult of the last attempt
     reason: str | None = None  # why failed / blocked / skipped
+    # Left out of the saved state while unset: most features never need them.
+    check_files: CheckFiles | None = Field(None, exclude_if=_unset)
+    awaiting_check: AwaitingCheck | None = Field(None, exclude_if=_unset)
+    finishing: PassToFinish | None = Field(None, exclude_if=_unset)
 
 
 class SummarizationSchedule(CamelModel):
@@ -67,6 +117,9 @@ class RunTotals(CamelModel):
     api_calls: int = 0
     summarizer_tokens: TokenUsage = Field(default_factory=TokenUsage)
     summarizer_cost_usd: float = 0.0
+    # The worst case of calls whose answer never arrived (the run was killed or interrupted
+    # while they were in flight): the API may have billed them, so it is part of `cost_usd`.
+    unconfirmed_cost_usd: float = 0.0
 
 
 class RunState(CamelModel):
@@ -166,8 +219,11 @@ class StateStore:
         self.paths.state_journal.unlink(missing_ok=True)
         self._journal_lines = 0
 
-    def record(self, state: RunState, feature_id: str | None = None) -> None:
-        """Persist a change to one feature (and the run-level counters) cheaply."""
+    def record(self, state: RunState, feature_id: str | None = None, *, fsync: bool = True) -> None:
+        """Persist a change to one feature (and the run-level counters) cheaply.
+
+        `fsync=False` only flushes: enough to survive a killed process, and the next fsynced
+        line carries it to disk. For steps that a resumed run can safely do again."""
         if feature_id is None or self._journal_lines >= max(64, len(state.features)):
             self.save(state)
             return
@@ -182,7 +238,19 @@ class StateStore:
             "stopReason": state.stop_reason,
             "updatedAt": state.updated_at,
         }
-        append_jsonl(self.paths.state_journal, entry)
+        append_jsonl(self.paths.state_journal, entry, fsync=fsync)
+        self._journal_lines += 1
+
+    def record_spend(self, spend: dict[str, Any]) -> None:
+        """Journal one model call's money at once: `{"kind": "reserve", ...}` before it is sent
+        (its worst case), `"call"` with its usage and cost when its answer arrives, `"release"`
+        when the API answered with an error. Loading adds the calls to the totals, and a
+        reservation left open (killed mid-call) as its worst case.
+
+        Flushed, not fsynced: a killed process loses none of it, and the next fsynced line of
+        the same file (every feature record) carries it to disk.
+        """
+        append_jsonl(self.paths.state_journal, {"spend": spend}, fsync=False)
         self._journal_lines += 1
 
     def _replay_journal(self, state: RunState) -> RunState:
@@ -201,9 +269,13 @@ class StateStore:
             return state
         raw_lines = data.splitlines()
         damaged = 0
+        reserved: dict[str, Any] | None = None  # a call sent and not answered yet
         for number, raw in enumerate(raw_lines, start=1):
             try:
                 entry = json.loads(raw.decode("utf-8"))
+                if isinstance(entry, dict) and "spend" in entry:
+                    reserved = _replay_spend(state, _checked_spend(entry["spend"]), reserved)
+                    continue
                 feature_id = entry["feature"]
                 if not isinstance(feature_id, str) or not is_safe_id(feature_id):
                     raise ValueError(f"feature id {feature_id!r} is not a safe id")
@@ -221,6 +293,10 @@ class StateStore:
             state.stop_reason = entry.get("stopReason")
             if isinstance(entry.get("recentCompleted"), list):
                 state.recent_completed = [str(x) for x in entry["recentCompleted"] if is_safe_id(str(x))]
+        if reserved is not None:
+            # Killed while a call was in flight: the API may have billed it, so its worst case counts.
+            _add_cost(state, reserved, float(reserved["costUsd"]), None)
+            state.totals.unconfirmed_cost_usd += float(reserved["costUsd"])
         self._journal_lines = len(raw_lines)
         if damaged:
             # Its good lines are in `state` now; the file goes to the backups, never deleted.
@@ -257,6 +333,56 @@ class StateStore:
             state.totals.tokens = state.totals.tokens + feature.tokens
             state.totals.cost_usd += feature.cost_usd
         return state
+
+
+_SPEND_KINDS = ("reserve", "call", "release")
+
+
+def _checked_spend(spend: Any) -> dict[str, Any]:
+    """A journaled spend line as written by `record_spend`; ValueError for anything else."""
+    if not isinstance(spend, dict) or spend.get("kind") not in _SPEND_KINDS:
+        raise ValueError("not a spend entry")
+    feature_id = spend.get("feature")
+    if feature_id is not None and (not isinstance(feature_id, str) or not is_safe_id(feature_id)):
+        raise ValueError(f"feature id {str(feature_id)[:60]!r} is not a safe id")
+    cost = spend.get("costUsd", 0.0)
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0:
+        raise ValueError("costUsd is not a finite amount")
+    if spend["kind"] == "call":
+        TokenUsage.model_validate(spend.get("usage") or {})
+    return spend
+
+
+def _replay_spend(state: RunState, spend: dict[str, Any], reserved: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Apply one spend line to `state`; returns the reservation still open after it."""
+    kind = spend["kind"]
+    if kind == "reserve":
+        if reserved is not None:  # two reservations in a row: the first one's answer never came
+            _add_cost(state, reserved, float(reserved["costUsd"]), None)
+            state.totals.unconfirmed_cost_usd += float(reserved["costUsd"])
+        return spend
+    if kind == "call":
+        _add_cost(state, spend, float(spend["costUsd"]), TokenUsage.model_validate(spend.get("usage") or {}))
+        if spend.get("unconfirmed") is True:  # interrupted in flight: its worst case
+            state.totals.unconfirmed_cost_usd += float(spend["costUsd"])
+        else:
+            state.totals.api_calls += 1
+    return None
+
+
+def _add_cost(state: RunState, spend: dict[str, Any], cost: float, usage: TokenUsage | None) -> None:
+    """Count one call's cost (and usage) in the run's totals and its feature's or the summarizer's."""
+    usage = usage or TokenUsage()
+    totals = state.totals
+    totals.cost_usd += cost
+    totals.tokens = totals.tokens + usage
+    if spend.get("purpose") == "summarizer":
+        totals.summarizer_cost_usd += cost
+        totals.summarizer_tokens = totals.summarizer_tokens + usage
+    elif spend.get("feature"):
+        entry = state.feature(spend["feature"])
+        entry.cost_usd += cost
+        entry.tokens = entry.tokens + usage
 
 
 def _snapshot_text(state: RunState) -> str:

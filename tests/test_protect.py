@@ -199,3 +199,25 @@ def test_a_change_too_big_to_undo_is_carried_into_the_next_attempt(project: Path
     assert protect.guard_changes(next_guard) == ["tests/test_app.py"]
     fresh = protect.take_guard(project, CHECK, [])
     assert protect.guard_changes(fresh) == []  # what carrying prevents
+
+
+def test_a_file_the_agent_created_after_the_first_attempt_stays_its_to_fix(project: Path) -> None:
+    """Issue 13, item 1: only what existed before the feature's first attempt is its check."""
+    command = "grep -q ok out.txt && python3 -m pytest tests/test_app.py"
+    recorded = protect.check_file_keys(project, command)  # at the first attempt, before the agent ran
+    assert recorded == ["tests/test_app.py"]
+    (project / "out.txt").write_text("wrong\n")  # what the agent wrote in attempt 1
+
+    guard = protect.take_guard(project, command, [], check_files=[project / key for key in recorded])
+
+    assert names(project, guard.files) == ["tests/test_app.py"]
+    ctx = ToolContext(project_root=project, protected=frozenset(guard.files))
+    edit = {"command": "str_replace", "path": "out.txt", "old_str": "wrong", "new_str": "ok"}
+    assert not execute_tool("str_replace_based_edit_tool", edit, ctx).is_error
+    assert not execute_tool("bash", {"command": "echo ok > out.txt"}, ctx).is_error
+    assert protect.guard_changes(guard) == []
+    refused = execute_tool("str_replace_based_edit_tool", {"command": "create", "path": "tests/test_app.py",
+                                                           "file_text": "def test_main():\n    pass\n"}, ctx)
+    assert refused.is_error and "protected check file" in refused.content
+    # Taking the set again at attempt 2 is what made the agent's own output a locked check.
+    assert "out.txt" in names(project, protect.take_guard(project, command, []).files)
