@@ -14,10 +14,11 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterator
+from typing import Any
 
 from bench.memory import VOCABULARY
 from context_agent import ContextAgent
@@ -45,9 +46,10 @@ def measure(constraints: int = 5000) -> dict[str, Any]:
         active = len(json.loads(paths.active_constraints.read_text(encoding="utf-8"))["constraints"])
         injection_ms, report_ms = [], []
         for number in range(constraints, constraints + TIMED_CALLS):
-            injection_ms.append(_ms(lambda: agent.get_injection(f"f{number}")))
+            feature_id = f"f{number}"
             report = {"summary": f"Built feature {number}.", "constraints": [_rule(number)]}
-            report_ms.append(_ms(lambda: agent.record_report(f"f{number}", report)))
+            injection_ms.append(_ms(agent.get_injection, feature_id))
+            report_ms.append(_ms(agent.record_report, feature_id, report))
     return {
         "recorded": constraints,
         "active": active,
@@ -62,9 +64,9 @@ def _rule(number: int) -> str:
     return f"Rule {number}: {words[0]} {words[1]} must always go through the {words[2]} layer"
 
 
-def _ms(call: Any) -> float:
+def _ms(call: Callable[..., Any], *args: Any) -> float:
     start = time.perf_counter()
-    call()
+    call(*args)
     return 1000 * (time.perf_counter() - start)
 
 

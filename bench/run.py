@@ -21,7 +21,16 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # `python3 bench/run.py` from a fresh clone
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import constraints, machine, memory, overhead, report, state_size, status, tokens
+from bench import (
+    constraints,
+    machine,
+    memory,
+    overhead,
+    report,
+    state_size,
+    status,
+    tokens,
+)
 from bench.harness import scratch_dir
 
 RESULTS = REPO_ROOT / "bench" / "results.json"

@@ -23,7 +23,7 @@ from orchestrator.config import RunConfig
 from orchestrator.events import EventSink
 from orchestrator.output import PlainRenderer
 from orchestrator.paths import ProjectPaths
-from orchestrator.runner import RunOptions, Runner
+from orchestrator.runner import Runner, RunOptions
 from orchestrator.spec import load_spec
 from orchestrator.state import FeatureState, RunState, StateStore
 from tests.cli_helpers import plain_summarizer, write_spec

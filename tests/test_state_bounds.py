@@ -15,7 +15,7 @@ from orchestrator.config import RunConfig
 from orchestrator.events import EventSink
 from orchestrator.output import PlainRenderer
 from orchestrator.paths import ProjectPaths
-from orchestrator.runner import RunOptions, Runner
+from orchestrator.runner import Runner, RunOptions
 from orchestrator.spec import load_spec
 from orchestrator.state import MAX_JOURNAL_BYTES, FeatureState, RunState, StateStore
 from orchestrator.usage import TokenUsage
