@@ -25,7 +25,7 @@ from context_agent import ContextAgent
 from orchestrator.paths import ProjectPaths
 
 SUMMARIZE_EVERY = 5
-TIMED_CALLS = 21
+TIMED_CALLS = 20  # a multiple of SUMMARIZE_EVERY: the run ends folded
 
 
 def measure(constraints: int = 5000) -> dict[str, Any]:
@@ -39,17 +39,14 @@ def measure(constraints: int = 5000) -> dict[str, Any]:
         agent = ContextAgent(root, features=features, on_event=lambda kind, data: None)
         with _no_fsync():  # filling up is not what is measured; thousands of fsyncs would only slow it
             for number in range(constraints):
-                agent.record_report(f"f{number}", {"summary": f"Built feature {number}.", "constraints": [_rule(number)]})
-                if (number + 1) % SUMMARIZE_EVERY == 0:
-                    agent.summarize([f"f{n}" for n in range(number + 1 - SUMMARIZE_EVERY, number + 1)], "every-5")
+                _feature(agent, number)
         store_bytes = paths.active_constraints.stat().st_size
         active = len(json.loads(paths.active_constraints.read_text(encoding="utf-8"))["constraints"])
+        # Then the same loop goes on, timed, fsyncs included, as in a run.
         injection_ms, report_ms = [], []
         for number in range(constraints, constraints + TIMED_CALLS):
-            feature_id = f"f{number}"
-            report = {"summary": f"Built feature {number}.", "constraints": [_rule(number)]}
-            injection_ms.append(_ms(agent.get_injection, feature_id))
-            report_ms.append(_ms(agent.record_report, feature_id, report))
+            injection_ms.append(_ms(agent.get_injection, f"f{number}"))
+            report_ms.append(_feature(agent, number))
     return {
         "recorded": constraints,
         "active": active,
@@ -57,6 +54,15 @@ def measure(constraints: int = 5000) -> dict[str, Any]:
         "get_injection_ms": round(statistics.median(injection_ms), 1),
         "record_report_ms": round(statistics.median(report_ms), 1),
     }
+
+
+def _feature(agent: ContextAgent, number: int) -> float:
+    """Record feature `number`'s report, folding memory every 5 features; the ms recording took."""
+    feature_id = f"f{number}"
+    took = _ms(agent.record_report, feature_id, {"summary": f"Built feature {number}.", "constraints": [_rule(number)]})
+    if (number + 1) % SUMMARIZE_EVERY == 0:
+        agent.summarize([f"f{n}" for n in range(number + 1 - SUMMARIZE_EVERY, number + 1)], "every-5")
+    return took
 
 
 def _rule(number: int) -> str:

@@ -242,10 +242,14 @@ class ContextAgent:
         stores = load_stores(self.paths, self.events)
         # After a kill between writing the stores and removing the file, its reports are applied
         # twice: the items are duplicates (no-ops); only a recent note comes back until the next fold.
-        for pending in read_pending(self.paths, self.events):
+        pending_reports = read_pending(self.paths, self.events)
+        for pending in pending_reports:
             _ingest_report(stores, pending.feature_id, pending.report, self._category(pending.feature_id),
                            pending.recorded_at)
-            add_recent_note(stores.summary, pending.feature_id, pending.report.summary, now=pending.recorded_at)
+            add_recent_note(stores.summary, pending.feature_id, pending.report.summary, now=pending.recorded_at,
+                            cap=False)
+        if pending_reports:
+            enforce_summary_cap(stores.summary)
         return stores
 
     def _report_evicted(self, evicted: list[Any], trigger: str) -> None:

@@ -202,14 +202,17 @@ def set_prevention(
     return len(targets)
 
 
-def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int) -> None:
-    """Keep the agent's report summary until the next summarization folds it in."""
+def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int, cap: bool = True) -> None:
+    """Keep the agent's report summary until the next summarization folds it in. With `cap`
+    False the caller enforces the store's cap once, after adding several (measuring the store
+    costs as much as the whole summary)."""
     summary = clip_item(summary, RECENT_NOTE_TOKENS)
     store.recent = [note for note in store.recent if note.feature_id != feature_id]
     if summary:
         store.recent.append(RecentNote(feature_id=feature_id, summary=summary, recorded_at=now))
     del store.recent[: max(0, len(store.recent) - MAX_RECENT_NOTES)]
-    enforce_summary_cap(store)
+    if cap:
+        enforce_summary_cap(store)
 
 
 def enforce_summary_cap(store: RunningSummary) -> None:
