@@ -67,8 +67,8 @@ def _scale_rows(details: dict[str, Any]) -> list[Row]:
     return [
         (f"state snapshot, {failed['features']} features failed loudly", f"{failed['snapshot_mb']:.1f} MB",
          f"< {failed['limit_mb']} MiB", failed["load_s"] is not None),
-        (f"status seconds at {' / '.join(counts)} features", " / ".join(f"{shown[c]['seconds']:.1f}" for c in counts),
-         "", True),
+        (f"status seconds at {' / '.join(counts)} features (CPU)",
+         " / ".join(f"{shown[c]['seconds']:.1f} ({shown[c]['cpu_seconds']:.1f})" for c in counts), "", True),
         (f"active constraints after {rules['recorded']} recorded", str(rules["active"]), "<= 100", rules["active"] <= 100),
         ("  get_injection / record_report ms then", f"{rules['get_injection_ms']:.1f} / {rules['record_report_ms']:.1f}",
          "", True),

@@ -21,15 +21,18 @@ def render_table(
 ) -> str:
     """The table as text: an optional centred title, a heavy-edged header, one line per row."""
     limits = [(max_width or {}).get(name) for name in columns]
-    rows = [[_fit(cell, limit) for cell, limit in zip(row, limits)] for row in rows]
-    widths = [cell_len(name) for name in columns]
-    for row in rows:
-        for index, cell in enumerate(row):
-            widths[index] = max(widths[index], cell_len(cell))
+    if any(limit is not None for limit in limits):
+        rows = [[_fit(cell, limit) for cell, limit in zip(row, limits)] for row in rows]
+    cells = [_measured(row) for row in rows]
+    header = _measured(columns)
+    widths = [max(size for _, size in column) for column in zip(header, *cells)]
     aligned_right = [name in right for name in columns]
 
-    def line(cells: Sequence[str], edge: str) -> str:
-        padded = (_pad(cell, width, at_right) for cell, width, at_right in zip(cells, widths, aligned_right))
+    def line(row: Sequence[tuple[str, int]], edge: str) -> str:
+        padded = [
+            " " * (width - size) + text if at_right else text + " " * (width - size)
+            for (text, size), width, at_right in zip(row, widths, aligned_right)
+        ]
         return f"{edge} " + f" {edge} ".join(padded) + f" {edge}"
 
     def rule(left: str, fill: str, joint: str, end: str) -> str:
@@ -38,23 +41,21 @@ def render_table(
     lines = []
     if title:
         total = sum(widths) + 3 * len(widths) + 1
-        lines.append(_pad(title, total, False, centre=True).rstrip())
-    lines += [rule("┏", "━", "┳", "┓"), line(columns, "┃"), rule("┡", "━", "╇", "┩")]
-    lines += [line(row, "│") for row in rows]
+        room = max(0, total - cell_len(title))
+        lines.append(" " * (room // 2) + title)
+    lines += [rule("┏", "━", "┳", "┓"), line(header, "┃"), rule("┡", "━", "╇", "┩")]
+    lines += [line(row, "│") for row in cells]
     lines.append(rule("└", "─", "┴", "┘"))
     return "\n".join(lines) + "\n"
 
 
+def _measured(row: Sequence[str]) -> list[tuple[str, int]]:
+    """Each cell with its width in terminal cells (its length, for the usual ASCII text)."""
+    sizes = map(len, row) if "".join(row).isascii() else map(cell_len, row)
+    return list(zip(row, sizes))
+
+
 def _fit(cell: str, limit: int | None) -> str:
-    if limit is None or cell_len(cell) <= limit:
+    if limit is None or len(cell) <= limit or cell_len(cell) <= limit:
         return cell
     return set_cell_size(cell, limit - 1) + ELLIPSIS
-
-
-def _pad(cell: str, width: int, at_right: bool, *, centre: bool = False) -> str:
-    room = width - cell_len(cell)
-    if room <= 0:
-        return cell
-    if centre:
-        return " " * (room // 2) + cell + " " * (room - room // 2)
-    return " " * room + cell if at_right else cell + " " * room
