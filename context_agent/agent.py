@@ -138,7 +138,9 @@ class ContextAgent:
         `retiredDecisions`, `retiredConstraints`, `evictedConstraints`, `preventions`,
         `featureIds`, `trigger`). Never raises; on failure the fallback summary is written and
         `success` is False. With `use_model` False (a strategy that never injects the summary)
-        no model is called: the stores are folded and the deterministic summary written.
+        no model is called: the stores are folded and the deterministic summary stored, but
+        not returned as `summary` ("", so that the working-memory log, which replay sends
+        back with every request, does not carry a summary no one asked for).
         """
         ids = [str(feature_id) for feature_id in feature_ids]
         result: dict[str, Any] = {
@@ -170,6 +172,7 @@ class ContextAgent:
         if not use_model:
             result["success"], result["model"] = True, None
             self._fold(stores, fallback_summary(stores.summary.summary, outcomes, notes), ids, trigger, result, now)
+            result["summary"] = ""
             return
         try:
             answer = parse_answer(self._call_model(stores, outcomes, trigger))
