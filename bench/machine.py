@@ -22,7 +22,7 @@ def describe(scratch: str | None = None) -> dict[str, Any]:
 
 
 def fsync_latency_ms(directory: str | None = None, samples: int = 100) -> float:
-    """Median time to write and fsync 1 KB: the orchestrator fsyncs about 11 times a feature,
+    """Median time to write and fsync 1 KB: the orchestrator fsyncs about 7 times a feature,
     so this disk figure weighs on the overhead as much as the code does."""
     times = []
     with tempfile.TemporaryDirectory(prefix="orchestrate-bench-fsync-", dir=directory) as tmp:

@@ -13,6 +13,7 @@ def rows(results: dict[str, Any]) -> list[Row]:
     counts = sorted(overhead)
     context = results["context_tokens"]
     inputs = results["input_tokens"]
+    calls = results["details"]["strategies"]["summarizer_calls"]
     memory = results["details"]["memory"]
     big = results["details"]["overhead"][str(largest)]
     loop = big["segments_ms_per_feature"]
@@ -42,7 +43,11 @@ def rows(results: dict[str, Any]) -> list[Row]:
         ("compressed saves vs replay", f"{results['compressed_vs_replay_saving']:.1%}", ">= 84%",
          results["compressed_vs_replay_saving"] >= 0.84),
         ("cache reads, share of input", f"{results['cache_read_share']:.1%}", ">= 80%", results["cache_read_share"] >= 0.80),
-        ("summarizer share of tokens", f"{results['summarizer_share']:.1%}", "< 7%", results["summarizer_share"] < 0.07),
+        ("summarizer share of dollars", f"{results['summarizer_cost_share']:.1%}", "< 7%",
+         results["summarizer_cost_share"] < 0.07),
+        ("  of tokens; calls compressed / window / replay",
+         f"{results['summarizer_share']:.1%}; " + " / ".join(str(calls[s]) for s in ("compressed", "window", "replay")),
+         "", True),
         ("planted constraints retained",
          f"{memory['constraints_kept']}/{memory['constraints_planted']} ({results['constraint_retention']:.0%})",
          ">= 95%", results["constraint_retention"] >= 0.95),
@@ -52,7 +57,22 @@ def rows(results: dict[str, Any]) -> list[Row]:
         ("newest decisions kept (of 20)", f"{memory['newest_decisions_kept']}/20", "20/20",
          memory["newest_decisions_kept"] == 20),
     ]
-    return out
+    return out + _scale_rows(results["details"])
+
+
+def _scale_rows(details: dict[str, Any]) -> list[Row]:
+    """Issue 13: costs that grow with a long run (state, status, constraints)."""
+    failed, shown, rules = details["failed_state"], details["status"], details["constraints"]
+    counts = sorted(shown, key=int)
+    return [
+        (f"state snapshot, {failed['features']} features failed loudly", f"{failed['snapshot_mb']:.1f} MB",
+         f"< {failed['limit_mb']} MiB", failed["load_s"] is not None),
+        (f"status seconds at {' / '.join(counts)} features (CPU)",
+         " / ".join(f"{shown[c]['seconds']:.1f} ({shown[c]['cpu_seconds']:.1f})" for c in counts), "", True),
+        (f"active constraints after {rules['recorded']} recorded", str(rules["active"]), "<= 100", rules["active"] <= 100),
+        ("  get_injection / record_report ms then", f"{rules['get_injection_ms']:.1f} / {rules['record_report_ms']:.1f}",
+         "", True),
+    ]
 
 
 def render(results: dict[str, Any]) -> str:

@@ -21,7 +21,16 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # `python3 bench/run.py` from a fresh clone
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench import machine, memory, overhead, report, state_size, tokens
+from bench import (
+    constraints,
+    machine,
+    memory,
+    overhead,
+    report,
+    state_size,
+    status,
+    tokens,
+)
 from bench.harness import scratch_dir
 
 RESULTS = REPO_ROOT / "bench" / "results.json"
@@ -39,6 +48,9 @@ class Suite:
         self.memory = {"features": 100, "constraints": 10, "decisions": 20} if quick else {
             "features": 500, "constraints": 50, "decisions": 100}
         self.state_features = 1000 if quick else 10_000
+        self.failed_features = 10_000 if quick else 100_000
+        self.status_features = (1000,) if quick else (10_000, 100_000)
+        self.constraints = 500 if quick else 5000
 
 
 def main() -> int:
@@ -59,6 +71,12 @@ def main() -> int:
     kept = memory.measure(**suite.memory)
     _progress(f"state size: {suite.state_features} passed features, quiet and talkative checks")
     state = state_size.measure(suite.state_features)
+    _progress(f"state size: {suite.failed_features} features failed with loud checks")
+    failed = state_size.failed_snapshot(suite.failed_features)
+    _progress(f"status: {', '.join(map(str, suite.status_features))} features")
+    shown = status.measure(suite.status_features)
+    _progress(f"constraints: {suite.constraints} recorded, folded every 5 features")
+    rules = constraints.measure(suite.constraints)
 
     largest = runs[str(max(suite.overhead_runs))]
     host["load_average_after"] = machine.describe()["load_average"]
@@ -71,9 +89,11 @@ def main() -> int:
         "compressed_vs_replay_saving": round(strategies["compressed_vs_replay_saving"], 4),
         "cache_read_share": round(strategies["cache_read_share"], 4),
         "summarizer_share": round(strategies["summarizer_share"], 4),
+        "summarizer_cost_share": round(strategies["summarizer_cost_share"], 4),
         "constraint_retention": round(kept["constraint_retention"], 4),
         "machine": host,
-        "details": {"overhead": runs, "strategies": strategies, "memory": kept, "state_size": state},
+        "details": {"overhead": runs, "strategies": strategies, "memory": kept, "state_size": state,
+                    "failed_state": failed, "status": shown, "constraints": rules},
         "seconds": round(time.perf_counter() - started, 1),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

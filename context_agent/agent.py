@@ -3,7 +3,9 @@
 Every public method catches its own failures, reports them through `on_event` (or stderr),
 and degrades: an empty injection, an unrecorded item, a fallback summary. Nothing here may
 stop a run. Each call loads the stores from disk and writes back what it changed at once, so
-the next feature, a resumed run and `orchestrate context` all see the same memory.
+the next feature, a resumed run and `orchestrate context` all see the same memory. An agent's
+report is the exception: it is appended to the pending reports (pending.py), which every
+load applies on top of the stores, and which the next summarization folds in.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from orchestrator.paths import ProjectPaths
 
+from .budget import MAX_ACTIVE_CONSTRAINTS
 from .events import EventHandler, EventReporter
 from .failure_text import default_prevention, describe_check_failure
 from .fallback import fallback_summary
@@ -22,11 +25,13 @@ from .injection import ContextInjection, build_injection
 from .interfaces import FeatureLike, ModelCall
 from .logs import FeatureOutcome, read_outcome
 from .merge import MergeOutcome, merge_answer, summary_rejection
+from .pending import append_report, clear_pending, read_pending
 from .recording import (
     add_constraint,
     add_decision,
     add_failure,
     add_recent_note,
+    enforce_constraint_limit,
     enforce_summary_cap,
     set_prevention,
 )
@@ -34,7 +39,6 @@ from .reports import AgentReport, parse_report
 from .stores import (
     ContextStores,
     FailureMemory,
-    StoreName,
     load_store,
     load_stores,
     save_store,
@@ -44,6 +48,7 @@ from .summarizer import SummarizerError, build_request, parse_answer
 from .tokens import estimate_tokens
 
 DEFAULT_SUMMARIZER_MODEL = "claude-haiku-5-5"
+_EVICTED_NAMED = 10  # constraints named in the eviction message; the event's data lists all
 
 
 def _now_ms() -> int:
@@ -82,20 +87,19 @@ class ContextAgent:
             self._failed("context.injection_failed", f"building the context for {feature_id}", exc, feature_id)
             return ContextInjection(feature_id=feature_id).as_dict()
 
+    def memory(self) -> ContextStores:
+        """The four stores as the next feature's injection sees them: as on disk, with the
+        reports recorded since the last summarization applied."""
+        return self._load()
+
     # --- recording as features happen -----------------------------------------------------
 
     def record_report(self, feature_id: str, report: Mapping[str, Any]) -> None:
-        """Store the agent's report: decisions, constraints, and its summary until the next
-        summarization folds it in."""
+        """Record the agent's report: its decisions and constraints, and its summary until the
+        next summarization folds it in. Seen at once by every later `get_injection`."""
         try:
-            stores = self._load()
-            parsed = parse_report(report)
-            now = _now_ms()
-            _, new_constraints = _ingest_report(stores, feature_id, parsed, self._category(feature_id), now)
-            add_recent_note(stores.summary, feature_id, parsed.summary, now=now)
-            # The constraints store only grows, and may be large: rewrite it only when it did.
-            changed: tuple[StoreName, ...] = ("decisions", "summary")
-            save_stores(self.paths, stores, *changed, *(("constraints",) if new_constraints else ()))
+            # Appended, not fsynced: the feature's log holds the report durably (pending.py).
+            append_report(self.paths, feature_id, parse_report(report), _now_ms())
         except Exception as exc:
             self._failed("context.record_failed", f"recording the report of {feature_id}", exc, feature_id)
 
@@ -126,30 +130,34 @@ class ContextAgent:
 
     # --- summarization ----------------------------------------------------------------------
 
-    def summarize(self, feature_ids: Sequence[str], trigger: str) -> dict[str, Any]:
+    def summarize(self, feature_ids: Sequence[str], trigger: str, *, use_model: bool = True) -> dict[str, Any]:
         """Re-compress memory with one summarizer call over the features since the last one.
 
         Returns `{success, newDecisions, newFailures, error}` plus details for the working-memory
         log (`source` "model" or "fallback", `summary`, `summaryTokens`, `newConstraints`,
-        `retiredDecisions`, `retiredConstraints`, `preventions`, `featureIds`, `trigger`).
-        Never raises; on failure the fallback summary is written and `success` is False.
+        `retiredDecisions`, `retiredConstraints`, `evictedConstraints`, `preventions`,
+        `featureIds`, `trigger`). Never raises; on failure the fallback summary is written and
+        `success` is False. With `use_model` False (a strategy that never injects the summary)
+        no model is called: the stores are folded and the deterministic summary stored, but
+        not returned as `summary` ("", so that the working-memory log, which replay sends
+        back with every request, does not carry a summary no one asked for).
         """
         ids = [str(feature_id) for feature_id in feature_ids]
         result: dict[str, Any] = {
             "success": False, "newDecisions": 0, "newFailures": 0, "error": None,
             "trigger": trigger, "featureIds": ids, "source": "fallback", "model": self.summarizer_model,
             "summary": "", "summaryTokens": 0, "newConstraints": 0, "retiredDecisions": 0,
-            "retiredConstraints": 0, "preventions": 0,
+            "retiredConstraints": 0, "evictedConstraints": 0, "preventions": 0,
         }
         try:
-            self._summarize(ids, trigger, result)
+            self._summarize(ids, trigger, result, use_model)
         except Exception as exc:
             result["success"] = False
             result["error"] = result["error"] or f"summarization failed: {exc}"
             self._failed("summarizer.failed", "summarizing", exc, None, trigger=trigger, featureIds=ids)
         return result
 
-    def _summarize(self, ids: list[str], trigger: str, result: dict[str, Any]) -> None:
+    def _summarize(self, ids: list[str], trigger: str, result: dict[str, Any], use_model: bool) -> None:
         now = _now_ms()
         stores = self._load()
         outcomes = [read_outcome(self.paths, fid, self.features.get(fid)) for fid in ids]
@@ -161,6 +169,11 @@ class ContextAgent:
             result["newConstraints"] += added[1]
         notes = {note.feature_id: note.summary for note in stores.summary.recent}
         new_summary: str | None = None
+        if not use_model:
+            result["success"], result["model"] = True, None
+            self._fold(stores, fallback_summary(stores.summary.summary, outcomes, notes), ids, trigger, result, now)
+            result["summary"] = ""
+            return
         try:
             answer = parse_answer(self._call_model(stores, outcomes, trigger))
             merged = merge_answer(
@@ -189,8 +202,20 @@ class ContextAgent:
             )
         if new_summary is None:
             new_summary = fallback_summary(stores.summary.summary, outcomes, notes)
-        self._store_summary(stores, new_summary, ids, trigger, result, now)
+        self._fold(stores, new_summary, ids, trigger, result, now)
+
+    def _fold(
+        self, stores: ContextStores, summary: str, ids: list[str], trigger: str, result: dict[str, Any], now: int
+    ) -> None:
+        """Write the new summary and the stores, within their limits; the pending reports are
+        in the stores from then on."""
+        self._store_summary(stores, summary, ids, trigger, result, now)
+        evicted = enforce_constraint_limit(stores.constraints, now=now)
+        if evicted:
+            result["evictedConstraints"] = len(evicted)
+            self._report_evicted(evicted, trigger)
         save_stores(self.paths, stores)
+        clear_pending(self.paths)
 
     def _call_model(self, stores: ContextStores, outcomes: list[FeatureOutcome], trigger: str) -> Any:
         if self.model_call is None:
@@ -216,7 +241,33 @@ class ContextAgent:
     # --- helpers ----------------------------------------------------------------------------
 
     def _load(self) -> ContextStores:
-        return load_stores(self.paths, self.events)
+        """The stores with the reports recorded since the last summarization applied."""
+        stores = load_stores(self.paths, self.events)
+        # After a kill between writing the stores and removing the file, its reports are applied
+        # twice: the items are duplicates (no-ops); only a recent note comes back until the next fold.
+        pending_reports = read_pending(self.paths, self.events)
+        for pending in pending_reports:
+            _ingest_report(stores, pending.feature_id, pending.report, self._category(pending.feature_id),
+                           pending.recorded_at)
+            add_recent_note(stores.summary, pending.feature_id, pending.report.summary, now=pending.recorded_at,
+                            cap=False)
+        if pending_reports:
+            enforce_summary_cap(stores.summary)
+        return stores
+
+    def _report_evicted(self, evicted: list[Any], trigger: str) -> None:
+        """Say which constraints the limit retired: none may disappear unnoticed."""
+        shown = "; ".join(f"[{item.id}] {item.description}" for item in evicted[:_EVICTED_NAMED])
+        more = f"; and {len(evicted) - _EVICTED_NAMED} more" if len(evicted) > _EVICTED_NAMED else ""
+        self.events.emit(
+            "context.constraints_evicted",
+            f"more than {MAX_ACTIVE_CONSTRAINTS} active constraints and the summarizer did not consolidate "
+            f"them: retired {len(evicted)} ({shown}{more}); the latest retired are kept under \"retired\" in "
+            "active-constraints.json and this event lists all; a rule every feature must follow belongs in "
+            "the spec's description",
+            trigger=trigger, evicted=[{"id": item.id, "description": item.description, "featureId": item.feature_id,
+                                       "source": item.source} for item in evicted],
+        )
 
     def _category(self, feature_id: str) -> str:
         category = getattr(self.features.get(feature_id), "category", "")

@@ -31,6 +31,12 @@ SUMMARY_STORE_CAP = 1900
 MAX_RECENT_NOTES = 8
 # Retired constraints are kept for the record; only the latest few.
 MAX_RETIRED_CONSTRAINTS = 50
+# Active constraints: a hard limit, so that loading, ranking and deduplicating them stays
+# cheap and the store small however long the run. About all that could ever be shown in the
+# 2000-token section. From CONSOLIDATE_CONSTRAINTS_AT on, the summarizer is asked to merge
+# and retire; past the limit, `recording.enforce_constraint_limit` retires the surplus.
+MAX_ACTIVE_CONSTRAINTS = 100
+CONSOLIDATE_CONSTRAINTS_AT = 80
 
 # Per-item caps applied when an item is recorded, so every stored item can be shown whole
 # inside its section's share (3 decisions in 150, 2 failures in 100).

@@ -35,12 +35,14 @@ class FeatureOutcome:
     """Why the log could not be used, when it could not."""
 
     def for_prompt(self) -> dict[str, Any]:
-        """A bounded, JSON-ready view for the summarizer's prompt."""
+        """A bounded, JSON-ready view for the summarizer's prompt. A passing check is left out:
+        `status` says it all, and the summarizer is paid by the token."""
         data: dict[str, Any] = {
             "id": self.id, "name": self.name, "category": self.category,
             "status": self.status, "attempts": self.attempts,
         }
-        if self.verification:
+        passed = self.status == "passed" and self.verification.get("success") is True
+        if self.verification and not passed:
             data["verification"] = self.verification
         report = self.report
         if report.summary or report.decisions or report.constraints or report.notes:

@@ -5,8 +5,12 @@
   relevance depends on the feature at hand, which is chosen later, at injection time.
 - Failures: at most 10, the most recent kept. The same failure seen again on a retry updates
   its entry instead of taking a second slot.
-- Constraints: never evicted. Retired only explicitly (by id, by the summarizer). Duplicates
-  are not added, and the summarizer is asked to consolidate when they outgrow their share.
+- Constraints: at most `MAX_ACTIVE_CONSTRAINTS` active. The summarizer retires them by id, and
+  is asked to consolidate when they outgrow their share or near the limit. Past the limit,
+  `enforce_constraint_limit` retires the surplus, and the caller reports each one by name:
+  first what the summarizer added (its restatements and merges), oldest first, then the
+  agents' own, least recently stated first (a later report restating one renews it).
+  Duplicates are not added; an index finds them without comparing with every constraint.
 - Agent reports are deduplicated on exact wording (two different decisions may share most
   words); summarizer additions also on near-duplicates, because a summarizer tends to restate
   stored items in its own words.
@@ -20,6 +24,7 @@ from typing import Literal
 from .budget import (
     CONSTRAINT_TOKENS,
     DECISION_TOKENS,
+    MAX_ACTIVE_CONSTRAINTS,
     MAX_RECENT_NOTES,
     MAX_RETIRED_CONSTRAINTS,
     MAX_STORED_DECISIONS,
@@ -41,6 +46,7 @@ from .stores import (
     RunningSummary,
 )
 from .text import clip_item, fit_lines
+from .text_index import TextIndex
 from .tokens import estimate_json_tokens, estimate_tokens
 from .words import find_near_duplicate, normalized_key
 
@@ -90,11 +96,17 @@ def add_constraint(
     store: ActiveConstraints, description: str, feature_id: str, *,
     category: str, source: ItemSource, now: int,
 ) -> Constraint | None:
-    """Record an active constraint; returns it, or None when empty or already active."""
+    """Record an active constraint; returns it, or None when empty or already active (an
+    agent's report restating one from another feature renews it)."""
     description = clip_item(description, CONSTRAINT_TOKENS)
     if not description:
         return None
-    if _find_same([item.description for item in store.constraints], description, source) is not None:
+    index = _constraint_index(store)
+    same = index.near_duplicate(description) if source == "summarizer" else index.same_wording(description)
+    if same is not None:
+        existing = store.constraints[same]
+        if source == "report" and existing.feature_id != feature_id:
+            existing.seq, store.next_seq = store.next_seq, store.next_seq + 1
         return None
     seq, store.next_seq = store.next_seq, store.next_seq + 1
     constraint = Constraint(
@@ -102,7 +114,29 @@ def add_constraint(
         source=source, created_at=now, seq=seq,
     )
     store.constraints.append(constraint)
+    index.add(description)
     return constraint
+
+
+def enforce_constraint_limit(store: ActiveConstraints, *, now: int) -> list[Constraint]:
+    """Retire the constraints beyond `MAX_ACTIVE_CONSTRAINTS` (see the module docstring for
+    which); returns them, for the caller to report."""
+    excess = len(store.constraints) - MAX_ACTIVE_CONSTRAINTS
+    if excess <= 0:
+        return []
+    doomed = sorted(store.constraints, key=lambda item: (item.source == "report", item.seq))[:excess]
+    retire_constraints(store, [item.id for item in doomed], by="limit", now=now)
+    return doomed
+
+
+def _constraint_index(store: ActiveConstraints) -> TextIndex:
+    """The index of `store.constraints`, rebuilt when the list was replaced or changed elsewhere."""
+    cached = store._index
+    if cached is not None and cached[0] is store.constraints and len(cached[1]) == len(store.constraints):
+        return cached[1]
+    index = TextIndex(item.description for item in store.constraints)
+    store._index = (store.constraints, index)
+    return index
 
 
 def retire_constraints(store: ActiveConstraints, ids: Iterable[str], *, by: str, now: int) -> int:
@@ -168,14 +202,17 @@ def set_prevention(
     return len(targets)
 
 
-def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int) -> None:
-    """Keep the agent's report summary until the next summarization folds it in."""
+def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int, cap: bool = True) -> None:
+    """Keep the agent's report summary until the next summarization folds it in. With `cap`
+    False the caller enforces the store's cap once, after adding several (measuring the store
+    costs as much as the whole summary)."""
     summary = clip_item(summary, RECENT_NOTE_TOKENS)
     store.recent = [note for note in store.recent if note.feature_id != feature_id]
     if summary:
         store.recent.append(RecentNote(feature_id=feature_id, summary=summary, recorded_at=now))
     del store.recent[: max(0, len(store.recent) - MAX_RECENT_NOTES)]
-    enforce_summary_cap(store)
+    if cap:
+        enforce_summary_cap(store)
 
 
 def enforce_summary_cap(store: RunningSummary) -> None:

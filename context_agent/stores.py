@@ -7,20 +7,21 @@ reported, and read as empty: the run goes on with less memory rather than stoppi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 
-from orchestrator.atomic import set_aside, write_json_atomic
+from orchestrator.atomic import set_aside, write_text_atomic
 from orchestrator.paths import ProjectPaths
 
 from .events import EventReporter
 
 ItemSource = Literal["report", "summarizer"]
-# The stores are bounded (a 2000-token summary, 20 decisions, 10 failures, the constraints):
+# The stores are bounded (a 2000-token summary, 20 decisions, 10 failures, 100 constraints):
 # a file far above that is not ours, and is set aside unread.
 MAX_STORE_BYTES = 16 * 1024 * 1024
 
@@ -120,12 +121,15 @@ class RetiredConstraint(Constraint):
 
 
 class ActiveConstraints(_StoreModel):
-    """`active-constraints.json`: never evicted; retired only explicitly, by id."""
+    """`active-constraints.json`: at most `MAX_ACTIVE_CONSTRAINTS`; retired by the summarizer
+    (by id), or at the limit by the rule in `recording.enforce_constraint_limit`."""
 
     version: int = 1
     next_seq: int = 1
     constraints: list[Constraint] = Field(default_factory=list)
     retired: list[RetiredConstraint] = Field(default_factory=list)
+    _index: Any = PrivateAttr(default=None)
+    """`recording`'s index of `constraints`, with the list it was built for."""
 
 
 @dataclass
@@ -136,6 +140,9 @@ class ContextStores:
     decisions: KeyDecisions
     failures: FailureMemory
     constraints: ActiveConstraints
+    on_disk: dict[str, str] = field(default_factory=dict)
+    """Each store's file text as read or last written: a store that did not change is not
+    written again (each write costs two fsyncs)."""
 
 
 Store = TypeVar("Store", bound=_StoreModel)
@@ -154,23 +161,39 @@ def store_path(paths: ProjectPaths, name: StoreName) -> Path:
 
 def load_stores(paths: ProjectPaths, events: EventReporter) -> ContextStores:
     """All four stores; a missing one is empty, a corrupted one is set aside and empty."""
-    return ContextStores(
-        summary=load_store(paths.running_summary, RunningSummary, paths, events),
-        decisions=load_store(paths.key_decisions, KeyDecisions, paths, events),
-        failures=load_store(paths.failure_memory, FailureMemory, paths, events),
-        constraints=load_store(paths.active_constraints, ActiveConstraints, paths, events),
-    )
+    on_disk: dict[str, str] = {}
+    summary = _load(paths, "summary", RunningSummary, events, on_disk)
+    decisions = _load(paths, "decisions", KeyDecisions, events, on_disk)
+    failures = _load(paths, "failures", FailureMemory, events, on_disk)
+    constraints = _load(paths, "constraints", ActiveConstraints, events, on_disk)
+    return ContextStores(summary, decisions, failures, constraints, on_disk)
+
+
+def _load(
+    paths: ProjectPaths, name: StoreName, model: type[Store], events: EventReporter, on_disk: dict[str, str]
+) -> Store:
+    store, text = _read_store(store_path(paths, name), model, paths, events)
+    if text is not None:
+        on_disk[name] = text
+    return store
 
 
 def load_store(path: Path, model: type[Store], paths: ProjectPaths, events: EventReporter) -> Store:
     """One store from `path`, or an empty one if it is missing, unreadable or corrupted."""
+    return _read_store(path, model, paths, events)[0]
+
+
+def _read_store(
+    path: Path, model: type[Store], paths: ProjectPaths, events: EventReporter
+) -> tuple[Store, str | None]:
+    """The store and the file's text (None when there was no usable file)."""
     try:
         if path.stat().st_size > MAX_STORE_BYTES:
             _set_aside_corrupt(path, f"larger than {MAX_STORE_BYTES} bytes", paths, events)
-            return model()
+            return model(), None
         raw = path.read_bytes()
     except FileNotFoundError:
-        return model()
+        return model(), None
     except OSError as exc:
         events.emit(
             "context.store_unreadable",
@@ -178,9 +201,10 @@ def load_store(path: Path, model: type[Store], paths: ProjectPaths, events: Even
             file=str(path),
             error=str(exc),
         )
-        return model()
+        return model(), None
     try:
-        return model.model_validate_json(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        return model.model_validate_json(text), text
     except UnicodeDecodeError:
         problem = "not UTF-8"
     except ValidationError as exc:
@@ -194,25 +218,36 @@ def load_store(path: Path, model: type[Store], paths: ProjectPaths, events: Even
                 f"({exc.error_count()} problems; {where}: {first['msg']})"
             )
     _set_aside_corrupt(path, problem, paths, events)
-    return model()
+    return model(), None
 
 
 def save_stores(paths: ProjectPaths, stores: ContextStores, *names: StoreName) -> None:
-    """Write the named stores (all four when none are named), each atomically. One store that
-    cannot be written does not keep the others from being written; its error is raised after."""
+    """Write the named stores (all four when none are named) that changed since they were
+    read, each atomically. One store that cannot be written does not keep the others from
+    being written; its error is raised after."""
     error: OSError | None = None
     for name in names or ("summary", "decisions", "failures", "constraints"):
+        text = store_text(getattr(stores, name))
+        if stores.on_disk.get(name) == text:
+            continue
         try:
-            save_store(paths, name, getattr(stores, name))
+            write_text_atomic(store_path(paths, name), text)
         except OSError as exc:
             error = error or exc
+        else:
+            stores.on_disk[name] = text
     if error is not None:
         raise error
 
 
 def save_store(paths: ProjectPaths, name: StoreName, store: _StoreModel) -> None:
     """Write one store atomically."""
-    write_json_atomic(store_path(paths, name), store.model_dump(by_alias=True, mode="json"))
+    write_text_atomic(store_path(paths, name), store_text(store))
+
+
+def store_text(store: _StoreModel) -> str:
+    """A store's file content: indented JSON, camelCase keys."""
+    return json.dumps(store.model_dump(by_alias=True, mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
 def _set_aside_corrupt(path: Path, problem: str, paths: ProjectPaths, events: EventReporter) -> None:

@@ -16,10 +16,19 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from .budget import CONSTRAINTS_BUDGET, SUMMARY_TARGET_WORDS
+from .budget import (
+    CONSOLIDATE_CONSTRAINTS_AT,
+    CONSTRAINT_TOKENS,
+    CONSTRAINTS_BUDGET,
+    DECISION_TOKENS,
+    MAX_ACTIVE_CONSTRAINTS,
+    SUMMARY_TARGET_WORDS,
+)
 from .logs import FeatureOutcome
 from .stores import ContextStores
+from .text import clip_item
 from .tokens import estimate_tokens
+from .words import normalized_key
 
 MAX_ANSWER_TOKENS = 4096
 # Items listed in the prompt at most; beyond this the prompt says how many were left out.
@@ -96,7 +105,8 @@ coding agent builds feature by feature. Every feature's prompt receives this mem
 hard token budget, so it must be short, factual and current.
 
 You receive the previous running summary, the stored key decisions, failure memory and active \
-constraints (each with an id), and the logs of the features completed since the last summary. \
+constraints (each with an id), and the logs of the features completed since the last summary \
+(their reported decisions and constraints are already in the stores, and left out of the logs). \
 Answer with one JSON object:
 - summary: the new running summary, replacing the previous one; at most about \
 {SUMMARY_TARGET_WORDS} words, plain lines, most important first: what the project is, its \
@@ -171,22 +181,57 @@ def _user_prompt(stores: ContextStores, outcomes: Sequence[FeatureOutcome], trig
     constraints = [f"- [{c.id}] {c.description}" for c in active[:_MAX_LISTED_CONSTRAINTS]]
     if len(active) > _MAX_LISTED_CONSTRAINTS:
         constraints.append(f"- ... and {len(active) - _MAX_LISTED_CONSTRAINTS} more")
-    constraint_tokens = sum(estimate_tokens(f"- {c.description}") for c in active)
-    crowded = (
-        f"\nThe active constraints take about {constraint_tokens} tokens, more than their "
-        f"{CONSTRAINTS_BUDGET}-token share of each prompt: consolidate overlapping ones "
-        "(new merged constraint + the merged ids retired)."
-        if constraint_tokens > CONSTRAINTS_BUDGET
-        else ""
-    )
-    logs = "\n".join(json.dumps(outcome.for_prompt(), ensure_ascii=False) for outcome in outcomes)
+    logs = "\n".join(json.dumps(line, ensure_ascii=False) for line in _log_lines(stores, outcomes))
     return "\n\n".join(
         [
             f"Summarization trigger: {trigger}",
             f"## Previous summary\n{summary}",
             "## Key decisions\n" + ("\n".join(decisions) or "(none)"),
             "## Failure memory\n" + ("\n".join(failures) or "(none)"),
-            "## Active constraints\n" + ("\n".join(constraints) or "(none)") + crowded,
+            "## Active constraints\n" + ("\n".join(constraints) or "(none)") + _crowded(active),
             "## Features since the last summary (one JSON log a line)\n" + (logs or "(none)"),
         ]
     )
+
+
+def _crowded(active: Sequence[Any]) -> str:
+    """The request to consolidate, when the constraints outgrow their share or near the limit."""
+    tokens = sum(estimate_tokens(f"- {c.description}") for c in active)
+    if len(active) >= CONSOLIDATE_CONSTRAINTS_AT:
+        return (
+            f"\nThere are {len(active)} active constraints; at most {MAX_ACTIVE_CONSTRAINTS} are kept, and "
+            "beyond that the oldest ones added by the summarizer, then the agents' oldest, are retired "
+            "without judgement: consolidate now (new merged constraint + the merged ids retired), and "
+            "retire those that no longer apply."
+        )
+    if tokens > CONSTRAINTS_BUDGET:
+        return (
+            f"\nThe active constraints take about {tokens} tokens, more than their "
+            f"{CONSTRAINTS_BUDGET}-token share of each prompt: consolidate overlapping ones "
+            "(new merged constraint + the merged ids retired)."
+        )
+    return ""
+
+
+def _log_lines(stores: ContextStores, outcomes: Sequence[FeatureOutcome]) -> list[dict[str, Any]]:
+    """The outcomes as the prompt shows them, without what the stores listed above already say:
+    the reports were merged into the stores before this call."""
+    stored_decisions = {normalized_key(d.text) for d in stores.decisions.decisions}
+    stored_constraints = {normalized_key(c.description) for c in stores.constraints.constraints}
+    lines = []
+    for outcome in outcomes:
+        line = outcome.for_prompt()
+        report = line.get("report")
+        if report:
+            report["decisions"] = [
+                d for d in report["decisions"] if normalized_key(clip_item(d, DECISION_TOKENS)) not in stored_decisions
+            ]
+            report["constraints"] = [
+                c for c in report["constraints"]
+                if normalized_key(clip_item(c, CONSTRAINT_TOKENS)) not in stored_constraints
+            ]
+            line["report"] = {key: value for key, value in report.items() if value}
+            if not line["report"]:
+                del line["report"]
+        lines.append(line)
+    return lines

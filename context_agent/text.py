@@ -52,19 +52,26 @@ def fit_lines(text: str, budget: int) -> str:
     inside the first line that does not fit, at a sentence boundary. Never cuts a sentence."""
     if estimate_tokens(text) <= budget:
         return text
-    kept: list[str] = []
-    for line in text.splitlines():
-        if estimate_tokens("\n".join([*kept, line])) <= budget:
-            kept.append(line)
-            continue
+    lines = text.splitlines()
+    # The estimate of the first k lines grows with k (pieces never join across a line break),
+    # so the longest head that fits is found by bisection: measuring line by line re-measured
+    # the whole head for every line, which made cutting a summary quadratic in its lines.
+    low, high = 0, len(lines)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens("\n".join(lines[:middle])) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    kept = lines[:low]
+    if low < len(lines):
         sentences: list[str] = []
-        for sentence in split_sentences(line):
+        for sentence in split_sentences(lines[low]):
             if estimate_tokens("\n".join([*kept, " ".join([*sentences, sentence])])) > budget:
                 break
             sentences.append(sentence)
         if sentences:
             kept.append(" ".join(sentences))
-        break
     return "\n".join(kept).rstrip()
 
 

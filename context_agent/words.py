@@ -41,23 +41,30 @@ def normalized_key(text: str) -> str:
 def find_near_duplicate(text: str, others: Iterable[str]) -> int | None:
     """The index of the first of `others` that very likely states `text` in other words, or None.
 
-    Same normalized text; or content words overlapping by Jaccard >= 0.6; or one text's words
-    (at least three) almost all (>= 80%) inside the other's, as in "Note: X" restating "X".
+    Same normalized text, or `restates` on their content words. Compares `text` with every
+    one of `others`: for a large store use `text_index.TextIndex`, which applies the same test
+    to the items that share a word with `text` only.
     """
     key, words = normalized_key(text), content_words(text)
     for index, other in enumerate(others):
         if normalized_key(other) == key:
             return index
         other_words = content_words(other)
-        shared = len(words & other_words)
-        if not shared:
-            continue
-        if shared / len(words | other_words) >= 0.6:
-            return index
-        smaller = min(len(words), len(other_words))
-        if smaller >= 3 and shared / smaller >= 0.8:
+        if restates(len(words & other_words), len(words), len(other_words)):
             return index
     return None
+
+
+def restates(shared: int, size: int, other_size: int) -> bool:
+    """Whether two texts with `size` and `other_size` content words, `shared` of them in common,
+    very likely say the same: Jaccard >= 0.6, or one text's words (at least three) almost all
+    (>= 80%) inside the other's, as in "Note: X" restating "X"."""
+    if not shared:
+        return False
+    if shared / (size + other_size - shared) >= 0.6:
+        return True
+    smaller = min(size, other_size)
+    return smaller >= 3 and shared / smaller >= 0.8
 
 
 def _stem(word: str) -> str:

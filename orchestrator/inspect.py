@@ -7,21 +7,21 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
-from rich.console import Console
-from rich.table import Table
+from pydantic_core import PydanticSerializationError
 
 from context_agent import ContextAgent, estimate_tokens, render_project_context
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.events import EventSink
 from orchestrator.feature_log import UnusableLog, read_feature_log
 from orchestrator.lock import LockHeld, RunLock
-from orchestrator.output import PlainRenderer, wants_plain
+from orchestrator.output import PlainRenderer
 from orchestrator.paths import ProjectPaths
 from orchestrator.prompts import feature_prompt, system_prompt
 from orchestrator.request_size import first_request_size
 from orchestrator.state import RunState, StateStore, now_ms
 from orchestrator.strategies import build_strategy_context
 from orchestrator.tools import tool_definitions
+from orchestrator.text_table import render_table
 
 Fail = Callable[[str], NoReturn]
 STRATEGIES = ("compressed", "replay", "window")
@@ -35,44 +35,52 @@ def _state(paths: ProjectPaths) -> RunState | None:
     return StateStore(paths, on_warning=_warn).load()
 
 
-def _console() -> Console:
-    plain = wants_plain()
-    # No markup: what is shown comes from files (a "[/x]" in a path or a log must print as is).
-    return Console(no_color=plain, force_terminal=False if plain else None, highlight=False, markup=False,
-                   width=120 if plain else None)
-
-
 def _shown(value: object) -> str:
     """A value read from a file, safe for the terminal: control characters are escaped."""
     text = str(value)
     return text if text.isprintable() else repr(text)[1:-1]
 
 
+_NUMBERS = frozenset({"attempts", "tokens", "cost (USD)"})
+_REASON_WIDTH = 100  # cells; the whole reason is in `status --json`
+
+
 def print_status(paths: ProjectPaths, json_output: bool, fail: Fail) -> int:
+    """The saved state: one line per feature, then the counts and totals. Reads the state only
+    (snapshot and journal), never the feature logs, and draws in time linear in the features."""
     state = _state(paths)
     if state is None:
         fail(f"no run state in {paths.autonomous} (start one with: orchestrate run SPEC)")
     if json_output:
-        sys.stdout.write(json.dumps(state.dump(), indent=2) + "\n")
+        sys.stdout.write(_state_json(state))
         return 0
-    table = Table(title=_shown(f"run {state.run_id} — {state.spec_path}"))
-    for column in ("feature", "status", "attempts", "tokens", "cost (USD)", "reason"):
-        table.add_column(column, justify="right" if column in ("attempts", "tokens", "cost (USD)") else "left")
-    for feature_id, entry in state.features.items():
-        table.add_row(feature_id, entry.status, str(entry.attempts), f"{entry.tokens.total:,}",
-                      f"{entry.cost_usd:.4f}", _shown(entry.reason or ""))
-    console = _console()
-    console.print(table)
+    rows = [
+        (feature_id, entry.status, str(entry.attempts), f"{entry.tokens.total:,}", f"{entry.cost_usd:.4f}",
+         _shown(entry.reason or ""))
+        for feature_id, entry in state.features.items()
+    ]
+    sys.stdout.write(render_table(
+        ("feature", "status", "attempts", "tokens", "cost (USD)", "reason"), rows,
+        title=_shown(f"run {state.run_id} — {state.spec_path}"), right=_NUMBERS, max_width={"reason": _REASON_WIDTH},
+    ))
     counts = {s: state.count(s) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
-    console.print(
+    sys.stdout.write(
         ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"
-        + (f"; stopped: {_shown(state.stop_reason)}" if state.stop_reason else "")
+        + (f"; stopped: {_shown(state.stop_reason)}" if state.stop_reason else "") + "\n"
     )
     return 0
 
 
+def _state_json(state: RunState) -> str:
+    try:  # in one pass, as the state is saved (see state._snapshot_text)
+        return state.model_dump_json(by_alias=True, indent=2) + "\n"
+    except PydanticSerializationError:
+        return json.dumps(state.dump(), indent=2) + "\n"
+
+
 def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
+    """One feature's log as JSON, or a line per log file (each read, and checked)."""
     if feature_id:
         if not all(ch.isalnum() or ch in "._-" for ch in feature_id) or feature_id in (".", ".."):
             fail(f"{feature_id!r} is not a feature id")
@@ -89,9 +97,7 @@ def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
     logs = sorted(paths.logs_dir.glob("*.json")) if paths.logs_dir.is_dir() else []
     if not logs:
         fail(f"no feature logs in {paths.logs_dir} yet")
-    table = Table()
-    for column in ("feature", "status", "attempts", "tokens", "cost (USD)"):
-        table.add_column(column)
+    rows = []
     for path in logs:
         try:
             log = read_feature_log(path)
@@ -102,8 +108,8 @@ def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
             row = [_shown(f"(unusable log: {err})"), "", "", ""]
         except (ValueError, TypeError, AttributeError):
             row = ["(unreadable log)", "", "", ""]
-        table.add_row(_shown(path.stem), *row)
-    _console().print(table)
+        rows.append([_shown(path.stem), *row])
+    sys.stdout.write(render_table(("feature", "status", "attempts", "tokens", "cost (USD)"), rows, right=_NUMBERS))
     return 0
 
 

@@ -7,6 +7,7 @@ Layout of `<project>/.autonomous/` (see `.autonomous.example/README.md`):
     state/run.lock                  one run at a time: the owner's pid
     logs/<feature-id>.json          one log per feature
     context/*.json                  the Context Agent's four stores
+    context/pending-reports.jsonl   agents' reports since the last summarization (appended)
     memory/working-memory.jsonl     working-memory log (every strategy)
     events.jsonl                    event log: what happened, one JSON object a line
     backups/                        corrupted files set aside, never deleted
@@ -89,6 +90,10 @@ class ProjectPaths:
     @property
     def active_constraints(self) -> Path:
         return self.context_dir / "active-constraints.json"
+
+    @property
+    def pending_reports(self) -> Path:
+        return self.context_dir / "pending-reports.jsonl"
 
     @property
     def memory_dir(self) -> Path:

@@ -431,7 +431,8 @@ class Runner:
         if not schedule.unsummarized:
             return
         ids = list(schedule.unsummarized)
-        result = self.context.summarize(ids, trigger)
+        # Only `compressed` injects the summary: the other strategies fold memory without a model call.
+        result = self.context.summarize(ids, trigger, use_model=self.config.context == "compressed")
         schedule.unsummarized, schedule.completed_since_summary = [], 0
         schedule.summaries += 1
         schedule.last_summarized_at = now_ms()

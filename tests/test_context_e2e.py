@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from context_agent import DEFAULT_SUMMARIZER_MODEL
+from context_agent import DEFAULT_SUMMARIZER_MODEL, ContextAgent
 from context_agent.budget import INJECTION_BUDGET, MAX_STORED_DECISIONS
 from context_agent.tokens import estimate_tokens
 from tests.cli_helpers import cli_env, first_prompt, read_json, run_cli, write_spec
@@ -76,13 +76,23 @@ def project(tmp_path: Path) -> Path:
 
 # --- helpers -----------------------------------------------------------------------------------
 
+STORE_NAMES = ("running-summary", "key-decisions", "failure-memory", "active-constraints")
+
+
 def read_stores(project: Path) -> dict[str, Any]:
     """The four stores as they are on disk now (None for a missing one)."""
-    names = ("running-summary", "key-decisions", "failure-memory", "active-constraints")
     return {
         name: (read_json(path) if (path := project / CONTEXT / f"{name}.json").is_file() else None)
-        for name in names
+        for name in STORE_NAMES
     }
+
+
+def memory_now(project: Path) -> dict[str, Any]:
+    """The four stores as the next feature sees them: on disk, with the reports recorded since
+    the last summarization (context/pending-reports.jsonl) applied."""
+    memory = ContextAgent(project, on_event=lambda kind, data: None).memory()
+    stores = (memory.summary, memory.decisions, memory.failures, memory.constraints)
+    return {name: store.model_dump(by_alias=True, mode="json") for name, store in zip(STORE_NAMES, stores)}
 
 
 def decision_texts(stores: dict[str, Any]) -> list[str]:
@@ -107,7 +117,7 @@ def memory_plan(project: Path, snapshots: dict[str, dict[str, Any]]):
         fid, retry = turn.feature_id, turn.last_verification is not None
         if turn.step == 0:
             if not retry:
-                snapshots[fid] = read_stores(project)
+                snapshots[fid] = memory_now(project)
             content = "draft\n" if fid == FAILS_FIRST and not retry else "ready\n"
             return [edit_create(f"features/{fid}.txt", content)]
         if turn.step == 1:
@@ -374,7 +384,7 @@ def test_corrupted_stores_are_backed_up_an_unwritable_one_costs_only_itself(fake
     # The unwritable store is reported too, and costs only itself: the other stores are
     # rebuilt from what the run recorded, and the next features get them.
     assert context_events(project, "context.store_unreadable")
-    assert context_events(project, "context.record_failed")
+    assert context_events(project, "summarizer.failed")
     assert "running-summary.json" in result.stderr
     stores = read_stores(project)
     assert sorted(decision_texts(stores)) == sorted(reported_before("feat-04"))

@@ -81,10 +81,10 @@ def test_key_decisions_keep_the_twenty_most_recent(tmp_path: Path) -> None:
     for number in range(30):
         agent.record_report(f"f{number}", {"decisions": [f"decision number {number}"]})
 
-    stored = _stored(ProjectPaths.for_project(tmp_path).key_decisions, "decisions")
+    stored = agent.memory().decisions.decisions
 
     assert len(stored) == MAX_STORED_DECISIONS
-    assert {d["text"] for d in stored} == {f"decision number {n}" for n in range(10, 30)}
+    assert {d.text for d in stored} == {f"decision number {n}" for n in range(10, 30)}
 
 
 def test_a_decision_restated_later_counts_as_recent_again(tmp_path: Path) -> None:
@@ -95,16 +95,17 @@ def test_a_decision_restated_later_counts_as_recent_again(tmp_path: Path) -> Non
         if number == 15:
             agent.record_report("f15", {"decisions": [f"decision number {number}", "dates are ISO-8601 strings."]})
 
-    texts = {d["text"] for d in _stored(ProjectPaths.for_project(tmp_path).key_decisions, "decisions")}
+    texts = {d.text for d in agent.memory().decisions.decisions}
 
     # Still there after 24 newer decisions, in its original wording, once.
     assert "Dates are ISO 8601 strings" in texts and "dates are ISO-8601 strings." not in texts
 
 
-def test_constraints_are_never_evicted_and_never_duplicated(tmp_path: Path) -> None:
+def test_constraints_under_the_limit_are_never_evicted_and_never_duplicated(tmp_path: Path) -> None:
     agent = ContextAgent(tmp_path)
     for number in range(60):
         agent.record_report(f"f{number}", {"constraints": [f"Rule {number} holds", "Standard library only"]})
+    agent.summarize([], "test", use_model=False)
 
     stored = _stored(ProjectPaths.for_project(tmp_path).active_constraints, "constraints")
 

@@ -48,6 +48,7 @@ def test_store_files_use_camel_case_keys_and_each_decision_names_its_feature(tmp
     agent = _agent(tmp_path, [])
     agent.record_report("todo-model", REPORT)
     agent.record_failure("todo-model", 1, FAILED_CHECK)
+    agent.summarize(["todo-model"], "end", use_model=False)  # folds the report into the stores
     paths = ProjectPaths.for_project(tmp_path)
 
     decisions = json.loads(paths.key_decisions.read_text(encoding="utf-8"))
@@ -78,13 +79,16 @@ def test_a_corrupted_store_is_set_aside_reported_and_the_agent_carries_on(tmp_pa
     agent = _agent(tmp_path, events)
 
     agent.record_report("todo-model", REPORT)
+    injection = agent.get_injection("todo-model")
 
     kinds = [kind for kind, _ in events]
     assert kinds == ["context.store_corrupt"]
     backup = Path(events[0][1]["backup"])
     assert backup.parent == paths.backups_dir and backup.read_bytes() == content
     assert "key-decisions.json" in events[0][1]["message"]
-    # The store was read as empty and the new decision written over it.
+    # The store was read as empty, with the new decision on it.
+    assert injection["decisions"][0]["text"] == "Todo ids are UUID4 strings"
+    agent.summarize(["todo-model"], "end", use_model=False)
     assert agent.get_injection("todo-model")["decisions"][0]["text"] == "Todo ids are UUID4 strings"
 
 

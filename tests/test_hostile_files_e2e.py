@@ -21,6 +21,7 @@ from orchestrator.feature_log import MAX_LOG_BYTES
 from orchestrator.output import LiveRenderer
 from orchestrator.spec_fields import MAX_SPEC_BYTES
 from orchestrator.state import MAX_STATE_BYTES
+from orchestrator.strategies import replay_messages
 from orchestrator.working_memory import MAX_LINE_BYTES
 from tests.cli_helpers import CliResult, file_tree, plain_summarizer, read_json, run_cli, write_spec
 from tests.fake_api.fixtures import running_fake_api
@@ -229,7 +230,9 @@ def test_a_run_over_a_hostile_state_directory_warns_sets_aside_never_writes_out_
     fake_api.summarizer = swap_then_summarize
     files, beside = _project_files(project), file_tree(tmp_path, skip=project)
 
-    result = run_cli(["run", "spec.json", "--context", "replay"], project, fake_api)
+    # compressed: the stores are read for feat-03's context, before the summarizer is called
+    # (under replay or window no summarizer model is called).
+    result = run_cli(["run", "spec.json"], project, fake_api)
     again = run_cli(["run", "spec.json"], project, fake_api)
 
     _no_traceback(result, again)
@@ -246,7 +249,7 @@ def test_a_run_over_a_hostile_state_directory_warns_sets_aside_never_writes_out_
         assert f"moved to {_backup_of(project, name)}" in warning
     _line_about(result.stderr, f"working-memory log {project / MEMORY}: 5 unreadable line(s)")
     _line_about(result.stderr, f"taking over an unreadable lock file {project / LOCK}")
-    replay = read_json(project / LOGS / "feat-03.json")["replay"]
+    _, replay = replay_messages(project / MEMORY)  # what --context replay would send
     assert (replay["skipped_invalid_json"], replay["skipped_invalid_shape"]) == (4, 1)
     assert replay["total_lines"] == replay["parsed_entries"] + 5 and replay["parsed_entries"] > 0
     # The linked files were replaced by the run's own; the linked directory was refused, and

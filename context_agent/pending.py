@@ -1,0 +1,94 @@
+"""`context/pending-reports.jsonl`: the agents' reports recorded since the last summarization.
+
+Recording a report used to rewrite two stores with four fsyncs, once per feature. The report
+is already on disk, fsynced, in the feature's log, and the next summarization folds the logs
+of the features it covers into the stores. So a report is appended here, flushed but not
+fsynced, and every reader of the stores applies these lines on top of them; the summarization
+writes the stores (fsynced) and removes this file. A kill loses at most a torn last line; a
+power cut may lose the unsynced tail, which the summarization takes back from the logs.
+
+Reading is bounded (`MAX_PENDING_BYTES`); a larger file is set aside, like a damaged store.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.atomic import append_jsonl, set_aside
+from orchestrator.paths import ProjectPaths
+
+from .events import EventReporter
+from .reports import AgentReport, parse_report
+
+# A line is one report (a few hundred bytes); a summarization every few features empties the file.
+MAX_PENDING_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class PendingReport:
+    """One recorded report not yet folded into the stores."""
+
+    feature_id: str
+    report: AgentReport
+    recorded_at: int
+
+
+def append_report(paths: ProjectPaths, feature_id: str, report: AgentReport, now: int) -> None:
+    """Add a report to the pending file; flushed, not fsynced (the feature log holds it)."""
+    record = {
+        "featureId": feature_id, "recordedAt": now,
+        "report": {"summary": report.summary, "decisions": report.decisions,
+                   "constraints": report.constraints, "notes": report.notes},
+    }
+    append_jsonl(paths.pending_reports, record, fsync=False)
+
+
+def read_pending(paths: ProjectPaths, events: EventReporter) -> list[PendingReport]:
+    """The pending reports in the order they were recorded; [] when there are none.
+
+    Lines that are not a report (a torn last line after a kill) are skipped.
+    """
+    path = paths.pending_reports
+    try:
+        if path.stat().st_size > MAX_PENDING_BYTES:
+            backup = set_aside(path, paths.backups_dir)
+            events.emit(
+                "context.store_corrupt",
+                f"{path.name} is larger than {MAX_PENDING_BYTES} bytes; moved to {backup}; the next "
+                "summarization takes the reports from the feature logs",
+                file=str(path), backup=str(backup),
+            )
+            return []
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        events.emit("context.store_unreadable", f"cannot read {path.name} ({exc}); reading it as empty",
+                    file=str(path), error=str(exc))
+        return []
+    pending = []
+    for raw in data.splitlines():
+        entry = _parse(raw)
+        if entry is not None:
+            pending.append(entry)
+    return pending
+
+
+def clear_pending(paths: ProjectPaths) -> None:
+    """Remove the pending file once the stores that fold it in are safely written."""
+    paths.pending_reports.unlink(missing_ok=True)
+
+
+def _parse(raw: bytes) -> PendingReport | None:
+    try:
+        entry: Any = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(entry, dict):
+        return None
+    feature_id, recorded_at = entry.get("featureId"), entry.get("recordedAt")
+    if not isinstance(feature_id, str) or not feature_id or isinstance(recorded_at, bool) or not isinstance(recorded_at, int):
+        return None
+    return PendingReport(feature_id, parse_report(entry.get("report")), recorded_at)

@@ -1,0 +1,133 @@
+"""The per-feature costs a long run multiplies: fsyncs (a report is no longer fsynced into the
+context stores: the feature log holds it), and `orchestrate status`, which reads the state
+alone and draws one line per feature with a bounded amount of work each.
+
+Run with `-s` to see the counts.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anthropic
+import pytest
+
+import orchestrator.inspect as inspect_module
+from context_agent import ContextAgent
+from orchestrator.config import RunConfig
+from orchestrator.events import EventSink
+from orchestrator.output import PlainRenderer
+from orchestrator.paths import ProjectPaths
+from orchestrator.runner import Runner, RunOptions
+from orchestrator.spec import load_spec
+from orchestrator.state import FeatureState, RunState, StateStore
+from tests.cli_helpers import plain_summarizer, write_spec
+
+
+class FsyncCounter:
+    """Counts fsyncs by the directory of the file (or the directory) synced."""
+
+    def __init__(self) -> None:
+        self.by_dir: Counter[str] = Counter()
+        self._real = os.fsync
+
+    def __call__(self, fd: Any) -> None:
+        target = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        self.by_dir[(target if target.is_dir() else target.parent).name] += 1
+        self._real(fd)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_dir.values())
+
+
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> FsyncCounter:
+    counter = FsyncCounter()
+    monkeypatch.setattr(os, "fsync", counter)
+    return counter
+
+
+def test_recording_a_report_costs_no_fsync(tmp_path: Path, fsyncs: FsyncCounter) -> None:
+    agent = ContextAgent(tmp_path)
+
+    agent.record_report("todo-model", {"summary": "Added the model.", "decisions": ["Ids are UUID4 strings"],
+                                       "constraints": ["Standard library only"]})
+
+    assert fsyncs.total == 0
+    assert [d["text"] for d in agent.get_injection("todo-api")["decisions"]] == ["Ids are UUID4 strings"]
+
+
+def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_path: Path, fsyncs: FsyncCounter) -> None:
+    fake_api.summarizer = plain_summarizer
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = write_spec(project, 10)
+    paths = ProjectPaths.for_project(project)
+    events = EventSink(PlainRenderer(out=io.StringIO(), err=io.StringIO()), paths.events_log)
+    sdk = anthropic.Anthropic(base_url=fake_api.base_url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
+    try:
+        result = Runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
+    finally:
+        sdk.close()
+
+    assert result.exit_code == 0
+    per_feature = {name: count / 10 for name, count in sorted(fsyncs.by_dir.items())}
+    print(f"\nfsyncs per feature: {fsyncs.total / 10:.1f} in all, by directory {per_feature}")
+    # Two summarizations (after 5 and 10 features), each writing the stores that changed (file
+    # and directory): at most 8 each. Every report used to cost 4 or 6 more.
+    assert fsyncs.by_dir["context"] <= 2 * 8
+    assert not paths.pending_reports.exists()
+
+
+# ---- orchestrate status -----------------------------------------------------------------------
+
+def _fail(message: str) -> NoReturn:
+    raise AssertionError(message)
+
+
+def _big_state(paths: ProjectPaths, features: int) -> None:
+    state = RunState()
+    for number in range(features):
+        reason = None if number % 3 else "check still failing after 3 attempt(s): " + "the widget is not ready " * 12
+        state.features[f"feat-{number:05d}"] = FeatureState(status="failed" if reason else "passed", attempts=1,
+                                                            reason=reason)
+    StateStore(paths).save(state)
+
+
+def test_status_reads_the_state_alone_and_draws_one_line_per_feature(tmp_path: Path, monkeypatch, capsys) -> None:
+    paths = ProjectPaths.for_project(tmp_path)
+    _big_state(paths, 3000)
+    paths.logs_dir.mkdir(parents=True)
+
+    def no_logs(path: Path) -> Any:
+        raise AssertionError(f"status read a feature log: {path}")
+
+    monkeypatch.setattr(inspect_module, "read_feature_log", no_logs)
+    calls = [0]
+
+    def count_calls(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls[0] += 1
+
+    sys.setprofile(count_calls)
+    try:
+        inspect_module.print_status(paths, False, _fail)
+    finally:
+        sys.setprofile(None)
+
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    print(f"\nstatus of 3000 features: {calls[0]} Python calls ({calls[0] / 3000:.0f} a feature), {len(lines)} lines",
+          file=sys.stderr)
+    for number in (0, 1, 2999):
+        assert sum(f"feat-{number:05d}" in line for line in lines) == 1
+    assert len(lines) == 3000 + 6  # title, header (3 lines), bottom edge, counts
+    assert lines[-1].startswith("2000 passed, 1000 failed")
+    # Bounded work a feature (drawing with rich took over 500 calls a row).
+    assert calls[0] < 3000 * 60
