@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.memory import VOCABULARY
 from context_agent import ContextAgent
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.paths import ProjectPaths
 
 SUMMARIZE_EVERY = 5
 TIMED_CALLS = 20  # a multiple of SUMMARIZE_EVERY: the run ends folded

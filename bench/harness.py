@@ -22,13 +22,13 @@ from typing import Any, Callable, Iterator
 
 import anthropic
 
-import orchestrator.runner as runner_module
+import orchestrator.run.coordinator as runner_module
 from context_agent import estimate_tokens, render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
-from orchestrator.events import EventSink
-from orchestrator.paths import ProjectPaths
-from orchestrator.runner import Runner, RunOptions
-from orchestrator.spec import load_spec
+from orchestrator.store.events import EventSink
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.run.coordinator import Runner, RunOptions
+from orchestrator.spec.load import load_spec
 from tests.fake_api import FakeAPI, UsageReport
 
 API_KEY = "sk-ant-bench-0000"

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import context_agent.tokens as tokens  # noqa: E402
 from orchestrator.config import RunConfig  # noqa: E402
-from orchestrator.executor import AgentSession, run_agent  # noqa: E402
-from orchestrator.model_client import ModelClient, Spend  # noqa: E402
+from orchestrator.run.agent_loop import AgentSession, run_agent  # noqa: E402
+from orchestrator.llm.client import ModelClient, Spend  # noqa: E402
 from orchestrator.tools import ToolContext  # noqa: E402
 
 FILE_TEXT = "a line of the file the agent keeps reading\n" * 60

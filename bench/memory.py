@@ -26,8 +26,8 @@ from bench.plans import spec_features
 from bench.summarizers import CarelessSummarizer
 from context_agent import ContextAgent
 from context_agent.budget import MAX_STORED_DECISIONS
-from orchestrator.atomic import write_json_atomic
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.atomic import write_json_atomic
+from orchestrator.store.paths import ProjectPaths
 
 SUMMARIZE_EVERY = 5
 VOCABULARY = """account address alert archive audit backup badge balance batch billing booking

@@ -48,7 +48,7 @@ class Meter:
 
 
 def main(count: int) -> dict[str, Any]:
-    from orchestrator import secrets
+    from orchestrator.safety import secrets
 
     redaction, snapshots = Meter(), Meter()
     for name in ("redact", "redact_value", "redact_piece", "known_secret_values", "scrubbed_environment"):
@@ -64,7 +64,7 @@ def main(count: int) -> dict[str, Any]:
 
     os.environ.get = counting_get  # type: ignore[method-assign]
     try:
-        from orchestrator import check_influence
+        from orchestrator.run import check_influence
 
         check_influence.take_snapshot = snapshots.wrap(check_influence.take_snapshot)  # type: ignore[assignment]
     except ImportError:

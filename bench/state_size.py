@@ -19,10 +19,10 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from orchestrator.paths import ProjectPaths
-from orchestrator.state import MAX_STATE_BYTES, FeatureState, RunState, StateStore
-from orchestrator.usage import TokenUsage
-from orchestrator.verify import DEFAULT_OUTPUT_LIMIT
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import MAX_STATE_BYTES, FeatureState, RunState, StateStore
+from orchestrator.llm.pricing import TokenUsage
+from orchestrator.run.verify import DEFAULT_OUTPUT_LIMIT
 
 MB = 1024 * 1024
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.fake_server import REPO_ROOT
-from orchestrator.paths import ProjectPaths
-from orchestrator.state import FeatureState, RunState, StateStore
-from orchestrator.usage import TokenUsage
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import FeatureState, RunState, StateStore
+from orchestrator.llm.pricing import TokenUsage
 
 
 def measure(counts: tuple[int, ...]) -> dict[str, Any]:

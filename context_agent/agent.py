@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.paths import ProjectPaths
 
 from .budget import MAX_ACTIVE_CONSTRAINTS
 from .events import EventHandler, EventReporter

@@ -4,7 +4,8 @@ without one, printed as one line on stderr. Reporting itself never raises."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 EventHandler = Callable[[str, dict[str, Any]], None]
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.feature_log import UnusableLog, read_feature_log
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.feature_log import UnusableLog, read_feature_log
+from orchestrator.store.paths import ProjectPaths
 
 from .interfaces import FeatureLike
 from .reports import AgentReport, parse_report

@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.atomic import append_jsonl, set_aside
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.atomic import append_jsonl, set_aside
+from orchestrator.store.paths import ProjectPaths
 
 from .events import EventReporter
 from .reports import AgentReport, parse_report

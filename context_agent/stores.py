@@ -15,8 +15,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 
-from orchestrator.atomic import set_aside, write_text_atomic
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.atomic import set_aside, write_text_atomic
+from orchestrator.store.paths import ProjectPaths
 
 from .events import EventReporter
 

@@ -13,10 +13,7 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Words that say nothing about a feature; short and common enough to make any two texts
 # look related otherwise.
 _STOPWORDS = frozenset(
-    """a an and are as at be been but by can do does each every for from has have if in into
-    is it its may must not of on one or our should so than that the their them then there
-    these this those to under use used uses using via was we were when where which while will
-    with within without you your all any also only other same such new""".split()
+    ["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "do", "does", "each", "every", "for", "from", "has", "have", "if", "in", "into", "is", "it", "its", "may", "must", "not", "of", "on", "one", "or", "our", "should", "so", "than", "that", "the", "their", "them", "then", "there", "these", "this", "those", "to", "under", "use", "used", "uses", "using", "via", "was", "we", "were", "when", "where", "which", "while", "will", "with", "within", "without", "you", "your", "all", "any", "also", "only", "other", "same", "such", "new"]
 )
 
 

@@ -6,15 +6,15 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn
 
 import typer
 
 from orchestrator import __version__
-from orchestrator.atomic import LinkRefused, refuse_links
 from orchestrator.cli_base import PROG_NAME, ClickException, Command, Group, Interrupted, show_usage_error
 from orchestrator.config import ConfigError, RunConfig, load_config
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.atomic import LinkRefused, refuse_links
+from orchestrator.store.paths import ProjectPaths
 
 app = typer.Typer(
     name=PROG_NAME,
@@ -32,7 +32,7 @@ EXIT_INTERRUPTED = 130
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One clear line (or block) on stderr, then exit."""
-    from orchestrator.secrets import redact
+    from orchestrator.safety.secrets import redact
 
     sys.stderr.write(f"orchestrate: error: {redact(message)}\n")
     raise typer.Exit(code)
@@ -52,7 +52,7 @@ def _root(
 
 
 def _load_spec(spec_path: Path) -> Any:
-    from orchestrator.spec import SpecError, load_spec
+    from orchestrator.spec.load import SpecError, load_spec
 
     try:
         loaded = load_spec(spec_path)
@@ -63,7 +63,7 @@ def _load_spec(spec_path: Path) -> Any:
     return loaded
 
 
-def _project(project_dir: Optional[Path], may_be_missing: bool = False) -> ProjectPaths:
+def _project(project_dir: Path | None, may_be_missing: bool = False) -> ProjectPaths:
     root = (project_dir or Path.cwd()).expanduser()
     if may_be_missing and not root.exists():
         return ProjectPaths.for_project(root)  # `run` creates it when it has something to do
@@ -99,18 +99,18 @@ SpecArgument = typer.Argument(..., metavar="SPEC", help="The feature spec (JSON)
 @app.command(cls=Command)
 def run(
     spec: Path = SpecArgument,
-    context: Optional[str] = typer.Option(None, "--context", metavar="STRATEGY", help="compressed | replay | window (default compressed)."),
-    context_depth: Optional[int] = typer.Option(None, "--context-depth", metavar="N", help="Features shown by --context window (default 5)."),
-    model: Optional[str] = typer.Option(None, "--model", metavar="ID", help="Model for the coding agent (default: newest Sonnet)."),
-    summarizer_model: Optional[str] = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer (default: newest Haiku)."),
-    max_attempts: Optional[int] = typer.Option(None, "--max-attempts", metavar="N", help="Attempts per feature, overriding the spec."),
-    summarize_every: Optional[int] = typer.Option(None, "--summarize-every", metavar="N", help="Summarize after this many completed features (default 5)."),
-    max_turns: Optional[int] = typer.Option(None, "--max-turns", metavar="N", help="Model calls per attempt (default 40)."),
-    max_cost: Optional[float] = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole run; never overshot."),
-    max_feature_tokens: Optional[int] = typer.Option(None, "--max-feature-tokens", metavar="N", help="Token cap per feature."),
-    only: Optional[str] = typer.Option(None, "--only", metavar="ID,...", help="Run only these feature ids (comma-separated)."),
-    shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N", help="Run shard I of N (e.g. 2/4); dependency chains stay together."),
-    project_dir: Optional[Path] = ProjectDirOption,
+    context: str | None = typer.Option(None, "--context", metavar="STRATEGY", help="compressed | replay | window (default compressed)."),
+    context_depth: int | None = typer.Option(None, "--context-depth", metavar="N", help="Features shown by --context window (default 5)."),
+    model: str | None = typer.Option(None, "--model", metavar="ID", help="Model for the coding agent (default: newest Sonnet)."),
+    summarizer_model: str | None = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer (default: newest Haiku)."),
+    max_attempts: int | None = typer.Option(None, "--max-attempts", metavar="N", help="Attempts per feature, overriding the spec."),
+    summarize_every: int | None = typer.Option(None, "--summarize-every", metavar="N", help="Summarize after this many completed features (default 5)."),
+    max_turns: int | None = typer.Option(None, "--max-turns", metavar="N", help="Model calls per attempt (default 40)."),
+    max_cost: float | None = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole run; never overshot."),
+    max_feature_tokens: int | None = typer.Option(None, "--max-feature-tokens", metavar="N", help="Token cap per feature."),
+    only: str | None = typer.Option(None, "--only", metavar="ID,...", help="Run only these feature ids (comma-separated)."),
+    shard: str | None = typer.Option(None, "--shard", metavar="I/N", help="Run shard I of N (e.g. 2/4); dependency chains stay together."),
+    project_dir: Path | None = ProjectDirOption,
     fresh: bool = typer.Option(False, "--fresh", help="Start over; the old .autonomous is moved aside, not deleted."),
     reset: list[str] = typer.Option([], "--reset", metavar="ID", help="Redo this feature from scratch (repeatable).", show_default=False),
     no_commit: bool = typer.Option(False, "--no-commit", help="Do not commit a git checkpoint per passed feature."),
@@ -120,13 +120,13 @@ def run(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
-    report: Optional[Path] = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
-    junit: Optional[Path] = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here (one testcase per feature)."),
+    report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
+    junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here (one testcase per feature)."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls); repeat for more."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the final line and errors."),
 ) -> None:
     """Run the features of SPEC in the project, resuming where the last run stopped."""
-    from orchestrator.run_command import run_command
+    from orchestrator.commands.run import run_command
 
     loaded = _load_spec(spec)
     paths = _project(project_dir, may_be_missing=True)
@@ -154,38 +154,38 @@ def validate(spec: Path = SpecArgument) -> None:
 
 @app.command(cls=Command)
 def status(
-    project_dir: Optional[Path] = ProjectDirOption,
+    project_dir: Path | None = ProjectDirOption,
     json_output: bool = typer.Option(False, "--json", help="Print the state as JSON."),
 ) -> None:
     """Show each feature's status, attempts, tokens and cost from the saved state."""
-    from orchestrator.inspect import print_status
+    from orchestrator.commands.inspect import print_status
 
     raise typer.Exit(print_status(_project(project_dir), json_output, fail))
 
 
 @app.command(cls=Command)
 def logs(
-    feature_id: Optional[str] = typer.Argument(None, metavar="ID", help="A feature id; without it, list all logs."),
-    project_dir: Optional[Path] = ProjectDirOption,
+    feature_id: str | None = typer.Argument(None, metavar="ID", help="A feature id; without it, list all logs."),
+    project_dir: Path | None = ProjectDirOption,
 ) -> None:
     """Print one feature's log (JSON), or list the logs."""
-    from orchestrator.inspect import print_logs
+    from orchestrator.commands.inspect import print_logs
 
     raise typer.Exit(print_logs(_project(project_dir), feature_id, fail))
 
 
 @app.command("context", cls=Command)
 def context_command(
-    feature_id: Optional[str] = typer.Argument(None, metavar="FEATURE", help="The feature (default: the next one to run)."),
-    spec: Optional[Path] = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
+    feature_id: str | None = typer.Argument(None, metavar="FEATURE", help="The feature (default: the next one to run)."),
+    spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
     strategy: str = typer.Option(
         "compressed", "--strategy", metavar="STRATEGY", help="compressed | replay | window | all (default compressed).",
         show_default=False,
     ),
-    project_dir: Optional[Path] = ProjectDirOption,
+    project_dir: Path | None = ProjectDirOption,
 ) -> None:
     """Show the context a feature would get, with its token count."""
-    from orchestrator.inspect import print_context
+    from orchestrator.commands.inspect import print_context
 
     paths = _project(project_dir)
     config = _config({}, paths)
@@ -194,12 +194,12 @@ def context_command(
 
 @app.command(cls=Command)
 def summarize(
-    spec: Optional[Path] = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
-    project_dir: Optional[Path] = ProjectDirOption,
-    summarizer_model: Optional[str] = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer."),
+    spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
+    project_dir: Path | None = ProjectDirOption,
+    summarizer_model: str | None = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer."),
 ) -> None:
     """Run the Context Agent's summarizer now over the features not yet summarized."""
-    from orchestrator.inspect import run_summarize
+    from orchestrator.commands.inspect import run_summarize
 
     paths = _project(project_dir)
     config = _config({"summarizer_model": summarizer_model}, paths)
@@ -212,7 +212,7 @@ def main() -> None:
         # Ctrl-C and SIGTERM raise KeyboardInterrupt from here on: a run saves its state on it.
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, _raise_interrupt)
-        from orchestrator.secrets import hide_own_secrets
+        from orchestrator.safety.secrets import hide_own_secrets
 
         # Before anything else runs: the agent's commands must not find the key in /proc/$PPID/environ.
         hide_own_secrets()
@@ -237,7 +237,7 @@ def main() -> None:
 
 
 def _leave_with_error(message: str) -> NoReturn:
-    from orchestrator.secrets import redact
+    from orchestrator.safety.secrets import redact
 
     _leave(f"orchestrate: error: {redact(message)}\n", EXIT_USAGE)
 

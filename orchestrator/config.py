@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from orchestrator.models import default_agent_model, default_summarizer_model
-from orchestrator.usage import ModelPrice, PriceTable
+from orchestrator.llm.models import default_agent_model, default_summarizer_model
+from orchestrator.llm.pricing import ModelPrice, PriceTable
 
 ContextStrategy = Literal["compressed", "replay", "window"]
 

@@ -24,7 +24,8 @@ def _die() -> None:
 
 
 def _install(point: str, feature_id: str) -> None:
-    from orchestrator import git_checkpoint, runner
+    from orchestrator.run import checkpoint as git_checkpoint
+    from orchestrator.run import coordinator as runner
 
     if point == "after-check-pass":
         real_check = runner.run_check

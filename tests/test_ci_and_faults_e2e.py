@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.conversation import MASK_TEXT
-from orchestrator.paths import ProjectPaths
-from orchestrator.state import StateStore
-from orchestrator.usage import PriceTable, TokenUsage
+from orchestrator.llm.conversation import MASK_TEXT
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import StateStore
+from orchestrator.llm.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 from tests.fake_api import FailFirst, Fault, RandomFaults, bash, edit_create, report
 

@@ -19,8 +19,8 @@ from context_agent import ContextAgent
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
 from context_agent.recording import add_constraint, enforce_constraint_limit
 from context_agent.stores import ActiveConstraints
-from orchestrator.atomic import write_json_atomic
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.atomic import write_json_atomic
+from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import read_json, run_cli, write_spec
 
 WORDS = [f"{a}{b}" for a in "bcdfghjklmnpqrstvwxz" for b in ("ax", "el", "im", "op", "ud", "yr")]

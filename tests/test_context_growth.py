@@ -23,7 +23,7 @@ from context_agent.budget import (
     MAX_STORED_FAILURES,
     SUMMARY_BUDGET,
 )
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.paths import ProjectPaths
 
 VOCABULARY = """account address admin alert archive audit avatar backup badge balance batch billing
 blob booking browser bucket buffer bundle cache calendar campaign cart catalog channel chart

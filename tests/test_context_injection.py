@@ -9,8 +9,8 @@ from types import SimpleNamespace
 from context_agent import ContextAgent, estimate_tokens, render_project_context
 from context_agent.budget import INJECTION_BUDGET, SUMMARY_BUDGET
 from context_agent.stores import RunningSummary
-from orchestrator.atomic import write_json_atomic
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.atomic import write_json_atomic
+from orchestrator.store.paths import ProjectPaths
 
 
 def _feature(id: str, category: str = "backend", description: str = "", depends_on: tuple[str, ...] = ()) -> SimpleNamespace:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from context_agent import ContextAgent
 from context_agent.budget import MAX_STORED_DECISIONS, MAX_STORED_FAILURES
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.paths import ProjectPaths
 
 PYTEST_FAILURE = """F                                                                [100%]
 =================================== FAILURES ===================================

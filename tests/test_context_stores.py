@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from context_agent import ContextAgent
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.paths import ProjectPaths
 
 REPORT = {
     "summary": "Added the Todo model.",

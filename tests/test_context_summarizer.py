@@ -12,8 +12,8 @@ import pytest
 
 from context_agent import ContextAgent, SummarizerAnswer, answer_schema
 from context_agent.budget import SUMMARY_BUDGET
-from orchestrator.atomic import write_json_atomic
-from orchestrator.paths import ProjectPaths
+from orchestrator.store.atomic import write_json_atomic
+from orchestrator.store.paths import ProjectPaths
 
 
 def fake_message(text: str, stop_reason: str = "end_turn") -> SimpleNamespace:

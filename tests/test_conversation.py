@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from context_agent.tokens import estimate_tokens
-from orchestrator.conversation import (
+from orchestrator.llm.conversation import (
     MASK_TEXT,
     for_api,
     mask_old_observations,

@@ -9,7 +9,7 @@ For every `specs/<name>/spec.json`:
   check passes against a copy of it: the checks can be satisfied.
 
 The checks run exactly as a run runs them: the feature's own `verify` command through
-`orchestrator.verify.run_check` (bash, the project as cwd, `ORCHESTRATE_SPEC_DIR` set), with
+`orchestrator.run.verify.run_check` (bash, the project as cwd, `ORCHESTRATE_SPEC_DIR` set), with
 `python3` on PATH standing for the interpreter running these tests.
 """
 
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.spec import LoadedSpec, load_spec
-from orchestrator.verify import VerificationResult, run_check
+from orchestrator.spec.load import LoadedSpec, load_spec
+from orchestrator.run.verify import VerificationResult, run_check
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted(ROOT.glob("specs/*/spec.json"))

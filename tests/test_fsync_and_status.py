@@ -17,15 +17,15 @@ from typing import Any, NoReturn
 import anthropic
 import pytest
 
-import orchestrator.inspect as inspect_module
+import orchestrator.commands.inspect as inspect_module
 from context_agent import ContextAgent
 from orchestrator.config import RunConfig
-from orchestrator.events import EventSink
-from orchestrator.output import PlainRenderer
-from orchestrator.paths import ProjectPaths
-from orchestrator.runner import Runner, RunOptions
-from orchestrator.spec import load_spec
-from orchestrator.state import FeatureState, RunState, StateStore
+from orchestrator.store.events import EventSink
+from orchestrator.commands.output import PlainRenderer
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.run.coordinator import Runner, RunOptions
+from orchestrator.spec.load import load_spec
+from orchestrator.store.state import FeatureState, RunState, StateStore
 from tests.cli_helpers import plain_summarizer, write_spec
 
 

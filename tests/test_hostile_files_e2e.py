@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from context_agent.stores import MAX_STORE_BYTES
-from orchestrator.feature_log import MAX_LOG_BYTES
-from orchestrator.output import LiveRenderer
-from orchestrator.spec_fields import MAX_SPEC_BYTES
-from orchestrator.state import MAX_STATE_BYTES
-from orchestrator.strategies import replay_messages
-from orchestrator.working_memory import MAX_LINE_BYTES
+from orchestrator.store.feature_log import MAX_LOG_BYTES
+from orchestrator.commands.output import LiveRenderer
+from orchestrator.spec.fields import MAX_SPEC_BYTES
+from orchestrator.store.state import MAX_STATE_BYTES
+from orchestrator.run.strategies import replay_messages
+from orchestrator.store.working_memory import MAX_LINE_BYTES
 from tests.cli_helpers import CliResult, file_tree, plain_summarizer, read_json, run_cli, write_spec
 from tests.fake_api.fixtures import running_fake_api
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.lock import LockHeld, RunLock, read_owner
+from orchestrator.store.lock import LockHeld, RunLock, read_owner
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -157,7 +157,7 @@ def test_two_runs_racing_for_a_stale_lock_exactly_one_wins(lock_path: Path) -> N
         f"""
         import sys, time
         from pathlib import Path
-        from orchestrator.lock import LockHeld, RunLock
+        from orchestrator.store.lock import LockHeld, RunLock
 
         signals = Path({str(signals)!r})
         (signals / f"ready-{{sys.argv[1]}}").touch()

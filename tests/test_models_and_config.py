@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config import ConfigError, RunConfig, load_config
-from orchestrator.models import default_agent_model, default_summarizer_model, known_models, newest_model
+from orchestrator.llm.models import default_agent_model, default_summarizer_model, known_models, newest_model
 
 
 def test_the_model_list_read_from_source_is_the_sdks_own():

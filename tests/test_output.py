@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from orchestrator.output import PlainRenderer, printable
+from orchestrator.commands.output import PlainRenderer, printable
 
 
 def test_control_characters_are_shown_escaped_newlines_and_tabs_kept() -> None:

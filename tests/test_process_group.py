@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.process_group import held_signals, run_in_group
+from orchestrator.safety.process_group import held_signals, run_in_group
 from orchestrator.tools.bash import run_command
 from orchestrator.tools.context import ToolContext
-from orchestrator.verify import run_check
+from orchestrator.run.verify import run_check
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
@@ -88,7 +88,7 @@ STRESS = textwrap.dedent(
     """
     import os, random, signal, sys, threading, time
     from pathlib import Path
-    from orchestrator.process_group import run_in_group
+    from orchestrator.safety.process_group import run_in_group
 
     starts, token = int(sys.argv[1]), sys.argv[2]
     main = threading.main_thread().ident

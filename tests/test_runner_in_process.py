@@ -11,13 +11,13 @@ from pathlib import Path
 import anthropic
 import pytest
 
-import orchestrator.runner as runner_module
+import orchestrator.run.coordinator as runner_module
 from orchestrator.config import RunConfig
-from orchestrator.events import EventSink
-from orchestrator.output import PlainRenderer
-from orchestrator.paths import ProjectPaths
-from orchestrator.runner import RunOptions, Runner
-from orchestrator.spec import load_spec
+from orchestrator.store.events import EventSink
+from orchestrator.commands.output import PlainRenderer
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.run.coordinator import RunOptions, Runner
+from orchestrator.spec.load import load_spec
 from tests.cli_helpers import write_spec
 
 

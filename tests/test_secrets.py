@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from orchestrator import secrets as secrets_module
-from orchestrator.secrets import (
+from orchestrator.safety import secrets as secrets_module
+from orchestrator.safety.secrets import (
     MIN_FRAGMENT_LENGTH,
     REDACTED,
     is_secret_name,
@@ -174,7 +174,7 @@ def test_redact_value_reads_the_environment_once_per_value(monkeypatch: pytest.M
 
 
 def test_the_start_of_a_command_shown_in_events_keeps_no_fragment_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from orchestrator.executor import _summarize_input
+    from orchestrator.run.agent_loop import _summarize_input
 
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", PLAIN)
     for offset in range(len(PLAIN)):

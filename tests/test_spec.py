@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.spec import Feature, FeatureSpec, SpecError, dump_spec, load_spec, parse_spec
-from orchestrator.spec_fields import MAX_FEATURES, MAX_SPEC_BYTES
-from orchestrator.spec_quickstart import derive_name
+from orchestrator.spec.load import Feature, FeatureSpec, SpecError, dump_spec, load_spec, parse_spec
+from orchestrator.spec.fields import MAX_FEATURES, MAX_SPEC_BYTES
+from orchestrator.spec.quickstart import derive_name
 
 DATA = Path(__file__).parent / "data" / "specs"
 REPO_SPECS = Path(__file__).parent.parent / "specs"

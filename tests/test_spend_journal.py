@@ -19,14 +19,14 @@ import pytest
 
 import context_agent.tokens as tokens_module
 from orchestrator.config import RunConfig
-from orchestrator.conversation import RequestSize, cached_system, for_api, mask_old_observations, with_cached_tools
-from orchestrator.conversation import with_conversation_breakpoint
-from orchestrator.executor import AgentSession, run_agent
-from orchestrator.model_client import ApiUnavailable, ModelClient, Spend, request_tokens
-from orchestrator.paths import ProjectPaths
-from orchestrator.state import RunState, StateStore
+from orchestrator.llm.conversation import RequestSize, cached_system, for_api, mask_old_observations, with_cached_tools
+from orchestrator.llm.conversation import with_conversation_breakpoint
+from orchestrator.run.agent_loop import AgentSession, run_agent
+from orchestrator.llm.client import ApiUnavailable, ModelClient, Spend, request_tokens
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import RunState, StateStore
 from orchestrator.tools import ToolContext, tool_definitions
-from orchestrator.usage import TokenUsage
+from orchestrator.llm.pricing import TokenUsage
 
 MODEL = "claude-sonnet-5-5"
 

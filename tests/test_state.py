@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator.paths import ProjectPaths
-from orchestrator.state import RunState, StateStore
-from orchestrator.usage import TokenUsage
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import RunState, StateStore
+from orchestrator.llm.pricing import TokenUsage
 
 
 def store(tmp_path: Path) -> tuple[StateStore, list[str]]:

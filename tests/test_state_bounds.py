@@ -12,14 +12,14 @@ import anthropic
 import pytest
 
 from orchestrator.config import RunConfig
-from orchestrator.events import EventSink
-from orchestrator.output import PlainRenderer
-from orchestrator.paths import ProjectPaths
-from orchestrator.runner import Runner, RunOptions
-from orchestrator.spec import load_spec
-from orchestrator.state import MAX_JOURNAL_BYTES, FeatureState, RunState, StateStore
-from orchestrator.usage import TokenUsage
-from orchestrator.verify import DEFAULT_OUTPUT_LIMIT
+from orchestrator.store.events import EventSink
+from orchestrator.commands.output import PlainRenderer
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.run.coordinator import Runner, RunOptions
+from orchestrator.spec.load import load_spec
+from orchestrator.store.state import MAX_JOURNAL_BYTES, FeatureState, RunState, StateStore
+from orchestrator.llm.pricing import TokenUsage
+from orchestrator.run.verify import DEFAULT_OUTPUT_LIMIT
 from tests.cli_helpers import read_json, write_spec
 
 LOUD_OUTPUT = "E   AssertionError: the widget is not ready\n" * 200  # well over the 4000-character tail

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import process_group
+from orchestrator.safety import process_group
 from orchestrator.tools import ShellPolicy, ToolContext, ToolResult, execute_tool
 
 KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 4

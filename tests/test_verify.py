@@ -13,7 +13,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from orchestrator.verify import VerificationResult, run_check
+from orchestrator.run.verify import VerificationResult, run_check
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -185,7 +185,7 @@ def run_check_isolated(
         f"""
         import json
         from pathlib import Path
-        from orchestrator.verify import run_check
+        from orchestrator.run.verify import run_check
         result = run_check({command!r}, Path({str(tmp_path)!r}), attempt=1, timeout={timeout!r})
         print(json.dumps(result.to_json()))
         """
@@ -243,7 +243,7 @@ def test_ctrl_c_during_a_check_kills_it_and_interrupts_the_caller(tmp_path: Path
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from orchestrator.verify import run_check
+        from orchestrator.run.verify import run_check
         run_check(
             "echo $$ > {shell_pid_file}; sleep 1000 & echo $! > {child_pid_file}; wait",
             Path({str(tmp_path)!r}),

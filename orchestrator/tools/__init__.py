@@ -5,8 +5,8 @@
     ToolContext                                     project root, protected files, limits, policy
     ShellPolicy                                     the bash deny-list
 
-See `confinement` (paths), `shell_policy` (bash deny-list), `orchestrator.secrets` (environment
-and redaction) and `orchestrator.protect` (check files) for the security rules.
+See `confinement` (paths), `shell_policy` (bash deny-list), `orchestrator.safety.secrets` (environment
+and redaction) and `orchestrator.run.protect` (check files) for the security rules.
 """
 
 from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult

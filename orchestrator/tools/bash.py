@@ -17,8 +17,8 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.process_group import run_in_group
-from orchestrator.secrets import known_secret_values, scrubbed_environment
+from orchestrator.safety.process_group import run_in_group
+from orchestrator.safety.secrets import known_secret_values, scrubbed_environment
 from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult
 from orchestrator.tools.truncation import join_head_tail
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator.paths import STATE_DIR_NAME
+from orchestrator.store.paths import STATE_DIR_NAME
 from orchestrator.tools.context import ToolContext, ToolError
 
 MAX_PATH_LENGTH = 4096

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from orchestrator.tools import bash, editor, report
 from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult
@@ -44,7 +45,7 @@ def execute_tool(name: str, tool_input: object, ctx: ToolContext) -> ToolResult:
         result = ToolResult(str(err), is_error=True)
     except RecursionError:
         result = ToolResult(f"{name} failed: the input is nested too deeply", is_error=True)
-    except Exception as err:  # noqa: BLE001 - the last line of defence: no traceback reaches the model
+    except Exception as err:
         result = ToolResult(f"{name} failed unexpectedly: {_one_line(err)}", is_error=True)
     hint = _VIEW_HINT if name == editor.TOOL_NAME else ""
     # Redacted before it is cut (`elide_middle` does both), never after: a key across the cut

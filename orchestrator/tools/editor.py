@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from orchestrator.tools.confinement import check_writable, relative, resolve_in_project
 from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult

@@ -19,7 +19,7 @@ MAX_ITEM = 2000
 MAX_ITEMS = 50
 MAX_NOTES = 8000
 
-__all__ = ["FeatureReport", "ToolInputError", "parse_report", "report_tool_definition", "TOOL_NAME"]
+__all__ = ["TOOL_NAME", "FeatureReport", "ToolInputError", "parse_report", "report_tool_definition"]
 
 
 class FeatureReport(BaseModel):

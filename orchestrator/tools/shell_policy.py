@@ -15,11 +15,12 @@ against a copy with quotes and backslashes removed (so `rm -rf "/"` and `r\\m` c
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence, Union
+from typing import Union
 
 # What `with_extra` accepts: a regex, a (regex, reason) pair, {"pattern": .., "reason": ..}, a rule.
-DenyEntry = Union[str, re.Pattern[str], tuple[Union[str, re.Pattern[str]], str], Mapping[str, str], "DenyRule"]
+DenyEntry = Union[str, re.Pattern[str], tuple[str | re.Pattern[str], str], Mapping[str, str], "DenyRule"]
 
 # Where a command word can start: beginning, after a separator or an opening bracket, or after
 # wrappers that run their argument as a command. Keeps `grep sudo notes.txt` allowed.
@@ -263,16 +264,16 @@ class ShellPolicy:
         object.__setattr__(self, "deny", tuple(_as_rule(entry) for entry in self.deny))
 
     @classmethod
-    def default(cls) -> "ShellPolicy":
+    def default(cls) -> ShellPolicy:
         """The built-in rules (`DEFAULT_RULES`)."""
         return cls(DEFAULT_RULES)
 
     @classmethod
-    def empty(cls) -> "ShellPolicy":
+    def empty(cls) -> ShellPolicy:
         """No rules at all (for a user who isolates the agent some other way)."""
         return cls()
 
-    def with_extra(self, entries: Iterable[DenyEntry]) -> "ShellPolicy":
+    def with_extra(self, entries: Iterable[DenyEntry]) -> ShellPolicy:
         """A copy with more rules: regex strings, compiled patterns, (regex, reason) pairs or `DenyRule`s.
 
         Raises ValueError naming a bad regex, so a typo in `orchestrate.toml` is a config error.

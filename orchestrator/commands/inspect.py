@@ -1,0 +1,229 @@
+"""Read-only commands: `status`, `logs`, `context`; and `summarize`, which runs the summarizer now."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pydantic_core import PydanticSerializationError
+
+from context_agent import ContextAgent, estimate_tokens, render_project_context
+from orchestrator.commands.output import PlainRenderer
+from orchestrator.commands.text_table import render_table
+from orchestrator.config import ConfigError, RunConfig
+from orchestrator.run.prompts import feature_prompt, system_prompt
+from orchestrator.run.request_size import first_request_size
+from orchestrator.run.strategies import build_strategy_context
+from orchestrator.store.events import EventSink
+from orchestrator.store.feature_log import UnusableLog, read_feature_log
+from orchestrator.store.lock import LockHeld, RunLock
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import RunState, StateStore, now_ms
+from orchestrator.tools import tool_definitions
+
+Fail = Callable[[str], NoReturn]
+STRATEGIES = ("compressed", "replay", "window")
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"orchestrate: warning: {message}\n")
+
+
+def _state(paths: ProjectPaths) -> RunState | None:
+    return StateStore(paths, on_warning=_warn).load()
+
+
+def _shown(value: object) -> str:
+    """A value read from a file, safe for the terminal: control characters are escaped."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+_NUMBERS = frozenset({"attempts", "tokens", "cost (USD)"})
+_REASON_WIDTH = 100  # cells; the whole reason is in `status --json`
+
+
+def print_status(paths: ProjectPaths, json_output: bool, fail: Fail) -> int:
+    """The saved state: one line per feature, then the counts and totals. Reads the state only
+    (snapshot and journal), never the feature logs, and draws in time linear in the features."""
+    state = _state(paths)
+    if state is None:
+        fail(f"no run state in {paths.autonomous} (start one with: orchestrate run SPEC)")
+    if json_output:
+        sys.stdout.write(_state_json(state))
+        return 0
+    rows = [
+        (feature_id, entry.status, str(entry.attempts), f"{entry.tokens.total:,}", f"{entry.cost_usd:.4f}",
+         _shown(entry.reason or ""))
+        for feature_id, entry in state.features.items()
+    ]
+    sys.stdout.write(render_table(
+        ("feature", "status", "attempts", "tokens", "cost (USD)", "reason"), rows,
+        title=_shown(f"run {state.run_id} — {state.spec_path}"), right=_NUMBERS, max_width={"reason": _REASON_WIDTH},
+    ))
+    counts = {s: state.count(s) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
+    sys.stdout.write(
+        ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+        + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"
+        + (f"; stopped: {_shown(state.stop_reason)}" if state.stop_reason else "") + "\n"
+    )
+    return 0
+
+
+def _state_json(state: RunState) -> str:
+    try:  # in one pass, as the state is saved (see state._snapshot_text)
+        return state.model_dump_json(by_alias=True, indent=2) + "\n"
+    except PydanticSerializationError:
+        return json.dumps(state.dump(), indent=2) + "\n"
+
+
+def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
+    """One feature's log as JSON, or a line per log file (each read, and checked)."""
+    if feature_id:
+        if not all(ch.isalnum() or ch in "._-" for ch in feature_id) or feature_id in (".", ".."):
+            fail(f"{feature_id!r} is not a feature id")
+        path = paths.feature_log(feature_id)
+        try:
+            log = read_feature_log(path)
+        except FileNotFoundError:
+            fail(f"no log for feature {feature_id!r} in {paths.logs_dir} (see: orchestrate logs)")
+        except (OSError, UnusableLog) as err:
+            fail(f"the log of feature {feature_id!r}, {path}, cannot be shown: {err}")
+        # As the run wrote it; dumped again, so no raw control character reaches the terminal.
+        sys.stdout.write(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    logs = sorted(paths.logs_dir.glob("*.json")) if paths.logs_dir.is_dir() else []
+    if not logs:
+        fail(f"no feature logs in {paths.logs_dir} yet")
+    rows = []
+    for path in logs:
+        try:
+            log = read_feature_log(path)
+            tokens = sum((log.get("tokens") or {}).values())
+            row = [_shown(log.get("status")), _shown(log.get("attempts")), f"{tokens:,}",
+                   f"{log.get('costUsd') or 0:.4f}"]
+        except (OSError, UnusableLog) as err:
+            row = [_shown(f"(unusable log: {err})"), "", "", ""]
+        except (ValueError, TypeError, AttributeError):
+            row = ["(unreadable log)", "", "", ""]
+        rows.append([_shown(path.stem), *row])
+    sys.stdout.write(render_table(("feature", "status", "attempts", "tokens", "cost (USD)"), rows, right=_NUMBERS))
+    return 0
+
+
+def _spec_for(paths: ProjectPaths, spec_path: Path | None, load_spec: Callable[[Path], Any], fail: Fail) -> Any:
+    if spec_path is None:
+        state = _state(paths)
+        if state is None or not state.spec_path:
+            fail("which spec? pass --spec SPEC (no earlier run recorded one)")
+        spec_path = Path(state.spec_path)
+    return load_spec(spec_path)
+
+
+def print_context(
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, feature_id: str | None, strategy: str,
+    fail: Fail, load_spec: Callable[[Path], Any],
+) -> int:
+    """The context a feature would get under one strategy, or all three side by side."""
+    if strategy not in (*STRATEGIES, "all"):
+        fail(f"--strategy {strategy!r}: choose compressed, replay, window or all")
+    loaded = _spec_for(paths, spec_path, load_spec, fail)
+    spec = loaded.spec
+    state = _state(paths) if paths.state_file.exists() else None
+    if feature_id is None:
+        pending = [f for f in spec.features if not state or state.feature(f.id).status != "passed"]
+        if not pending:
+            fail("every feature has passed; name one: orchestrate context FEATURE")
+        feature = pending[0]
+    else:
+        try:
+            feature = spec.feature(feature_id)
+        except KeyError:
+            fail(f"unknown feature {feature_id!r} (ids: {', '.join(spec.ids()[:10])}{'…' if len(spec.ids()) > 10 else ''})")
+    recent = state.recent_completed if state else []
+    agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: _warn(f"context agent: {d.get('message') or k}"))
+    for name in (STRATEGIES if strategy == "all" else (strategy,)):
+        ctx = build_strategy_context(name, feature, paths, recent_ids=recent, depth=config.context_depth,
+                                     interrupted_attempt=None)
+        injection = agent.get_injection(feature.id) if name == "compressed" else None
+        section = render_project_context(injection) if injection else ""
+        prompt = feature_prompt(feature, spec, verification=None, project_context=section,
+                                strategy_sections=ctx.sections, request_prefix=ctx.request_prefix)
+        history_tokens = sum(estimate_tokens(m["content"][0]["text"]) for m in ctx.history)
+        context_text = section or "\n\n".join(ctx.sections)
+        sys.stdout.write(f"=== {name}: feature {feature.id} ===\n")
+        if name == "compressed":
+            sys.stdout.write((section or "(no project context yet)") + "\n")
+            sys.stdout.write(f"tokenCount: {injection.get('tokenCount', 0) if injection else 0}\n")
+        elif name == "window":
+            sys.stdout.write((context_text or "(no feature history yet)") + "\n")
+            sys.stdout.write(f"tokenCount: {estimate_tokens(context_text)}\n")
+        else:
+            stats = ctx.replay_stats or {}
+            sys.stdout.write(f"{len(ctx.history)} replayed message(s); {json.dumps(stats)}\n")
+            sys.stdout.write(f"tokenCount: {history_tokens}\n")
+        size = first_request_size(system_prompt(spec, replay=name == "replay"), tool_definitions(), ctx.history, prompt)
+        sys.stdout.write(
+            f"whole first request (estimate): {size.total} tokens (system prompt {size.system}, "
+            f"tools {size.tools}, messages {size.messages})\n\n"
+        )
+    return 0
+
+
+def _to_summarize(state: RunState, config: RunConfig) -> list[str]:
+    """The features not yet summarized or, when every one is, the most recent ones."""
+    return list(state.summarization.unsummarized) or list(state.recent_completed[-config.summarize_every:])
+
+
+def run_summarize(
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, fail: Fail, load_spec: Callable[[Path], Any]
+) -> int:
+    """Summarize the features not yet summarized (or, with none, the recent ones) now."""
+    loaded = _spec_for(paths, spec_path, load_spec, fail)
+    if not _to_summarize(_state(paths) or RunState(), config):
+        fail("nothing to summarize yet: no feature has completed")
+    try:
+        # A live run records into the same stores and state: writing beside it would lose
+        # what it records while the summarizer is called, and it would overwrite our state.
+        with RunLock(paths.lock_file, on_warning=_warn):
+            return _summarize_now(paths, config, loaded, fail)
+    except LockHeld as err:
+        fail(f"cannot summarize now: {err}")
+
+
+def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: Any, fail: Fail) -> int:
+    from orchestrator.llm.client import ModelClient, Spend, make_sdk_client
+
+    try:
+        sdk = make_sdk_client(config)
+    except ConfigError as err:
+        fail(str(err))
+    store = StateStore(paths, on_warning=_warn)
+    state = store.load() or RunState()
+    ids = _to_summarize(state, config)
+    if not ids:
+        fail("nothing to summarize yet: no feature has completed")
+    spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
+    client = ModelClient(config, sdk, spend, on_retry=_warn, journal=store.record_spend)  # a kill loses no spend
+    # Failures go to stderr and the event log, as during a run.
+    events = EventSink(PlainRenderer(verbosity=-1), paths.events_log)
+    agent = ContextAgent(paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
+                         summarizer_model=config.summarizer_model, on_event=events.context_event)
+    result = agent.summarize(ids, "manual")
+    state.summarization.unsummarized, state.summarization.completed_since_summary = [], 0
+    state.summarization.summaries += 1
+    state.summarization.last_summarized_at = now_ms()
+    state.totals.cost_usd, state.totals.tokens = spend.run_cost_usd, spend.run_tokens
+    state.totals.summarizer_tokens = state.totals.summarizer_tokens + spend.summarizer_tokens
+    state.totals.summarizer_cost_usd += spend.summarizer_cost_usd
+    store.save(state)
+    events.emit(
+        "summarization", trigger="manual", features=ids, success=result.get("success"),
+        newDecisions=result.get("newDecisions"), newFailures=result.get("newFailures"), error=result.get("error"),
+    )
+    verdict = "ok" if result.get("success") else f"fallback summary written ({result.get('error')})"
+    sys.stdout.write(f"summarized {len(ids)} feature(s): {verdict}\n")
+    return 0

@@ -1,0 +1,283 @@
+"""One model call, done safely: limits checked first, transient faults retried, cost booked.
+
+The SDK already retries 408/409/429/5xx and dropped connections (`max_retries`). What
+survives those retries gets one more bounded layer here (tenacity, exponential backoff with
+jitter, capped in attempts and time) around the single call; tool execution is never
+retried. Authentication errors stop at once. An API that stays unreachable raises
+`ApiUnavailable`, which ends the run with its state saved (exit 3).
+
+Every call is journaled as it happens (`journal`): its worst case before it is sent, its
+usage as soon as its answer arrives. A call cut off by an interrupt counts at its worst case
+(`Spend.unconfirmed_cost_usd`): the API may have billed it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_random_exponential
+
+from context_agent.tokens import estimate_json_tokens
+from orchestrator.config import ConfigError, RunConfig
+from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.safety.secrets import redact
+
+# Estimates of input size err high, but not always enough: keep a margin on top.
+_INPUT_MARGIN = 1.25
+_MIN_OUTPUT_TOKENS = 1024
+
+
+class LimitReached(Exception):
+    """A cost or token cap would be passed by the next call (exit 3, resumable)."""
+
+
+class ApiUnavailable(Exception):
+    """The API kept failing after every retry (exit 3, resumable)."""
+
+
+class ApiAuthError(Exception):
+    """The key was refused, or the model does not exist (exit 2)."""
+
+
+class ModelRequestRejected(Exception):
+    """The API refused this request (400-class): the attempt fails, the run goes on."""
+
+
+class MalformedResponse(Exception):
+    """The API answered 200 with something that is not a message."""
+
+
+def api_credentials(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The key or token from the environment; ConfigError with instructions when absent."""
+    env = os.environ if environ is None else environ
+    if env.get("ANTHROPIC_API_KEY"):
+        return {"api_key": env["ANTHROPIC_API_KEY"]}
+    if env.get("ANTHROPIC_AUTH_TOKEN"):
+        return {"auth_token": env["ANTHROPIC_AUTH_TOKEN"]}
+    raise ConfigError(
+        "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or ANTHROPIC_AUTH_TOKEN; "
+        "--dry-run needs none"
+    )
+
+
+def make_sdk_client(config: RunConfig) -> anthropic.Anthropic:
+    """The SDK client; ANTHROPIC_BASE_URL is read by the SDK itself."""
+    return anthropic.Anthropic(
+        **api_credentials(), max_retries=config.api_max_retries, timeout=config.api_timeout
+    )
+
+
+def _is_transient(err: BaseException) -> bool:
+    if isinstance(err, (anthropic.APIConnectionError, MalformedResponse, anthropic.APIResponseValidationError)):
+        return True
+    if isinstance(err, anthropic.APIStatusError):
+        return err.status_code in (408, 409, 429) or err.status_code >= 500
+    return False
+
+
+@dataclass
+class Spend:
+    """What calls have cost so far: the run's and the current feature's."""
+
+    run_cost_usd: float = 0.0
+    run_tokens: TokenUsage = field(default_factory=TokenUsage)
+    feature_tokens: TokenUsage = field(default_factory=TokenUsage)
+    feature_cost_usd: float = 0.0
+    summarizer_tokens: TokenUsage = field(default_factory=TokenUsage)
+    summarizer_cost_usd: float = 0.0
+    calls: int = 0
+    unconfirmed_cost_usd: float = 0.0  # worst case of calls cut off before their answer (in run_cost_usd too)
+    feature_id: str | None = None  # the feature the agent's calls are for, named in the journal
+
+
+@dataclass
+class CallResult:
+    message: Any
+    usage: TokenUsage
+    cost_usd: float
+
+
+class ModelClient:
+    """Makes model calls for the agent and the summarizer, within the run's limits."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        sdk: Any,
+        spend: Spend,
+        on_retry: Callable[[str], None] = lambda _m: None,
+        sleep: Callable[[float], None] | None = None,
+        journal: Callable[[dict[str, Any]], None] = lambda _entry: None,
+    ) -> None:
+        self.config = config
+        self.sdk = sdk
+        self.spend = spend
+        self.prices: PriceTable = config.price_table()
+        self.on_retry = on_retry
+        self._sleep = sleep
+        self.journal = journal
+
+    # ---- limits -------------------------------------------------------------------------
+    def affordable_max_tokens(
+        self, model: str, request: dict[str, Any], *, feature_cap: bool, input_tokens: int | None = None
+    ) -> int:
+        """The largest max_tokens this call may use without passing a cap; LimitReached if too small.
+
+        `input_tokens` is the request's estimated size when the caller keeps it up to date
+        (the agent loop does, message by message); otherwise the whole request is measured.
+        """
+        wanted = int(request.get("max_tokens", self.config.max_output_tokens))
+        input_estimate = self._input_estimate(request, input_tokens)
+        allowed = wanted
+        if self.config.max_cost is not None:
+            price = self.prices.price_for(model)
+            worst_input_cost = input_estimate * max(price.input, price.cache_write) / 1_000_000
+            remaining = self.config.max_cost - self.spend.run_cost_usd - worst_input_cost
+            allowed = min(allowed, int(remaining * 1_000_000 / price.output) if remaining > 0 else 0)
+            if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
+                raise LimitReached(
+                    f"cost cap ${self.config.max_cost:.2f} reached: ${self.spend.run_cost_usd:.4f} spent and the next "
+                    f"call could cost up to ${worst_input_cost + wanted * price.output / 1_000_000:.4f} "
+                    "(raise --max-cost and run again to resume)"
+                )
+        if feature_cap:
+            remaining_tokens = self.config.max_feature_tokens - self.spend.feature_tokens.total - input_estimate
+            allowed = min(allowed, int(remaining_tokens))
+            if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
+                raise LimitReached(
+                    f"per-feature token cap {self.config.max_feature_tokens:,} reached "
+                    f"({self.spend.feature_tokens.total:,} used; raise max_feature_tokens and run again to resume)"
+                )
+        return allowed
+
+    def worst_case_cost(self, model: str, request: dict[str, Any], input_tokens: int | None = None) -> float:
+        """The most this request can cost: every input token at the dearer of input and cache
+        write, and all of `max_tokens` as output."""
+        price = self.prices.price_for(model)
+        input_cost = self._input_estimate(request, input_tokens) * max(price.input, price.cache_write)
+        return (input_cost + int(request.get("max_tokens", 0)) * price.output) / 1_000_000
+
+    @staticmethod
+    def _input_estimate(request: dict[str, Any], input_tokens: int | None) -> float:
+        return (request_tokens(request) if input_tokens is None else input_tokens) * _INPUT_MARGIN
+
+    # ---- the call -----------------------------------------------------------------------
+    def create(self, *, purpose: str = "agent", input_tokens: int | None = None, **request: Any) -> CallResult:
+        """One Messages API call with limits, retries and accounting. Raises the classes above.
+
+        `input_tokens`: the request's estimated size, if the caller keeps it (see
+        `affordable_max_tokens`). The call is journaled before it is sent and when it is answered.
+        """
+        model = request["model"]
+        if input_tokens is None:
+            input_tokens = request_tokens(request)
+        request["max_tokens"] = self.affordable_max_tokens(
+            model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
+        )
+        worst = self.worst_case_cost(model, request, input_tokens)
+        self._journal("reserve", purpose, costUsd=worst)
+        try:
+            message = self._send(model, request)
+        except (ApiAuthError, ApiUnavailable, ModelRequestRejected):
+            self._journal("release", purpose)  # the API answered with an error: nothing billed
+            raise
+        except BaseException:
+            # Interrupted while the call was in flight: the API may have billed it.
+            self._book_unconfirmed(purpose, worst)
+            raise
+        return self._book(model, message, purpose)
+
+    def _send(self, model: str, request: dict[str, Any]) -> Any:
+        """The call with the outer retries; the SDK's errors mapped to this module's."""
+        retrying = Retrying(
+            retry=retry_if_exception(_is_transient),
+            stop=stop_after_attempt(self.config.retry_attempts) | stop_after_delay(self.config.retry_deadline),
+            wait=wait_random_exponential(multiplier=1, max=self.config.retry_max_wait),
+            before_sleep=lambda rs: self.on_retry(
+                f"model call failed ({_describe(rs.outcome.exception())}); retrying (attempt {rs.attempt_number + 1})"
+            ),
+            reraise=True,
+            **({"sleep": self._sleep} if self._sleep else {}),
+        )
+        try:
+            message = retrying(self._call_once, request)
+        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as err:
+            raise ApiAuthError(
+                f"the API refused the credentials ({_describe(err)}): check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN"
+            ) from None
+        except anthropic.NotFoundError as err:
+            raise ApiAuthError(f"model {model!r} not found ({_describe(err)}): check --model / --summarizer-model") from None
+        except anthropic.APIStatusError as err:
+            if _is_transient(err) or err.status_code == 402:
+                raise ApiUnavailable(f"the API kept failing: {_describe(err)}") from None
+            raise ModelRequestRejected(f"the API rejected the request: {_describe(err)}") from None
+        except (anthropic.APIConnectionError, MalformedResponse, anthropic.APIResponseValidationError) as err:
+            raise ApiUnavailable(f"the API is unreachable or answering badly: {_describe(err)}") from None
+        return message
+
+    def _call_once(self, request: dict[str, Any]) -> Any:
+        try:
+            message = self.sdk.messages.create(**request)
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise MalformedResponse(f"response body is not JSON: {err}") from None
+        if isinstance(message, str) or not isinstance(getattr(message, "content", None), list) or getattr(
+            message, "usage", None
+        ) is None:
+            raise MalformedResponse("response is not a message (no content list or usage)")
+        return message
+
+    def _book(self, model: str, message: Any, purpose: str) -> CallResult:
+        usage = TokenUsage.from_api(message.usage)
+        cost = self.prices.cost(model, usage)
+        spend = self.spend
+        spend.calls += 1
+        spend.run_tokens = spend.run_tokens + usage
+        spend.run_cost_usd += cost
+        if purpose == "agent":
+            spend.feature_tokens = spend.feature_tokens + usage
+            spend.feature_cost_usd += cost
+        else:
+            spend.summarizer_tokens = spend.summarizer_tokens + usage
+            spend.summarizer_cost_usd += cost
+        self._journal("call", purpose, costUsd=cost, usage=usage.dump())
+        return CallResult(message=message, usage=usage, cost_usd=cost)
+
+    def _book_unconfirmed(self, purpose: str, worst: float) -> None:
+        spend = self.spend
+        spend.run_cost_usd += worst
+        spend.unconfirmed_cost_usd += worst
+        if purpose == "agent":
+            spend.feature_cost_usd += worst
+        else:
+            spend.summarizer_cost_usd += worst
+        try:
+            self._journal("call", purpose, costUsd=worst, unconfirmed=True)
+        except OSError:
+            pass  # the open reservation counts as the same worst case when the journal is loaded
+
+    def _journal(self, kind: str, purpose: str, **fields: Any) -> None:
+        feature = self.spend.feature_id if purpose == "agent" else None
+        self.journal({"kind": kind, "purpose": purpose, "feature": feature, **fields})
+
+    def summarizer_call(self, **request: Any) -> Any:
+        """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""
+        return self.create(purpose="summarizer", **request).message
+
+
+def request_tokens(request: dict[str, Any]) -> int:
+    """Estimated input tokens of a whole request, measured from scratch."""
+    return estimate_json_tokens({k: request.get(k) for k in ("system", "tools", "messages", "output_config")})
+
+
+def _describe(err: BaseException | None) -> str:
+    if err is None:
+        return "unknown error"
+    status = getattr(err, "status_code", None)
+    text = redact(str(err)).splitlines()[0] if str(err) else type(err).__name__
+    text = text[:300]
+    return f"{type(err).__name__} {status}: {text}" if status else f"{type(err).__name__}: {text}"

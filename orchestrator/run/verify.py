@@ -1,0 +1,179 @@
+"""Run a feature's check command: the exit code is the truth, never the agent's claim.
+
+The check runs as `bash -c COMMAND` in the project directory, in its own process group, so
+that a timeout or an interrupt can stop everything it started (test runners, servers,
+`sleep &` in a script) and nothing is left running after the check is over. Only a bounded
+tail of the output is kept, however much the check prints.
+"""
+
+from __future__ import annotations
+
+import codecs
+import signal
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.safety.process_group import run_in_group
+from orchestrator.safety.secrets import redact_piece
+from orchestrator.tools.truncation import tail_of
+
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_OUTPUT_LIMIT = 4000
+
+
+class Influencer(BaseModel):
+    """A file that can change a check's outcome without being the check, changed during the feature.
+
+    Found by `orchestrator.run.check_influence`: a `conftest.py`, pytest's configuration, a site
+    hook (`sitecustomize.py`, `*.pth`) or a module shadowing the standard library.
+    """
+
+    path: str
+    """Relative to the project root."""
+    kind: str
+    """`conftest`, `pytest-config`, `site-hook` or `stdlib-shadow`."""
+    change: str
+    """`added`, `modified` or `removed`, since before the feature's first attempt in this run."""
+
+
+class VerificationResult(BaseModel):
+    """The outcome of one check, as fed back to the agent and written to the feature log."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    command: str | None
+    """The shell command that was run; None when the feature has no check."""
+    success: bool
+    """True only when the command exited with status 0."""
+    exit_code: int | None = Field(default=None, alias="exitCode")
+    """The exit status; negative when killed by a signal, None when it never finished."""
+    output: str = ""
+    """The tail of the combined stdout and stderr, bounded in size."""
+    error: str | None = None
+    """Why the check did not pass, when the exit code alone does not say it."""
+    skipped: bool = False
+    """True when there was no check to run; the agent's report decides then."""
+    attempt: int
+    """Which attempt at the feature this check verified (1-based)."""
+    influencers: list[Influencer] = Field(default_factory=list)
+    """Check-influencing files changed during the feature (`orchestrator.run.check_influence`)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The result with the camelCase keys of the spec's `Last Verification Result`.
+
+        `influencers` appears only when there are some, so the usual result keeps its seven keys.
+        """
+        return self.model_dump(by_alias=True, mode="json", exclude={"influencers"} if not self.influencers else None)
+
+
+def run_check(
+    command: str | None,
+    project_root: Path,
+    *,
+    attempt: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+) -> VerificationResult:
+    """Run `command` in `project_root` and report whether it passed.
+
+    Exit status 0 is a pass. A check that outlives `timeout` seconds is killed with its whole
+    process group. `env` replaces the environment (the caller removes secrets); by default
+    the check inherits ours. Any exception while waiting (KeyboardInterrupt included) kills
+    the check's process group and is re-raised.
+    """
+    if command is None or not command.strip():
+        return VerificationResult(
+            command=command, success=False, skipped=True, error="no check command", attempt=attempt
+        )
+    tail = _OutputTail(output_limit)
+    try:
+        finished = run_in_group(command, project_root, env, timeout=timeout, on_output=tail.add)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.filename is not None:
+            reason = f"{reason}: {exc.filename}"
+        return VerificationResult(
+            command=command, success=False, error=f"could not start: {reason}", attempt=attempt
+        )
+    if finished.timed_out:
+        return VerificationResult(
+            command=command,
+            success=False,
+            exit_code=None,
+            output=tail.text(),
+            error=f"timed out after {timeout:g} s",
+            attempt=attempt,
+        )
+    code = finished.exit_code
+    return VerificationResult(
+        command=command,
+        success=code == 0,
+        exit_code=code,
+        # The check runs code the agent wrote; whatever it prints goes back to the model,
+        # redacted (`_OutputTail.text`).
+        output=tail.text(),
+        error=_explain(code),
+        attempt=attempt,
+    )
+
+
+def _explain(code: int) -> str | None:
+    """A short hint for exit statuses whose meaning is conventional."""
+    if code == 127:
+        return "command not found"
+    if code == 126:
+        return "command not executable"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return None
+
+
+class _OutputTail:
+    """Decoded output, keeping only about `limit` trailing characters in memory."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = max(limit, 0)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._chunks: deque[str] = deque()
+        self._kept = 0
+        self._total = 0
+
+    def add(self, data: bytes) -> None:
+        self._push(self._decoder.decode(data))
+
+    def _push(self, text: str) -> None:
+        if not text:
+            return
+        self._chunks.append(text)
+        self._kept += len(text)
+        self._total += len(text)
+        while self._chunks and self._kept - len(self._chunks[0]) >= self._limit:
+            self._kept -= len(self._chunks.popleft())
+
+    def text(self) -> str:
+        """The tail, redacted, cut at a line boundary and marked when earlier output was dropped."""
+        self._push(self._decoder.decode(b"", final=True))
+        text = "".join(self._chunks)
+        # Redacted before the cut below; what memory kept may itself start inside a secret.
+        text = redact_piece(text, starts_at_cut=self._total > len(text))
+        if self._total <= self._limit:
+            return text
+        # The note counts against the limit; its length is at most that of the largest count.
+        budget = max(self._limit - len(_omitted_note(self._total)), 0)
+        kept = tail_of(text, budget, starts_at_cut=True) if budget else ""
+        newline = kept.find("\n")
+        if 0 <= newline < len(kept) - 1:
+            kept = kept[newline + 1 :]
+        return _omitted_note(self._total - len(kept)) + kept
+
+
+def _omitted_note(count: int) -> str:
+    return f"…[{count} earlier characters omitted]\n"

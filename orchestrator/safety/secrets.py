@@ -1,0 +1,311 @@
+"""Keeping credentials away from the agent and out of everything we write or print.
+
+Two jobs:
+
+- `scrubbed_environment()` builds the environment for processes the agent controls (its bash
+  commands) and for the feature checks: no `ANTHROPIC_*` variable, nothing whose name looks
+  like a credential, nothing whose value looks like an Anthropic key.
+- `redact()` / `redact_value()` replace the API key (and anything shaped like one) with
+  `[REDACTED]` in text and in JSON-like values before they reach a file, a log or a screen.
+  `redact_piece()` does the same for a piece cut out of a longer text, and also hides a
+  fragment of a known secret that the cut left at either end (a key cut in two is no longer
+  the key, so whole-value matching alone would let most of it through). Text is redacted
+  before it is cut wherever the whole text is at hand (`orchestrator.tools.truncation`).
+- `hide_own_secrets()` wipes the credentials from this process's environment block as the
+  kernel shows it (`/proc/<pid>/environ`), and marks the process not dumpable, so that a
+  command of the agent cannot read the key from its parent, the orchestrator. Python's
+  `os.environ` is a copy made at start-up and keeps working.
+
+Name patterns are shell-style globs (`*TOKEN*`, `AWS_*`), matched case-insensitively against
+the whole variable name; users add their own with `[security] secret_env_patterns`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import fnmatch
+import functools
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+# Variables whose *values* are the credentials this program itself uses.
+SECRET_VALUE_VARIABLES: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+# Names that look like credentials. Deliberately broad: a build that needs one of these can
+# get it back through `ToolContext.env`, but a leaked token cannot be taken back.
+DEFAULT_SECRET_ENV_PATTERNS: tuple[str, ...] = (
+    "ANTHROPIC_*",
+    "CLAUDE_*",
+    "*KEY*",
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*CREDENTIAL*",
+    "*AUTH*",
+    "*COOKIE*",
+    "*PRIVATE*",
+    "*_PAT",
+    "AWS_*",
+    "AZURE_*",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GITHUB_TOKEN",
+    "GH_*",
+    "NPM_CONFIG_*AUTH*",
+)
+
+# Anthropic keys look like `sk-ant-api03-<base64url>` / `sk-ant-admin01-...`. The body length
+# floor keeps prose such as "sk-ant-..." in documentation readable.
+_KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_-]{16,}")
+_KEY_PREFIX = "sk-ant-"
+
+# An Anthropic-shaped key whose end a cut removed: whatever is left of it, at a cut.
+_CUT_KEY_AT_END = re.compile(r"sk-ant-[A-Za-z0-9_-]*$")
+
+# Shorter values are not plausible credentials and redacting them would mangle ordinary text.
+MIN_SECRET_LENGTH = 8
+# A fragment of a known secret left at a cut is redacted from this length on: shorter runs
+# could be ordinary text, and fifteen characters of a key do not give the key away.
+MIN_FRAGMENT_LENGTH = 16
+
+
+def is_secret_name(name: str, patterns: Iterable[str] = DEFAULT_SECRET_ENV_PATTERNS) -> bool:
+    """True if the environment variable `name` matches one of the glob `patterns` (any case)."""
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in patterns)
+
+
+def scrubbed_environment(
+    base: Mapping[str, str] | None = None, extra_patterns: Sequence[str] = ()
+) -> dict[str, str]:
+    """A copy of `base` (default `os.environ`) without anything that looks like a secret.
+
+    Drops variables whose name matches `DEFAULT_SECRET_ENV_PATTERNS` or `extra_patterns`, and
+    any variable whose value contains an Anthropic-shaped key or the value of a known secret
+    (so `MY_VAR=$ANTHROPIC_API_KEY` does not smuggle the key through under another name).
+    """
+    source = os.environ if base is None else base
+    patterns = (*DEFAULT_SECRET_ENV_PATTERNS, *extra_patterns)
+    # The key the orchestrator itself runs with counts even when `base` is another mapping.
+    secrets = {*known_secret_values(), *known_secret_values(source)}
+    clean: dict[str, str] = {}
+    for name, value in source.items():
+        if is_secret_name(name, patterns):
+            continue
+        if _KEY_SHAPE.search(value) or any(secret in value for secret in secrets):
+            continue
+        clean[name] = value
+    return clean
+
+
+def known_secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` that are set (long enough to redact)."""
+    if environ is None:
+        return sorted(_known_secrets().values)
+    return sorted(_secret_values(environ.get(name) for name in SECRET_VALUE_VARIABLES))
+
+
+def redact(text: str, secrets: Iterable[str] | None = None) -> str:
+    """`text` with every known secret value and every Anthropic-shaped key replaced by `[REDACTED]`.
+
+    The known values are those of `known_secret_values()` plus `secrets`.
+    """
+    return _redact(text, _with_extra(_known_secrets(), secrets))
+
+
+def redact_piece(
+    text: str, *, starts_at_cut: bool = False, ends_at_cut: bool = False, secrets: Iterable[str] | None = None
+) -> str:
+    """`redact(text)` for a piece cut out of a longer text, fragments of secrets at the cuts included.
+
+    `starts_at_cut` / `ends_at_cut` say that the text before / after the piece was dropped.
+    At such an end, the longest run of characters (`MIN_FRAGMENT_LENGTH` or more) that occurs
+    inside a known secret value is replaced too, and so is an Anthropic-shaped key cut short.
+    """
+    known = _with_extra(_known_secrets(), secrets)
+    text = _redact(text, known)
+    if starts_at_cut and text:
+        length = max((_leading_fragment(text, value) for value in known.values), default=0)
+        if length:
+            text = REDACTED + text[length:]
+    if ends_at_cut and text:
+        length = max((_trailing_fragment(text, value) for value in known.values), default=0)
+        shaped = _CUT_KEY_AT_END.search(text)
+        length = max(length, len(shaped.group()) if shaped else 0)
+        if length:
+            text = text[: len(text) - length] + REDACTED
+    return text
+
+
+def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
+    """`value` with `redact()` applied to every string in it (dict keys and values, lists, tuples)."""
+    # The known values are looked up once for the whole value, not once per string in it.
+    return _redact_value(value, _with_extra(_known_secrets(), secrets))
+
+
+def _redact_value(value: Any, known: _KnownSecrets) -> Any:
+    if isinstance(value, str):
+        return _redact(value, known)
+    if isinstance(value, dict):
+        return {_redact_value(k, known): _redact_value(v, known) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(item, known) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_redact_value(item, known) for item in value)
+    return value
+
+
+def _redact(text: str, known: _KnownSecrets) -> str:
+    if not text:
+        return text
+    # Fast path: substring tests are far cheaper than the regex on large texts (state, logs).
+    if _KEY_PREFIX in text:
+        return known.pattern.sub(REDACTED, text)
+    for value in known.values:
+        if value in text:
+            return known.pattern.sub(REDACTED, text)
+    return text
+
+
+def _leading_fragment(text: str, value: str) -> int:
+    """Length of the longest start of `text` found inside `value`, if at least `MIN_FRAGMENT_LENGTH`."""
+    if len(text) < MIN_FRAGMENT_LENGTH or text[:MIN_FRAGMENT_LENGTH] not in value:
+        return 0
+    length = MIN_FRAGMENT_LENGTH
+    while length < len(text) and text[: length + 1] in value:
+        length += 1
+    return length
+
+
+def _trailing_fragment(text: str, value: str) -> int:
+    """Length of the longest end of `text` found inside `value`, if at least `MIN_FRAGMENT_LENGTH`."""
+    if len(text) < MIN_FRAGMENT_LENGTH or text[-MIN_FRAGMENT_LENGTH:] not in value:
+        return 0
+    length = MIN_FRAGMENT_LENGTH
+    while length < len(text) and text[-(length + 1):] in value:
+        length += 1
+    return length
+
+
+class _KnownSecrets:
+    """The secret values to redact and the one pattern that finds them (and key-shaped text)."""
+
+    __slots__ = ("pattern", "source", "values")
+
+    def __init__(self, source: tuple[str | None, ...], values: frozenset[str]) -> None:
+        self.source = source
+        self.values = values
+        self.pattern = _pattern_for(values)
+
+
+_cached_secrets: _KnownSecrets | None = None
+
+
+def _known_secrets() -> _KnownSecrets:
+    """The secrets of our own environment, rebuilt only when one of their variables changed.
+
+    `redact` runs for every event, log line and state write; looking up two variables is
+    all it costs while they stay the same.
+    """
+    global _cached_secrets
+    source = tuple(map(os.environ.get, SECRET_VALUE_VARIABLES))
+    cached = _cached_secrets
+    if cached is None or cached.source != source:
+        cached = _cached_secrets = _KnownSecrets(source, frozenset(_secret_values(source)))
+    return cached
+
+
+def _with_extra(known: _KnownSecrets, secrets: Iterable[str] | None) -> _KnownSecrets:
+    if secrets is None:
+        return known
+    extra = {s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH}
+    if extra <= known.values:
+        return known
+    return _KnownSecrets(known.source, known.values | extra)
+
+
+def _secret_values(raw: Iterable[str | None]) -> set[str]:
+    values = {(value or "").strip() for value in raw}
+    return {value for value in values if len(value) >= MIN_SECRET_LENGTH}
+
+
+@functools.lru_cache(maxsize=32)
+def _pattern_for(values: frozenset[str]) -> re.Pattern[str]:
+    # Longest first, so a secret that contains another is replaced whole.
+    literals = [re.escape(v) for v in sorted(values, key=len, reverse=True)]
+    return re.compile("|".join([*literals, _KEY_SHAPE.pattern]))
+
+
+def hide_own_secrets(patterns: Iterable[str] = DEFAULT_SECRET_ENV_PATTERNS) -> list[str]:
+    """Keep this process's credentials from other processes of the same user; Linux only.
+
+    The kernel shows a process's environment as it was at start-up, in
+    `/proc/<pid>/environ`, readable by every process of the same user: the agent's commands
+    and the checks (`cat /proc/$PPID/environ`, or a test that reads its grandparent's). This
+    overwrites, in place, the values of variables that look like credentials (the names of
+    `patterns`, values shaped like an Anthropic key) with NUL bytes, then marks the process
+    not dumpable, which also closes `/proc/<pid>/mem` and ptrace to processes without
+    CAP_SYS_PTRACE. `os.environ` is unaffected (Python copied it at start-up), so the SDK
+    still finds the key. Returns the names wiped; never raises.
+
+    Not covered: the process that started the orchestrator (a shell, a CI runner) still has
+    the key in its own environment, and root (with CAP_SYS_PTRACE) can read any memory.
+    """
+    if not sys.platform.startswith("linux"):
+        return []
+    wiped = _wipe_environ_block(patterns)
+    _set_not_dumpable()
+    return wiped
+
+
+def _wipe_environ_block(patterns: Iterable[str]) -> list[str]:
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        # Fields 50 and 51 (1-based, counting pid and comm) are env_start and env_end.
+        start, end = int(fields[47]), int(fields[48])
+        if not 0 < start < end or end - start > 16 * 1024 * 1024:
+            return []
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            block = bytearray(mem.read(end - start))
+            wiped = _wipe_values(block, tuple(patterns))
+            if wiped:
+                mem.seek(start)
+                mem.write(bytes(block))
+        return wiped
+    except (OSError, ValueError, IndexError, OverflowError):
+        return []
+
+
+def _wipe_values(block: bytearray, patterns: tuple[str, ...]) -> list[str]:
+    """NUL out, in `block` (NUL-separated NAME=value entries), the values of secret variables."""
+    wiped = []
+    offset = 0
+    for entry in bytes(block).split(b"\0"):
+        name, sep, value = entry.partition(b"=")
+        if sep and value:
+            text_name = name.decode("utf-8", "replace")
+            text_value = value.decode("utf-8", "replace")
+            if is_secret_name(text_name, patterns) or _KEY_SHAPE.search(text_value):
+                begin = offset + len(name) + 1
+                block[begin:begin + len(value)] = bytes(len(value))
+                wiped.append(text_name)
+        offset += len(entry) + 1
+    return wiped
+
+
+def _set_not_dumpable() -> None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        pr_set_dumpable = 4
+        libc.prctl(pr_set_dumpable, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass

@@ -1,0 +1,117 @@
+"""Every on-disk path the program uses, in one place.
+
+Layout of `<project>/.autonomous/` (see `.autonomous.example/README.md`):
+
+    state/execution-state.json      run state snapshot (atomic writes)
+    state/journal.jsonl             state updates since the snapshot (appended, fsynced)
+    state/run.lock                  one run at a time: the owner's pid
+    logs/<feature-id>.json          one log per feature
+    context/*.json                  the Context Agent's four stores
+    context/pending-reports.jsonl   agents' reports since the last summarization (appended)
+    memory/working-memory.jsonl     working-memory log (every strategy)
+    events.jsonl                    event log: what happened, one JSON object a line
+    backups/                        corrupted files set aside, never deleted
+
+`--fresh` moves the whole directory aside to `<project>/.autonomous.bak-<time>/`, which git is
+told to ignore like `.autonomous/` itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE_DIR_NAME = ".autonomous"
+# `--fresh` backups: `.autonomous.bak-<time>[-n]`, beside the state directory.
+FRESH_BACKUP_PREFIX = f"{STATE_DIR_NAME}.bak-"
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    """Paths below one project directory."""
+
+    root: Path
+
+    @classmethod
+    def for_project(cls, root: str | Path) -> ProjectPaths:
+        return cls(Path(root).resolve())
+
+    @property
+    def autonomous(self) -> Path:
+        return self.root / STATE_DIR_NAME
+
+    def fresh_backup(self, stamp: str) -> Path:
+        """Where `--fresh` moves the state directory: `.autonomous.bak-<stamp>`."""
+        return self.root / f"{FRESH_BACKUP_PREFIX}{stamp}"
+
+    def fresh_backups(self) -> list[Path]:
+        """Every `--fresh` backup in the project."""
+        return sorted(self.root.glob(f"{FRESH_BACKUP_PREFIX}*"))
+
+    @property
+    def state_dir(self) -> Path:
+        return self.autonomous / "state"
+
+    @property
+    def state_file(self) -> Path:
+        return self.state_dir / "execution-state.json"
+
+    @property
+    def state_journal(self) -> Path:
+        return self.state_dir / "journal.jsonl"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state_dir / "run.lock"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.autonomous / "logs"
+
+    def feature_log(self, feature_id: str) -> Path:
+        return self.logs_dir / f"{feature_id}.json"
+
+    @property
+    def context_dir(self) -> Path:
+        return self.autonomous / "context"
+
+    @property
+    def running_summary(self) -> Path:
+        return self.context_dir / "running-summary.json"
+
+    @property
+    def key_decisions(self) -> Path:
+        return self.context_dir / "key-decisions.json"
+
+    @property
+    def failure_memory(self) -> Path:
+        return self.context_dir / "failure-memory.json"
+
+    @property
+    def active_constraints(self) -> Path:
+        return self.context_dir / "active-constraints.json"
+
+    @property
+    def pending_reports(self) -> Path:
+        return self.context_dir / "pending-reports.jsonl"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.autonomous / "memory"
+
+    @property
+    def working_memory(self) -> Path:
+        return self.memory_dir / "working-memory.jsonl"
+
+    @property
+    def events_log(self) -> Path:
+        return self.autonomous / "events.jsonl"
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.autonomous / "backups"
+
+    @property
+    def state_dirs(self) -> tuple[Path, ...]:
+        """The directories of `.autonomous/` that the program writes into."""
+        return (self.state_dir, self.logs_dir, self.context_dir, self.memory_dir, self.backups_dir)
