@@ -174,10 +174,10 @@ def test_redact_value_reads_the_environment_once_per_value(monkeypatch: pytest.M
 
 
 def test_the_start_of_a_command_shown_in_events_keeps_no_fragment_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from orchestrator.run.agent_loop import _summarize_input
+    from orchestrator.tools import summarize_input
 
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", PLAIN)
     for offset in range(len(PLAIN)):
         command = "x" * (200 - offset) + PLAIN + " rest"
-        summary = _summarize_input("bash", {"command": command})
+        summary = summarize_input("bash", {"command": command})
         assert _fragments_in(summary, PLAIN) == [], offset

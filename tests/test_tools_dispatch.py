@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orchestrator.tools import ToolContext, execute_tool
+from orchestrator.tools import TOOLS, Tool, ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
+from orchestrator.tools import registry
 from orchestrator.tools import editor as editor_module
 
 json_values = st.recursive(
@@ -91,3 +92,31 @@ def test_secrets_in_any_tool_output_are_redacted(root: Path, monkeypatch: pytest
     finally:
         (root / "leak.txt").unlink()
     assert key not in result.content and "[REDACTED]" in result.content
+
+
+def test_the_registry_is_the_one_list_of_tools() -> None:
+    names = [tool.name for tool in TOOLS]
+    assert names == ["bash", "str_replace_based_edit_tool", "report_feature"]
+    assert [definition["name"] for definition in tool_definitions()] == names
+
+
+def test_a_registered_tool_is_sent_run_and_summarized(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    echo = Tool(
+        "echo",
+        lambda: {"name": "echo", "input_schema": {"type": "object"}},
+        lambda tool_input, ctx: ToolResult(str(tool_input.get("text", ""))),
+        lambda tool_input: f"echo {tool_input.get('text', '')}",
+    )
+    monkeypatch.setattr(registry, "TOOLS", (*TOOLS, echo))
+    monkeypatch.setitem(registry._BY_NAME, "echo", echo)
+    assert tool_definitions()[-1]["name"] == "echo"
+    assert execute_tool("echo", {"text": "hi"}, ToolContext(root)).content == "hi"
+    assert summarize_input("echo", {"text": "hi"}) == "echo hi"
+
+
+def test_each_tool_summarizes_its_input_in_one_capped_line() -> None:
+    assert summarize_input("bash", {"command": "ls -la"}) == "ls -la"
+    assert summarize_input("str_replace_based_edit_tool", {"command": "view", "path": "a.txt"}) == "view a.txt"
+    assert summarize_input("report_feature", {"summary": "Done"}) == "Done"
+    assert len(summarize_input("bash", {"command": "x" * 500})) == 200
+    assert summarize_input("nope", {"command": "ls"}) == summarize_input("bash", "ls") == ""

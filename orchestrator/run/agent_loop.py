@@ -21,11 +21,9 @@ from orchestrator.llm.conversation import (
     with_cached_tools,
     with_conversation_breakpoint,
 )
-from orchestrator.tools import ToolContext, ToolResult, execute_tool, tool_definitions
+from orchestrator.tools import ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
+from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
 from orchestrator.tools.report import FeatureReport, parse_report
-from orchestrator.tools.truncation import head_of
-
-REPORT_TOOL = "report_feature"
 
 
 @dataclass
@@ -66,19 +64,6 @@ def _block_dict(block: Any) -> dict[str, Any]:
     if hasattr(block, "model_dump"):
         return block.model_dump(exclude_none=True)
     return dict(block)
-
-
-def _summarize_input(name: str, tool_input: Any) -> str:
-    # Redacted before the cut (`head_of`): a key cut at 200 characters would pass redaction.
-    if not isinstance(tool_input, dict):
-        return ""
-    if name == "bash":
-        return head_of(str(tool_input.get("command", "")), 200)
-    if name == "str_replace_based_edit_tool":
-        return head_of(f"{tool_input.get('command', '')} {tool_input.get('path', '')}", 200)
-    if name == REPORT_TOOL:
-        return head_of(str(tool_input.get("summary", "")), 200)
-    return ""
 
 
 def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str, feature_id: str) -> AttemptOutcome:
@@ -129,7 +114,7 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
             tool_result = _run_tool(session, use, outcome)
             session.on_event(
                 "tool_call", feature=feature_id, turn=turn, tool=use["name"],
-                summary=_summarize_input(use["name"], use.get("input")), isError=tool_result.is_error,
+                summary=summarize_input(use["name"], use.get("input")), isError=tool_result.is_error,
             )
             results.append(
                 {"type": "tool_result", "tool_use_id": use["id"], "content": tool_result.content or "(no output)",

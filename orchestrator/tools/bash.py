@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field
-from typing import Any
 
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.secrets import known_secret_values, scrubbed_environment
-from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult
+from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInput, ToolInputError, ToolResult
 from orchestrator.tools.truncation import join_head_tail
 
 TOOL_NAME = "bash"
@@ -41,7 +40,7 @@ class CommandOutcome:
     survivors: list[int] = field(default_factory=list)
 
 
-def run_bash(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+def run_bash(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
     """Check `tool_input["command"]` against the policy, run it, and describe the outcome."""
     if tool_input.get("restart"):
         extra = "" if tool_input.get("command") is None else " The command sent with it was not run; send it again."
@@ -151,3 +150,15 @@ def _describe_exit(code: int) -> str:
 def _describe_survivors(pids: list[int]) -> str:
     listed = ", ".join(str(pid) for pid in pids[:10]) + (", ..." if len(pids) > 10 else "")
     return f"[warning: {len(pids)} process(es) the command started could not be stopped: pid {listed}]"
+
+
+def _definition() -> dict[str, str]:
+    # Anthropic-defined and schema-less: the model knows the inputs, the API fixes the name.
+    return {"type": "bash_20250124", "name": TOOL_NAME}
+
+
+def _summary(tool_input: ToolInput) -> str:
+    return str(tool_input.get("command", ""))
+
+
+TOOL = Tool(TOOL_NAME, _definition, run_bash, _summary)

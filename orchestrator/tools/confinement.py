@@ -11,7 +11,7 @@ refused: the orchestrator's state and checkpoints must stay the orchestrator's.
 
 A resolved path can still change between this check and the write if a process the agent
 started in the background swaps a directory for a symlink at that instant; the editor
-narrows that window (see `editor._write`), and the container recipe in the README closes it.
+narrows that window (see `text_files.write_text`), and the container recipe in the README closes it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""What every tool receives (`ToolContext`), returns (`ToolResult`) and raises (`ToolError`)."""
+"""What every tool is (`Tool`), receives (`ToolContext`), returns (`ToolResult`) and raises (`ToolError`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from orchestrator.tools.shell_policy import ShellPolicy
 
@@ -49,3 +51,25 @@ class ToolResult:
 
     content: str
     is_error: bool = False
+
+
+# The model's input to a tool and a tool's definition for the API are JSON objects whose shape
+# each tool checks for itself: genuinely free-form here.
+ToolInput = dict[str, Any]
+ToolDefinition = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool the agent can call: all a new tool supplies, registered once in `registry.TOOLS`."""
+
+    name: str
+    """The name the model calls it by (fixed by the API for Anthropic-defined tools)."""
+    definition: Callable[[], ToolDefinition]
+    """A fresh copy of the tool param sent with every request."""
+    handler: Callable[[ToolInput, ToolContext], ToolResult]
+    """Runs one call; raises ToolError for anything the model must fix."""
+    summary: Callable[[ToolInput], str]
+    """A short line for the event log saying what a call does (redacted, capped by the caller)."""
+    elision_hint: str = ""
+    """What to tell the model when the middle of long output is cut."""

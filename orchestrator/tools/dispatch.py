@@ -2,29 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from orchestrator.tools import bash, editor, report
 from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult
+from orchestrator.tools.registry import find_tool, tool_names
 from orchestrator.tools.truncation import elide_middle, head_of
-
-Handler = Callable[[dict[str, Any], ToolContext], ToolResult]
-
-
-def _validate_report(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    # The agent loop acts on report_feature itself; here it is only checked.
-    report.parse_report(tool_input)
-    return ToolResult("Report is valid.")
-
-
-_HANDLERS: dict[str, Handler] = {
-    bash.TOOL_NAME: bash.run_bash,
-    editor.TOOL_NAME: editor.run_editor,
-    report.TOOL_NAME: _validate_report,
-}
-
-_VIEW_HINT = "use view_range to see a part"
 
 
 def execute_tool(name: str, tool_input: object, ctx: ToolContext) -> ToolResult:
@@ -34,20 +14,20 @@ def execute_tool(name: str, tool_input: object, ctx: ToolContext) -> ToolResult:
     Output is capped at `ctx.output_cap` characters and secrets are redacted. Only
     KeyboardInterrupt/SystemExit propagate (after bash has stopped its processes).
     """
+    tool = find_tool(name)
     try:
-        handler = _HANDLERS.get(name) if isinstance(name, str) else None
-        if handler is None:
-            raise ToolInputError(f"unknown tool {str(name)[:80]!r}; the tools are: {', '.join(_HANDLERS)}")
+        if tool is None:
+            raise ToolInputError(f"unknown tool {str(name)[:80]!r}; the tools are: {', '.join(tool_names())}")
         if not isinstance(tool_input, dict):
             raise ToolInputError(f"{name} input must be a JSON object, got {type(tool_input).__name__}")
-        result = handler(tool_input, ctx)
+        result = tool.handler(tool_input, ctx)
     except ToolError as err:
         result = ToolResult(str(err), is_error=True)
     except RecursionError:
         result = ToolResult(f"{name} failed: the input is nested too deeply", is_error=True)
     except Exception as err:
         result = ToolResult(f"{name} failed unexpectedly: {_one_line(err)}", is_error=True)
-    hint = _VIEW_HINT if name == editor.TOOL_NAME else ""
+    hint = tool.elision_hint if tool is not None else ""
     # Redacted before it is cut (`elide_middle` does both), never after: a key across the cut
     # would otherwise reach the model as two fragments that no longer look like the key.
     return ToolResult(elide_middle(result.content, ctx.output_cap, hint=hint), result.is_error)

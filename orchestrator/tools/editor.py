@@ -2,21 +2,19 @@
 
 Commands: `view` (a file `cat -n` style, optionally `view_range`; a directory two levels
 deep), `create`, `str_replace`, `insert`. This version of the tool has no `undo_edit`.
-Every path goes through `confinement`; files are read and written as UTF-8 bytes without
-newline translation, so CRLF files stay CRLF, and written atomically with their mode kept.
+Every path goes through `confinement`; files are read and written by `text_files` (UTF-8
+bytes without newline translation, so CRLF files stay CRLF; atomic writes, mode kept).
 """
 
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from orchestrator.tools.confinement import check_writable, relative, resolve_in_project
-from orchestrator.tools.context import ToolContext, ToolError, ToolInputError, ToolResult
+from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInput, ToolInputError, ToolResult
+from orchestrator.tools.text_files import read_text, split_lines, write_text
 
 TOOL_NAME = "str_replace_based_edit_tool"
 COMMANDS = ("view", "create", "str_replace", "insert")
@@ -28,7 +26,7 @@ SNIPPET_CONTEXT = 4
 _LISTING_SKIP = {"__pycache__", "node_modules"}
 
 
-def run_editor(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+def run_editor(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
     """Carry out one editor command; ToolError for anything the model must fix."""
     command = tool_input.get("command")
     handler = _COMMANDS.get(command) if isinstance(command, str) else None
@@ -45,14 +43,14 @@ def run_editor(tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
 # -- view ---------------------------------------------------------------------------------
 
 
-def _view(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+def _view(path: Path, tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
     shown = relative(path, ctx.project_root)
     if path.is_dir():
         if tool_input.get("view_range") is not None:
             raise ToolInputError("view_range applies to files only; omit it to list a directory")
         return ToolResult(_listing(path, ctx.project_root))
-    text = _read_text(path, shown)
-    lines = _split_lines(text)
+    text = read_text(path, shown, MAX_FILE_BYTES)
+    lines = split_lines(text)
     if not lines:
         return ToolResult(f"{shown} is empty.")
     start, end = _view_range(tool_input.get("view_range"), len(lines))
@@ -121,14 +119,14 @@ def _entry(path: Path, root: Path) -> str:
 # -- create -------------------------------------------------------------------------------
 
 
-def _create(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+def _create(path: Path, tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
     text = _string_field(tool_input, "file_text")
     check_writable(path, ctx)
     shown = relative(path, ctx.project_root)
     if path.is_dir():
         raise ToolError(f"{shown} is a directory; give a file path")
     existed = path.exists()
-    _write(path, text, shown)
+    write_text(path, text, shown)
     verb = "overwritten" if existed else "created"
     return ToolResult(f"File {verb}: {shown} ({_count_lines(text)} lines).")
 
@@ -136,7 +134,7 @@ def _create(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> ToolRes
 # -- str_replace --------------------------------------------------------------------------
 
 
-def _str_replace(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+def _str_replace(path: Path, tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
     old = _string_field(tool_input, "old_str")
     new = tool_input.get("new_str")
     if new is None:
@@ -147,7 +145,7 @@ def _str_replace(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> To
         raise ToolInputError("old_str is empty; give the exact text to replace (use insert to add text)")
     check_writable(path, ctx)
     shown = relative(path, ctx.project_root)
-    text = _read_text(path, shown)
+    text = read_text(path, shown, MAX_FILE_BYTES)
     count = text.count(old)
     if count == 0:
         raise ToolError(
@@ -162,7 +160,7 @@ def _str_replace(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> To
         )
     at = text.index(old)
     updated = text[:at] + new + text[at + len(old) :]
-    _write(path, updated, shown)
+    write_text(path, updated, shown)
     first = text.count("\n", 0, at) + 1
     return ToolResult(f"The file {shown} has been edited. {_snippet(updated, first, new.count(chr(10)) + 1)}")
 
@@ -179,7 +177,7 @@ def _occurrence_lines(text: str, needle: str) -> list[int]:
 # -- insert -------------------------------------------------------------------------------
 
 
-def _insert(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+def _insert(path: Path, tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
     after = tool_input.get("insert_line")
     if not isinstance(after, int) or isinstance(after, bool):
         raise ToolInputError("insert_line must be an integer: the line to insert after (0 = top of the file)")
@@ -190,15 +188,15 @@ def _insert(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> ToolRes
         raise ToolInputError("insert_text is empty; nothing to insert")
     check_writable(path, ctx)
     shown = relative(path, ctx.project_root)
-    text = _read_text(path, shown)
-    lines = _split_lines(text)
+    text = read_text(path, shown, MAX_FILE_BYTES)
+    lines = split_lines(text)
     if after < 0 or after > len(lines):
         raise ToolInputError(f"insert_line {after} is outside 0-{len(lines)} (the file has {len(lines)} lines)")
     if after == len(lines) and lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     block = addition if addition.endswith("\n") else addition + "\n"
     updated = "".join(lines[:after]) + block + "".join(lines[after:])
-    _write(path, updated, shown)
+    write_text(path, updated, shown)
     return ToolResult(
         f"Text inserted after line {after} of {shown}. {_snippet(updated, after + 1, block.count(chr(10)))}"
     )
@@ -207,7 +205,7 @@ def _insert(path: Path, tool_input: dict[str, Any], ctx: ToolContext) -> ToolRes
 # -- shared -------------------------------------------------------------------------------
 
 
-def _string_field(tool_input: dict[str, Any], name: str) -> str:
+def _string_field(tool_input: ToolInput, name: str) -> str:
     value = tool_input.get(name)
     if value is None:
         raise ToolInputError(f"{name} is required for the {tool_input.get('command')} command")
@@ -216,84 +214,8 @@ def _string_field(tool_input: dict[str, Any], name: str) -> str:
     return value
 
 
-def _read_text(path: Path, shown: str) -> str:
-    """The file's text; ToolError if it is missing, not a regular file, too big or not UTF-8."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise ToolError(f"{shown} does not exist; create it with the create command") from None
-    except OSError as err:
-        raise ToolError(f"cannot read {shown}: {_os_reason(err)}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ToolError(f"{shown} is a directory; view it to list its files")
-    # A FIFO or device would block or never end; only regular files are read.
-    if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{shown} is not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise ToolError(
-            f"{shown} is too large for the editor ({info.st_size} bytes, limit {MAX_FILE_BYTES}); "
-            "use bash (`head`, `sed -n 'A,Bp'`, `grep -n`) to look at parts of it"
-        )
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise ToolError(f"cannot read {shown}: {_os_reason(err)}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(
-            f"{shown} is not UTF-8 text (binary?); the editor handles text files only, inspect it with bash "
-            "(`file`, `xxd | head`)"
-        ) from None
-
-
-def _write(path: Path, text: str, shown: str) -> None:
-    """Replace `path` with `text` atomically, keeping the mode of an existing file."""
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ToolInputError("the text contains characters that cannot be encoded as UTF-8") from None
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    except OSError as err:
-        raise ToolError(f"cannot write {shown}: {_os_reason(err)}") from None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as err:
-        raise ToolError(f"cannot write {shown}: {_os_reason(err)}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            os.fchmod(handle.fileno(), mode)
-        # os.replace renames over the final name itself: a symlink swapped in after the
-        # confinement check is replaced, not followed.
-        os.replace(tmp, path)
-    except BaseException as err:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(err, OSError):
-            raise ToolError(f"cannot write {shown}: {_os_reason(err)}") from None
-        raise
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines with their newline kept; only '\\n' ends a line (as for `cat -n`)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
 def _count_lines(text: str) -> int:
-    return len(_split_lines(text))
+    return len(split_lines(text))
 
 
 def _numbered(lines: list[str], first: int) -> str:
@@ -302,7 +224,7 @@ def _numbered(lines: list[str], first: int) -> str:
 
 def _snippet(text: str, first_line: int, changed_lines: int) -> str:
     """The edited region with a few lines around it, numbered, so the model can check its edit."""
-    lines = _split_lines(text)
+    lines = split_lines(text)
     start = max(first_line - SNIPPET_CONTEXT, 1)
     end = min(first_line + changed_lines - 1 + SNIPPET_CONTEXT, len(lines))
     if not lines:
@@ -310,13 +232,21 @@ def _snippet(text: str, first_line: int, changed_lines: int) -> str:
     return f"Lines {start}-{end} now read:\n{_numbered(lines[start - 1 : end], start)}"
 
 
-def _os_reason(err: OSError) -> str:
-    return (err.strerror or type(err).__name__).lower()
-
-
-_COMMANDS: dict[str, Callable[[Path, dict[str, Any], ToolContext], ToolResult]] = {
+_COMMANDS: dict[str, Callable[[Path, ToolInput, ToolContext], ToolResult]] = {
     "view": _view,
     "create": _create,
     "str_replace": _str_replace,
     "insert": _insert,
 }
+
+
+def _definition() -> dict[str, str]:
+    # Anthropic-defined and schema-less: the model knows the inputs, the API fixes the name.
+    return {"type": "text_editor_20250728", "name": TOOL_NAME}
+
+
+def _summary(tool_input: ToolInput) -> str:
+    return f"{tool_input.get('command', '')} {tool_input.get('path', '')}"
+
+
+TOOL = Tool(TOOL_NAME, _definition, run_editor, _summary, elision_hint="use view_range to see a part")

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
-from orchestrator.tools.context import ToolInputError
+from orchestrator.tools.context import Tool, ToolContext, ToolDefinition, ToolInput, ToolInputError, ToolResult
 
 TOOL_NAME = "report_feature"
 MAX_SUMMARY = 4000
@@ -19,7 +20,7 @@ MAX_ITEM = 2000
 MAX_ITEMS = 50
 MAX_NOTES = 8000
 
-__all__ = ["TOOL_NAME", "FeatureReport", "ToolInputError", "parse_report", "report_tool_definition"]
+__all__ = ["TOOL", "TOOL_NAME", "FeatureReport", "ToolInputError", "parse_report", "report_tool_definition"]
 
 
 class FeatureReport(BaseModel):
@@ -75,18 +76,18 @@ def parse_report(tool_input: object) -> FeatureReport:
         raise ToolInputError("report_feature input is invalid: " + "; ".join(problems)) from None
 
 
-def _message(error: Any) -> str:
-    kind = error.get("type", "")
+def _message(error: ErrorDetails) -> str:
+    kind = error["type"]
     if kind == "missing":
         return "required"
     if kind in ("string_type", "list_type"):
         return "must be a " + ("string" if kind == "string_type" else "list of strings")
     if kind == "string_too_short":
         return "must not be empty"
-    return str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    return error["msg"].removeprefix("Value error, ")
 
 
-def report_tool_definition() -> dict[str, Any]:
+def report_tool_definition() -> ToolDefinition:
     """The custom tool the model calls when it has finished a feature."""
     text_list = {"type": "array", "items": {"type": "string", "maxLength": MAX_ITEM}, "maxItems": MAX_ITEMS}
     return {
@@ -124,3 +125,16 @@ def report_tool_definition() -> dict[str, Any]:
             "required": ["summary"],
         },
     }
+
+
+def _validate(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
+    # The agent loop acts on report_feature itself; run as an ordinary tool it is only checked.
+    parse_report(tool_input)
+    return ToolResult("Report is valid.")
+
+
+def _summary(tool_input: ToolInput) -> str:
+    return str(tool_input.get("summary", ""))
+
+
+TOOL = Tool(TOOL_NAME, report_tool_definition, _validate, _summary)
