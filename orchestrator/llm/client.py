@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_after_delay, wait_random_exponential
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_random_exponential,
+)
+from tenacity.nap import sleep as default_sleep
 
 from context_agent.tokens import estimate_json_tokens
 from orchestrator.config import ConfigError, RunConfig
@@ -30,6 +38,13 @@ from orchestrator.safety.secrets import redact
 # Estimates of input size err high, but not always enough: keep a margin on top.
 _INPUT_MARGIN = 1.25
 _MIN_OUTPUT_TOKENS = 1024
+
+# A Messages API request (model, max_tokens, system, tools, messages, ...) as the SDK takes it:
+# JSON whose shape is the API's, free-form here.
+ApiRequest = dict[str, Any]
+# One line of the spend journal: kind ("reserve" | "call" | "release"), purpose, feature, and
+# costUsd / usage / unconfirmed; written as it is by the state store.
+SpendEntry = dict[str, Any]
 
 
 class LimitReached(Exception):
@@ -52,13 +67,21 @@ class MalformedResponse(Exception):
     """The API answered 200 with something that is not a message."""
 
 
-def api_credentials(environ: dict[str, str] | None = None) -> dict[str, str]:
+@dataclass(frozen=True)
+class Credentials:
+    """Either the API key or the auth token (the other is None)."""
+
+    api_key: str | None = None
+    auth_token: str | None = None
+
+
+def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
     """The key or token from the environment; ConfigError with instructions when absent."""
     env = os.environ if environ is None else environ
     if env.get("ANTHROPIC_API_KEY"):
-        return {"api_key": env["ANTHROPIC_API_KEY"]}
+        return Credentials(api_key=env["ANTHROPIC_API_KEY"])
     if env.get("ANTHROPIC_AUTH_TOKEN"):
-        return {"auth_token": env["ANTHROPIC_AUTH_TOKEN"]}
+        return Credentials(auth_token=env["ANTHROPIC_AUTH_TOKEN"])
     raise ConfigError(
         "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or ANTHROPIC_AUTH_TOKEN; "
         "--dry-run needs none"
@@ -67,8 +90,12 @@ def api_credentials(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 def make_sdk_client(config: RunConfig) -> anthropic.Anthropic:
     """The SDK client; ANTHROPIC_BASE_URL is read by the SDK itself."""
+    credentials = api_credentials()
     return anthropic.Anthropic(
-        **api_credentials(), max_retries=config.api_max_retries, timeout=config.api_timeout
+        api_key=credentials.api_key,
+        auth_token=credentials.auth_token,
+        max_retries=config.api_max_retries,
+        timeout=config.api_timeout,
     )
 
 
@@ -112,7 +139,7 @@ class ModelClient:
         spend: Spend,
         on_retry: Callable[[str], None] = lambda _m: None,
         sleep: Callable[[float], None] | None = None,
-        journal: Callable[[dict[str, Any]], None] = lambda _entry: None,
+        journal: Callable[[SpendEntry], None] = lambda _entry: None,
     ) -> None:
         self.config = config
         self.sdk = sdk
@@ -124,7 +151,7 @@ class ModelClient:
 
     # ---- limits -------------------------------------------------------------------------
     def affordable_max_tokens(
-        self, model: str, request: dict[str, Any], *, feature_cap: bool, input_tokens: int | None = None
+        self, model: str, request: ApiRequest, *, feature_cap: bool, input_tokens: int | None = None
     ) -> int:
         """The largest max_tokens this call may use without passing a cap; LimitReached if too small.
 
@@ -155,7 +182,7 @@ class ModelClient:
                 )
         return allowed
 
-    def worst_case_cost(self, model: str, request: dict[str, Any], input_tokens: int | None = None) -> float:
+    def worst_case_cost(self, model: str, request: ApiRequest, input_tokens: int | None = None) -> float:
         """The most this request can cost: every input token at the dearer of input and cache
         write, and all of `max_tokens` as output."""
         price = self.prices.price_for(model)
@@ -163,7 +190,7 @@ class ModelClient:
         return (input_cost + int(request.get("max_tokens", 0)) * price.output) / 1_000_000
 
     @staticmethod
-    def _input_estimate(request: dict[str, Any], input_tokens: int | None) -> float:
+    def _input_estimate(request: ApiRequest, input_tokens: int | None) -> float:
         return (request_tokens(request) if input_tokens is None else input_tokens) * _INPUT_MARGIN
 
     # ---- the call -----------------------------------------------------------------------
@@ -192,17 +219,15 @@ class ModelClient:
             raise
         return self._book(model, message, purpose)
 
-    def _send(self, model: str, request: dict[str, Any]) -> Any:
+    def _send(self, model: str, request: ApiRequest) -> Any:
         """The call with the outer retries; the SDK's errors mapped to this module's."""
         retrying = Retrying(
             retry=retry_if_exception(_is_transient),
             stop=stop_after_attempt(self.config.retry_attempts) | stop_after_delay(self.config.retry_deadline),
             wait=wait_random_exponential(multiplier=1, max=self.config.retry_max_wait),
-            before_sleep=lambda rs: self.on_retry(
-                f"model call failed ({_describe(rs.outcome.exception())}); retrying (attempt {rs.attempt_number + 1})"
-            ),
+            before_sleep=self._before_sleep,
             reraise=True,
-            **({"sleep": self._sleep} if self._sleep else {}),
+            sleep=self._sleep or default_sleep,
         )
         try:
             message = retrying(self._call_once, request)
@@ -220,7 +245,11 @@ class ModelClient:
             raise ApiUnavailable(f"the API is unreachable or answering badly: {_describe(err)}") from None
         return message
 
-    def _call_once(self, request: dict[str, Any]) -> Any:
+    def _before_sleep(self, state: RetryCallState) -> None:
+        err = state.outcome.exception() if state.outcome is not None else None
+        self.on_retry(f"model call failed ({_describe(err)}); retrying (attempt {state.attempt_number + 1})")
+
+    def _call_once(self, request: ApiRequest) -> Any:
         try:
             message = self.sdk.messages.create(**request)
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
@@ -269,7 +298,7 @@ class ModelClient:
         return self.create(purpose="summarizer", **request).message
 
 
-def request_tokens(request: dict[str, Any]) -> int:
+def request_tokens(request: ApiRequest) -> int:
     """Estimated input tokens of a whole request, measured from scratch."""
     return estimate_json_tokens({k: request.get(k) for k in ("system", "tools", "messages", "output_config")})
 

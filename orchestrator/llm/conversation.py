@@ -19,6 +19,11 @@ from typing import Any
 
 from context_agent.tokens import estimate_json_tokens, estimate_tokens
 
+# The Messages API's messages ({"role", "content"}) and content blocks (text, tool_use,
+# tool_result, ...) are JSON whose shapes are the API's; the SDK takes them as plain dicts.
+ApiMessage = dict[str, Any]
+ApiBlock = dict[str, Any]
+
 EPHEMERAL = {"type": "ephemeral"}
 MASK_TEXT = "[output elided to save context: {tool} result from an earlier step; run it again if you need it]"
 # Keys kept in the attempt's own blocks that the API never sees (`for_api` strips them).
@@ -28,18 +33,18 @@ _BOOKKEEPING = frozenset({_MASKED, _TOKENS})
 _BREAKPOINT_JSON = ',"cache_control":{"type":"ephemeral"}'
 
 
-def with_cached_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_cached_tools(tools: list[ApiBlock]) -> list[ApiBlock]:
     tools = copy.deepcopy(tools)
     if tools:
         tools[-1]["cache_control"] = EPHEMERAL
     return tools
 
 
-def cached_system(text: str) -> list[dict[str, Any]]:
+def cached_system(text: str) -> list[ApiBlock]:
     return [{"type": "text", "text": text, "cache_control": EPHEMERAL}]
 
 
-def with_conversation_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_conversation_breakpoint(messages: list[ApiMessage]) -> list[ApiMessage]:
     """A copy of `messages` with one breakpoint on the last block of the last user message."""
     out = [dict(m) for m in messages]
     for index in range(len(out) - 1, -1, -1):
@@ -56,7 +61,7 @@ def with_conversation_breakpoint(messages: list[dict[str, Any]]) -> list[dict[st
     return out
 
 
-def _result_text(block: dict[str, Any]) -> str:
+def _result_text(block: ApiBlock) -> str:
     content = block.get("content")
     if isinstance(content, str):
         return content
@@ -65,7 +70,7 @@ def _result_text(block: dict[str, Any]) -> str:
     return ""
 
 
-def _result_tokens(block: dict[str, Any]) -> int:
+def _result_tokens(block: ApiBlock) -> int:
     """The estimated size of a tool output, measured once and kept in its block."""
     size = block.get(_TOKENS)
     if not isinstance(size, int):
@@ -74,7 +79,7 @@ def _result_tokens(block: dict[str, Any]) -> int:
 
 
 def mask_old_observations(
-    messages: list[dict[str, Any]], keep_tokens: int, tool_names: dict[str, str], touched: set[int] | None = None
+    messages: list[ApiMessage], keep_tokens: int, tool_names: dict[str, str], touched: set[int] | None = None
 ) -> int:
     """Once the unmasked tool outputs pass `keep_tokens`, mask the oldest down to half of it. In place.
 
@@ -112,7 +117,7 @@ def mask_old_observations(
     return masked
 
 
-def for_api(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def for_api(messages: list[ApiMessage]) -> list[ApiMessage]:
     """Strip bookkeeping keys the API does not know."""
     clean = []
     for message in messages:
@@ -133,12 +138,12 @@ class RequestSize:
     again when masking changed it), so an attempt of n turns measures O(n) text, not O(n^2).
     """
 
-    def __init__(self, system: Any, tools: Any) -> None:
+    def __init__(self, system: list[ApiBlock], tools: list[ApiBlock]) -> None:
         self._fixed = estimate_json_tokens({"system": system, "tools": tools, "messages": [], "output_config": None})
         self._sizes: list[int] = []
         self._total = 0
 
-    def tokens(self, messages: list[dict[str, Any]], changed: Collection[int] = ()) -> int:
+    def tokens(self, messages: list[ApiMessage], changed: Collection[int] = ()) -> int:
         """The size of the request carrying `messages`: the list measured last time plus what was
         appended since; `changed` names messages rewritten in place since then (masking)."""
         for index in changed:
@@ -157,12 +162,12 @@ class RequestSize:
         return total
 
     @staticmethod
-    def _breakpoint_tokens(message: dict[str, Any], size: int) -> int:
+    def _breakpoint_tokens(message: ApiMessage, size: int) -> int:
         content = message["content"]
         if isinstance(content, list) and content and isinstance(content[-1], dict) and "cache_control" not in content[-1]:
             return estimate_tokens(_BREAKPOINT_JSON)  # one key added to the last block
         return estimate_json_tokens(with_conversation_breakpoint(for_api([message]))[0]) - size
 
 
-def _message_tokens(message: dict[str, Any]) -> int:
+def _message_tokens(message: ApiMessage) -> int:
     return estimate_json_tokens(for_api([message])[0])
