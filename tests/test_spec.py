@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.spec.load import Feature, FeatureSpec, SpecError, dump_spec, load_spec, parse_spec
+from orchestrator.spec import Feature, FeatureSpec, SpecError, dump_spec, load_spec, parse_spec
 from orchestrator.spec.fields import MAX_FEATURES, MAX_SPEC_BYTES
 from orchestrator.spec.quickstart import derive_name
 

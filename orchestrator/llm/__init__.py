@@ -2,8 +2,10 @@
 
 Owns:
     client        `ModelClient.create`: limits checked first (cost and token caps), transient
-                  faults retried, every call booked in `Spend` and journaled; the exceptions a
-                  run maps to exit codes (LimitReached, ApiUnavailable, ApiAuthError, ...)
+                  faults retried, every call booked in `Spend` and journaled
+    errors        what a call can end in besides an answer (LimitReached, ApiUnavailable,
+                  ApiAuthError, ModelRequestRejected): the CLI maps each to an exit code
+    sdk           the SDK client, built from the key or token in the environment
     pricing       `TokenUsage` (counts as saved everywhere) and `PriceTable` (USD per model)
     models        the default agent and summarizer model ids, read from the installed SDK
     conversation  cache breakpoints, observation masking and the kept request size of an attempt
@@ -11,6 +13,6 @@ Owns:
 May import: `orchestrator.safety` (redaction), `orchestrator.config` (RunConfig, ConfigError),
 `context_agent.tokens` (the one token estimator), the SDK and tenacity. Nothing above it: not
 `orchestrator.store`, `tools`, `run`, `commands` (the arrows: commands -> run ->
-(context_agent, tools) -> store -> llm/spec/safety). `anthropic` is imported by `client` only,
-and `client` only when a command needs the API: importing the SDK costs seconds.
+(context_agent, tools) -> store -> llm/spec/safety). `anthropic` is imported by `client` and `sdk`
+only: importing the SDK costs seconds, so `models` reads the SDK's model list from its source.
 """

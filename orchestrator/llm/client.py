@@ -14,8 +14,7 @@ usage as soon as its answer arrives. A call cut off by an interrupt counts at it
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,9 +30,16 @@ from tenacity import (
 from tenacity.nap import sleep as default_sleep
 
 from context_agent.tokens import estimate_json_tokens
-from orchestrator.config import ConfigError, RunConfig
+from orchestrator.config import RunConfig
+from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
 from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.llm.sdk import make_sdk_client
 from orchestrator.safety.secrets import redact
+
+__all__ = [
+    "ApiAuthError", "ApiUnavailable", "CallResult", "LimitReached", "MalformedResponse", "ModelClient",
+    "ModelRequestRejected", "Spend", "make_sdk_client", "request_tokens",
+]
 
 # Estimates of input size err high, but not always enough: keep a margin on top.
 _INPUT_MARGIN = 1.25
@@ -45,58 +51,6 @@ ApiRequest = dict[str, Any]
 # One line of the spend journal: kind ("reserve" | "call" | "release"), purpose, feature, and
 # costUsd / usage / unconfirmed; written as it is by the state store.
 SpendEntry = dict[str, Any]
-
-
-class LimitReached(Exception):
-    """A cost or token cap would be passed by the next call (exit 3, resumable)."""
-
-
-class ApiUnavailable(Exception):
-    """The API kept failing after every retry (exit 3, resumable)."""
-
-
-class ApiAuthError(Exception):
-    """The key was refused, or the model does not exist (exit 2)."""
-
-
-class ModelRequestRejected(Exception):
-    """The API refused this request (400-class): the attempt fails, the run goes on."""
-
-
-class MalformedResponse(Exception):
-    """The API answered 200 with something that is not a message."""
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """Either the API key or the auth token (the other is None)."""
-
-    api_key: str | None = None
-    auth_token: str | None = None
-
-
-def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
-    """The key or token from the environment; ConfigError with instructions when absent."""
-    env = os.environ if environ is None else environ
-    if env.get("ANTHROPIC_API_KEY"):
-        return Credentials(api_key=env["ANTHROPIC_API_KEY"])
-    if env.get("ANTHROPIC_AUTH_TOKEN"):
-        return Credentials(auth_token=env["ANTHROPIC_AUTH_TOKEN"])
-    raise ConfigError(
-        "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or ANTHROPIC_AUTH_TOKEN; "
-        "--dry-run needs none"
-    )
-
-
-def make_sdk_client(config: RunConfig) -> anthropic.Anthropic:
-    """The SDK client; ANTHROPIC_BASE_URL is read by the SDK itself."""
-    credentials = api_credentials()
-    return anthropic.Anthropic(
-        api_key=credentials.api_key,
-        auth_token=credentials.auth_token,
-        max_retries=config.api_max_retries,
-        timeout=config.api_timeout,
-    )
 
 
 def _is_transient(err: BaseException) -> bool:

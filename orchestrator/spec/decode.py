@@ -23,7 +23,10 @@ _KEY_HINTS = {
 
 
 class JsonObject(dict[str, Any]):
-    """A decoded JSON object that remembers the keys given more than once."""
+    """A decoded JSON object that remembers the keys given more than once.
+
+    Its values are whatever the file holds (free-form until the models validate them).
+    """
 
     duplicates: list[str]
 
@@ -95,7 +98,7 @@ def unknown_keys(
     """
     if not isinstance(obj, dict):
         return []
-    warnings = []
+    warnings: list[str] = []
     for key in obj:
         if key in known:
             continue

@@ -3,9 +3,10 @@
 Two formats are read (see the README, "The feature spec"):
 - native: `{"project": ..., "verify": ..., "features": [{"id": ..., ...}]}`;
 - quickstart: the bare array of the Anthropic autonomous-coding quickstart's
-  `feature_list.json`, translated to native features by `spec_quickstart`.
+  `feature_list.json`, translated to native features by `quickstart`.
 
-The models live in `spec_models` and are re-exported here: import from this module.
+The models live in `models` and are re-exported here and by the package: import from
+`orchestrator.spec`.
 `load_spec` reports every problem in the file at once, each with its location, and never
 raises anything but `SpecError`, whatever the bytes.
 """
@@ -20,12 +21,12 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import ValidationError
 
-from orchestrator.spec import quickstart as spec_quickstart
 from orchestrator.spec.decode import decode_json, unknown_keys
 from orchestrator.spec.errors import SpecError, describe, located, translate
 from orchestrator.spec.fields import MAX_FEATURES, MAX_SPEC_BYTES
 from orchestrator.spec.graph import check_features
 from orchestrator.spec.models import GRAPH_CHECKED, Feature, FeatureSpec, SpecSettings
+from orchestrator.spec.quickstart import QuickstartEntry, to_native
 
 __all__ = [
     "Feature", "FeatureSpec", "LoadedSpec", "ParsedSpec", "SpecError", "SpecSettings",
@@ -43,7 +44,7 @@ _Problems = list[tuple[int, str]]  # (feature index or -1 for the top level, loc
 class _Read(NamedTuple):
     """What a format reader hands on: settings and raw features, still to be checked."""
 
-    settings: dict[str, Any]
+    settings: dict[str, object]
     raw_features: list[Any]
     problems: _Problems
     warnings: list[str]
@@ -143,7 +144,7 @@ def dump_spec(spec: FeatureSpec) -> str:
     return json.dumps(spec.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
-def _read_native(data: dict[str, Any], default_project: str) -> _Read:
+def _read_native(data: dict[str, object], default_project: str) -> _Read:
     """Top-level settings checked, and the raw feature objects still to check."""
     warnings = unknown_keys(data, FeatureSpec.model_fields, "")
     problems: _Problems = []
@@ -167,11 +168,11 @@ def _read_quickstart(data: list[Any], default_project: str) -> _Read:
     """The quickstart entries checked and translated to raw native feature objects."""
     entries, problems = _feature_list(data, "")
     warnings: list[str] = []
-    known = spec_quickstart.QuickstartEntry.model_fields
+    known = QuickstartEntry.model_fields
     for i, entry in enumerate(entries):
         suggest = len(warnings) < MAX_WARNINGS
         warnings += unknown_keys(entry, known, f"[{i}]", suggest=suggest)
-    raw_features, more = spec_quickstart.to_native(entries)
+    raw_features, more = to_native(entries)
     return _Read({"project": default_project}, raw_features, problems + more, warnings)
 
 

@@ -39,7 +39,7 @@ _CONTENT_FIELDS = ("id", "name", "description", "category", "acceptance", "verif
 GRAPH_CHECKED = "orchestrate.graph_checked"
 
 # strict: JSON types must match exactly ("3" is not a number, 1 is not true).
-# extra="ignore": unknown keys become warnings (`spec_json.unknown_keys`), not errors.
+# extra="ignore": unknown keys become warnings (`decode.unknown_keys`), not errors.
 # use_attribute_docstrings: the docstrings below are the fields' descriptions.
 _MODEL_CONFIG = ConfigDict(strict=True, extra="ignore", use_attribute_docstrings=True)
 

@@ -51,9 +51,9 @@ def derive_name(description: str, limit: int = NAME_LENGTH) -> str:
     return cut.rstrip(" ,;:.-") + "..."
 
 
-def to_native(entries: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+def to_native(entries: list[Any]) -> tuple[list[dict[str, object]], list[tuple[int, str]]]:
     """Native feature objects for the valid entries, and located problems for the others."""
-    features: list[dict[str, Any]] = []
+    features: list[dict[str, object]] = []
     problems: list[tuple[int, str]] = []
     for position, raw in enumerate(entries):
         try:
