@@ -212,7 +212,7 @@ def main() -> None:
         # Ctrl-C and SIGTERM raise KeyboardInterrupt from here on: a run saves its state on it.
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, _raise_interrupt)
-        from orchestrator.safety.secrets import hide_own_secrets
+        from orchestrator.safety.own_environ import hide_own_secrets
 
         # Before anything else runs: the agent's commands must not find the key in /proc/$PPID/environ.
         hide_own_secrets()

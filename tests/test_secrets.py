@@ -181,3 +181,14 @@ def test_the_start_of_a_command_shown_in_events_keeps_no_fragment_of_the_key(mon
         command = "x" * (200 - offset) + PLAIN + " rest"
         summary = summarize_input("bash", {"command": command})
         assert _fragments_in(summary, PLAIN) == [], offset
+
+
+def test_the_own_environ_block_loses_the_values_of_secret_variables_only() -> None:
+    from orchestrator.safety.own_environ import _wipe_values
+
+    block = bytearray(f"PATH=/bin\0ANTHROPIC_API_KEY={KEY}\0NOTE={KEY}\0HOME=/h\0".encode())
+    wiped = _wipe_values(block, ("ANTHROPIC_*",))
+    assert wiped == ["ANTHROPIC_API_KEY", "NOTE"]
+    entries = bytes(block).split(b"\0")
+    assert entries[0] == b"PATH=/bin" and b"HOME=/h" in entries and KEY.encode() not in bytes(block)
+    assert len(block) == len(f"PATH=/bin\0ANTHROPIC_API_KEY={KEY}\0NOTE={KEY}\0HOME=/h\0")

@@ -1,1 +1,13 @@
-"""orchestrator.safety."""
+"""Keeping the machine and the credentials safe from what the agent runs.
+
+Owns:
+    secrets         the scrubbed environment for the agent's commands and the checks, and
+                    redaction of the key (and anything shaped like one) from all we write or print
+    own_environ     `hide_own_secrets()`: the key wiped from this process's /proc environ block
+    process_group   running a command in its own process group and session, with a timeout,
+                    and stopping everything it started (`run_in_group`, `held_signals`)
+    descendants     finding the processes a command started that left its group (subreaper)
+
+May import: the standard library only; nothing of `orchestrator` (it is a bottom layer:
+commands -> run -> (context_agent, tools) -> store -> llm/spec/safety).
+"""

@@ -1,6 +1,6 @@
 """Keeping credentials away from the agent and out of everything we write or print.
 
-Two jobs:
+Two jobs here:
 
 - `scrubbed_environment()` builds the environment for processes the agent controls (its bash
   commands) and for the feature checks: no `ANTHROPIC_*` variable, nothing whose name looks
@@ -11,10 +11,9 @@ Two jobs:
   fragment of a known secret that the cut left at either end (a key cut in two is no longer
   the key, so whole-value matching alone would let most of it through). Text is redacted
   before it is cut wherever the whole text is at hand (`orchestrator.tools.truncation`).
-- `hide_own_secrets()` wipes the credentials from this process's environment block as the
-  kernel shows it (`/proc/<pid>/environ`), and marks the process not dumpable, so that a
-  command of the agent cannot read the key from its parent, the orchestrator. Python's
-  `os.environ` is a copy made at start-up and keeps working.
+
+A third job, hiding the key from the orchestrator's own `/proc/<pid>/environ`, is in
+`orchestrator.safety.own_environ` (`hide_own_secrets`).
 
 Name patterns are shell-style globs (`*TOKEN*`, `AWS_*`), matched case-insensitively against
 the whole variable name; users add their own with `[security] secret_env_patterns`.
@@ -22,13 +21,10 @@ the whole variable name; users add their own with `[security] secret_env_pattern
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import fnmatch
 import functools
 import os
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -63,7 +59,7 @@ DEFAULT_SECRET_ENV_PATTERNS: tuple[str, ...] = (
 
 # Anthropic keys look like `sk-ant-api03-<base64url>` / `sk-ant-admin01-...`. The body length
 # floor keeps prose such as "sk-ant-..." in documentation readable.
-_KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_-]{16,}")
+KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_-]{16,}")
 _KEY_PREFIX = "sk-ant-"
 
 # An Anthropic-shaped key whose end a cut removed: whatever is left of it, at a cut.
@@ -99,7 +95,7 @@ def scrubbed_environment(
     for name, value in source.items():
         if is_secret_name(name, patterns):
             continue
-        if _KEY_SHAPE.search(value) or any(secret in value for secret in secrets):
+        if KEY_SHAPE.search(value) or any(secret in value for secret in secrets):
             continue
         clean[name] = value
     return clean
@@ -240,72 +236,4 @@ def _secret_values(raw: Iterable[str | None]) -> set[str]:
 def _pattern_for(values: frozenset[str]) -> re.Pattern[str]:
     # Longest first, so a secret that contains another is replaced whole.
     literals = [re.escape(v) for v in sorted(values, key=len, reverse=True)]
-    return re.compile("|".join([*literals, _KEY_SHAPE.pattern]))
-
-
-def hide_own_secrets(patterns: Iterable[str] = DEFAULT_SECRET_ENV_PATTERNS) -> list[str]:
-    """Keep this process's credentials from other processes of the same user; Linux only.
-
-    The kernel shows a process's environment as it was at start-up, in
-    `/proc/<pid>/environ`, readable by every process of the same user: the agent's commands
-    and the checks (`cat /proc/$PPID/environ`, or a test that reads its grandparent's). This
-    overwrites, in place, the values of variables that look like credentials (the names of
-    `patterns`, values shaped like an Anthropic key) with NUL bytes, then marks the process
-    not dumpable, which also closes `/proc/<pid>/mem` and ptrace to processes without
-    CAP_SYS_PTRACE. `os.environ` is unaffected (Python copied it at start-up), so the SDK
-    still finds the key. Returns the names wiped; never raises.
-
-    Not covered: the process that started the orchestrator (a shell, a CI runner) still has
-    the key in its own environment, and root (with CAP_SYS_PTRACE) can read any memory.
-    """
-    if not sys.platform.startswith("linux"):
-        return []
-    wiped = _wipe_environ_block(patterns)
-    _set_not_dumpable()
-    return wiped
-
-
-def _wipe_environ_block(patterns: Iterable[str]) -> list[str]:
-    try:
-        with open("/proc/self/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-        # Fields 50 and 51 (1-based, counting pid and comm) are env_start and env_end.
-        start, end = int(fields[47]), int(fields[48])
-        if not 0 < start < end or end - start > 16 * 1024 * 1024:
-            return []
-        with open("/proc/self/mem", "r+b", buffering=0) as mem:
-            mem.seek(start)
-            block = bytearray(mem.read(end - start))
-            wiped = _wipe_values(block, tuple(patterns))
-            if wiped:
-                mem.seek(start)
-                mem.write(bytes(block))
-        return wiped
-    except (OSError, ValueError, IndexError, OverflowError):
-        return []
-
-
-def _wipe_values(block: bytearray, patterns: tuple[str, ...]) -> list[str]:
-    """NUL out, in `block` (NUL-separated NAME=value entries), the values of secret variables."""
-    wiped = []
-    offset = 0
-    for entry in bytes(block).split(b"\0"):
-        name, sep, value = entry.partition(b"=")
-        if sep and value:
-            text_name = name.decode("utf-8", "replace")
-            text_value = value.decode("utf-8", "replace")
-            if is_secret_name(text_name, patterns) or _KEY_SHAPE.search(text_value):
-                begin = offset + len(name) + 1
-                block[begin:begin + len(value)] = bytes(len(value))
-                wiped.append(text_name)
-        offset += len(entry) + 1
-    return wiped
-
-
-def _set_not_dumpable() -> None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        pr_set_dumpable = 4
-        libc.prctl(pr_set_dumpable, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    return re.compile("|".join([*literals, KEY_SHAPE.pattern]))
