@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.commands.output import make_renderer
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_OK, UsageError
-from orchestrator.run.checkpoint import clear_stale_index_lock
+from orchestrator.run.index_lock import clear_stale_index_lock
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
 from orchestrator.store.events import EventSink
