@@ -51,12 +51,6 @@ def check_file_keys(project_root: Path, verify_command: str | None) -> list[str]
     return [key_of(path, root) for path in protected_files(root, verify_command, [])]
 
 
-def is_project_key(key: str) -> bool:
-    """Whether `key` is a path relative to the project that stays inside it."""
-    parts = Path(key).parts
-    return bool(parts) and "\x00" not in key and not os.path.isabs(key) and ".." not in parts
-
-
 def _command_paths(command: str) -> list[str]:
     """Words of the command that could be paths, relative to the project root.
 

@@ -37,10 +37,10 @@ from orchestrator.run.check_files import (
     SKIP_SUFFIXES,
     check_file_keys,
     glob_matches,
-    is_project_key,
     key_of,
     protected_files,
 )
+from orchestrator.store.paths import is_project_key
 
 # Who protects a check imports it all from here.
 __all__ = [
