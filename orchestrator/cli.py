@@ -1,4 +1,8 @@
-"""The command line: thin wrappers that parse options and call the modules that do the work."""
+"""The command line: parse the options, call a command (`orchestrator.commands`), map errors to exit codes.
+
+Commands and the library below them raise; only `main` here turns an exception into an exit
+code (`orchestrator.errors`) and one line on stderr. No other module exits the program.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
 
 def _version(value: bool) -> None:
     if value:
