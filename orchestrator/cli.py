@@ -1,4 +1,8 @@
-"""The command line: thin wrappers that parse options and call the modules that do the work."""
+"""The command line: parse the options, call a command (`orchestrator.commands`), map errors to exit codes.
+
+Commands and the library below them raise; only `main` here turns an exception into an exit
+code (`orchestrator.errors`) and one line on stderr. No other module exits the program.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,16 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import typer
 
 from orchestrator import __version__
 from orchestrator.cli_base import PROG_NAME, ClickException, Command, Group, Interrupted, show_usage_error
-from orchestrator.config import ConfigError, RunConfig, load_config
-from orchestrator.store.atomic import LinkRefused, refuse_links
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.commands.arguments import open_project, read_spec
+from orchestrator.config import load_config
+from orchestrator.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from orchestrator.store.atomic import LinkRefused
 
 app = typer.Typer(
     name=PROG_NAME,
@@ -25,17 +30,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-
-
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """One clear line (or block) on stderr, then exit."""
-    from orchestrator.safety.secrets import redact
-
-    sys.stderr.write(f"orchestrate: error: {redact(message)}\n")
-    raise typer.Exit(code)
 
 
 def _version(value: bool) -> None:
@@ -51,41 +45,7 @@ def _root(
     """orchestrate: build software feature by feature with Claude."""
 
 
-def _load_spec(spec_path: Path) -> Any:
-    from orchestrator.spec.load import SpecError, load_spec
-
-    try:
-        loaded = load_spec(spec_path)
-    except SpecError as err:
-        fail(str(err))
-    for warning in loaded.warnings:
-        sys.stderr.write(f"orchestrate: warning: {warning}\n")
-    return loaded
-
-
-def _project(project_dir: Path | None, may_be_missing: bool = False) -> ProjectPaths:
-    root = (project_dir or Path.cwd()).expanduser()
-    if may_be_missing and not root.exists():
-        return ProjectPaths.for_project(root)  # `run` creates it when it has something to do
-    if not root.is_dir():
-        fail(f"project directory {root} does not exist (create it, or pass --project-dir DIR)")
-    paths = ProjectPaths.for_project(root)
-    try:
-        for directory in paths.state_dirs:
-            refuse_links(directory)
-    except LinkRefused as err:
-        fail(str(err))
-    return paths
-
-
-def _config(flags: dict[str, Any], paths: ProjectPaths) -> RunConfig:
-    try:
-        return load_config(flags, paths.root)
-    except ConfigError as err:
-        fail(str(err))
-
-
-def _raise_interrupt(signum: int, _frame: Any) -> None:
+def _raise_interrupt(signum: int, _frame: object) -> None:
     # SIGTERM stops a command exactly like Ctrl-C: a run saves its state; exit 130.
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -126,28 +86,27 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the final line and errors."),
 ) -> None:
     """Run the features of SPEC in the project, resuming where the last run stopped."""
-    from orchestrator.commands.run import run_command
+    from orchestrator.commands.run import RunRequest, run_command
 
-    loaded = _load_spec(spec)
-    paths = _project(project_dir, may_be_missing=True)
+    loaded = read_spec(spec)
+    paths = open_project(project_dir, may_be_missing=True)
     flags = {
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
         "strict_checks": True if strict_checks else None,
     }
-    config = _config(flags, paths)
-    code = run_command(
-        loaded, config, paths, only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run,
-        json_mode=json_output, report=report, junit=junit, verbosity=-1 if quiet else verbose, fail=fail,
+    request = RunRequest(
+        only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
+        report=report, junit=junit, verbosity=-1 if quiet else verbose,
     )
-    raise typer.Exit(code)
+    raise typer.Exit(run_command(loaded, config=load_config(flags, paths.root), paths=paths, request=request))
 
 
 @app.command(cls=Command)
 def validate(spec: Path = SpecArgument) -> None:
     """Check SPEC and list every problem; exit 0 when it is valid, 2 when not."""
-    loaded = _load_spec(spec)
+    loaded = read_spec(spec)
     features = loaded.spec.features
     typer.echo(f"{spec}: valid ({loaded.source_format} format), {len(features)} feature(s)")
 
@@ -160,7 +119,7 @@ def status(
     """Show each feature's status, attempts, tokens and cost from the saved state."""
     from orchestrator.commands.inspect import print_status
 
-    raise typer.Exit(print_status(_project(project_dir), json_output, fail))
+    raise typer.Exit(print_status(open_project(project_dir), json_output))
 
 
 @app.command(cls=Command)
@@ -171,7 +130,7 @@ def logs(
     """Print one feature's log (JSON), or list the logs."""
     from orchestrator.commands.inspect import print_logs
 
-    raise typer.Exit(print_logs(_project(project_dir), feature_id, fail))
+    raise typer.Exit(print_logs(open_project(project_dir), feature_id))
 
 
 @app.command("context", cls=Command)
@@ -187,9 +146,8 @@ def context_command(
     """Show the context a feature would get, with its token count."""
     from orchestrator.commands.inspect import print_context
 
-    paths = _project(project_dir)
-    config = _config({}, paths)
-    raise typer.Exit(print_context(paths, config, spec, feature_id, strategy, fail, _load_spec))
+    paths = open_project(project_dir)
+    raise typer.Exit(print_context(paths, load_config({}, paths.root), spec, feature_id, strategy))
 
 
 @app.command(cls=Command)
@@ -201,9 +159,9 @@ def summarize(
     """Run the Context Agent's summarizer now over the features not yet summarized."""
     from orchestrator.commands.inspect import run_summarize
 
-    paths = _project(project_dir)
-    config = _config({"summarizer_model": summarizer_model}, paths)
-    raise typer.Exit(run_summarize(paths, config, spec, fail, _load_spec))
+    paths = open_project(project_dir)
+    config = load_config({"summarizer_model": summarizer_model}, paths.root)
+    raise typer.Exit(run_summarize(paths, config, spec))
 
 
 def main() -> None:
@@ -222,6 +180,9 @@ def main() -> None:
         _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
     except ClickException as err:
         _leave("", show_usage_error(err))
+    except UsageError as err:
+        # Something the user can fix: a bad spec, flag or configuration, no key, a run in the way.
+        _leave_with_error(str(err), err.exit_code)
     except LinkRefused as err:
         # A link planted in .autonomous/ during the run (by the agent, or a check): stop, never write through it.
         _leave_with_error(str(err))
@@ -236,10 +197,11 @@ def main() -> None:
     _leave("", code if isinstance(code, int) else 0)
 
 
-def _leave_with_error(message: str) -> NoReturn:
+def _leave_with_error(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """One clear line (or block) on stderr, secrets redacted, then exit."""
     from orchestrator.safety.secrets import redact
 
-    _leave(f"orchestrate: error: {redact(message)}\n", EXIT_USAGE)
+    _leave(f"orchestrate: error: {redact(message)}\n", code)
 
 
 def _leave(message: str, code: int) -> NoReturn:

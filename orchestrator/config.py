@@ -10,19 +10,26 @@ import difflib
 import math
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from orchestrator.errors import UsageError
 from orchestrator.llm.models import default_agent_model, default_summarizer_model
 from orchestrator.llm.pricing import ModelPrice, PriceTable
 
 ContextStrategy = Literal["compressed", "replay", "window"]
 
 
-class ConfigError(Exception):
-    """Bad configuration: the CLI prints it and exits 2."""
+# Settings as one layer gives them, before RunConfig checks them: free-form by nature (any
+# key a user may misspell, any value a TOML file or a flag may hold).
+Settings = dict[str, object]
+
+
+class ConfigError(UsageError):
+    """Bad configuration, or no API key: the CLI prints it and exits 2."""
 
 
 class SecurityConfig(BaseModel):
@@ -109,8 +116,8 @@ _ENV_PREFIX = "ORCHESTRATE_"
 _FILE_ONLY = {"pricing", "security"}
 
 
-def _from_environment(environ: dict[str, str]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
+def _from_environment(environ: Mapping[str, str]) -> Settings:
+    values: Settings = {}
     for name in RunConfig.model_fields:
         if name in _FILE_ONLY:
             continue
@@ -120,7 +127,7 @@ def _from_environment(environ: dict[str, str]) -> dict[str, Any]:
     return values
 
 
-def _from_file(path: Path) -> dict[str, Any]:
+def _from_file(path: Path) -> Settings:
     if not path.is_file():
         return {}
     try:
@@ -132,7 +139,7 @@ def _from_file(path: Path) -> dict[str, Any]:
 
 
 def load_config(
-    flags: dict[str, Any], project_dir: Path, environ: dict[str, str] | None = None
+    flags: Mapping[str, object], project_dir: Path, environ: Mapping[str, str] | None = None
 ) -> RunConfig:
     """Merge the layers; raise ConfigError listing every bad setting with where it came from."""
     environ = dict(os.environ if environ is None else environ)
@@ -141,7 +148,7 @@ def load_config(
         ("environment", _from_environment(environ)),
         ("command line", {k: v for k, v in flags.items() if v is not None}),
     ]
-    merged: dict[str, Any] = {}
+    merged: Settings = {}
     origin: dict[str, str] = {}
     for source, values in layers:
         for key, value in values.items():
@@ -168,7 +175,7 @@ def load_config(
         raise ConfigError("bad configuration:\n  " + "\n  ".join(problems)) from None
 
 
-def _did_you_mean(loc: tuple[Any, ...]) -> str:
+def _did_you_mean(loc: tuple[int | str, ...]) -> str:
     """'; did you mean "max_cost"?' for a misspelt setting, as the spec check does for its keys."""
     model: type[BaseModel] = RunConfig
     for part in loc[:-1]:  # walk into nested tables such as [security]

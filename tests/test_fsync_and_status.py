@@ -12,7 +12,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import anthropic
 import pytest
@@ -87,9 +87,6 @@ def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_p
 
 # ---- orchestrate status -----------------------------------------------------------------------
 
-def _fail(message: str) -> NoReturn:
-    raise AssertionError(message)
-
 
 def _big_state(paths: ProjectPaths, features: int) -> None:
     state = RunState()
@@ -117,7 +114,7 @@ def test_status_reads_the_state_alone_and_draws_one_line_per_feature(tmp_path: P
 
     sys.setprofile(count_calls)
     try:
-        inspect_module.print_status(paths, False, _fail)
+        inspect_module.print_status(paths, False)
     finally:
         sys.setprofile(None)
 

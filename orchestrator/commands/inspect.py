@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
 
 from pydantic_core import PydanticSerializationError
 
 from context_agent import ContextAgent, estimate_tokens, render_project_context
+from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.text_table import render_table
-from orchestrator.config import ConfigError, RunConfig
+from orchestrator.config import RunConfig
+from orchestrator.errors import UsageError
 from orchestrator.run.prompts import feature_prompt, system_prompt
 from orchestrator.run.request_size import first_request_size
 from orchestrator.run.strategies import build_strategy_context
+from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import UnusableLog, read_feature_log
 from orchestrator.store.lock import LockHeld, RunLock
@@ -24,7 +25,6 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore, now_ms
 from orchestrator.tools import tool_definitions
 
-Fail = Callable[[str], NoReturn]
 STRATEGIES = ("compressed", "replay", "window")
 
 
@@ -46,12 +46,12 @@ _NUMBERS = frozenset({"attempts", "tokens", "cost (USD)"})
 _REASON_WIDTH = 100  # cells; the whole reason is in `status --json`
 
 
-def print_status(paths: ProjectPaths, json_output: bool, fail: Fail) -> int:
+def print_status(paths: ProjectPaths, json_output: bool) -> int:
     """The saved state: one line per feature, then the counts and totals. Reads the state only
     (snapshot and journal), never the feature logs, and draws in time linear in the features."""
     state = _state(paths)
     if state is None:
-        fail(f"no run state in {paths.autonomous} (start one with: orchestrate run SPEC)")
+        raise UsageError(f"no run state in {paths.autonomous} (start one with: orchestrate run SPEC)")
     if json_output:
         sys.stdout.write(_state_json(state))
         return 0
@@ -80,24 +80,24 @@ def _state_json(state: RunState) -> str:
         return json.dumps(state.dump(), indent=2) + "\n"
 
 
-def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
+def print_logs(paths: ProjectPaths, feature_id: str | None) -> int:
     """One feature's log as JSON, or a line per log file (each read, and checked)."""
     if feature_id:
         if not all(ch.isalnum() or ch in "._-" for ch in feature_id) or feature_id in (".", ".."):
-            fail(f"{feature_id!r} is not a feature id")
+            raise UsageError(f"{feature_id!r} is not a feature id")
         path = paths.feature_log(feature_id)
         try:
             log = read_feature_log(path)
         except FileNotFoundError:
-            fail(f"no log for feature {feature_id!r} in {paths.logs_dir} (see: orchestrate logs)")
+            raise UsageError(f"no log for feature {feature_id!r} in {paths.logs_dir} (see: orchestrate logs)") from None
         except (OSError, UnusableLog) as err:
-            fail(f"the log of feature {feature_id!r}, {path}, cannot be shown: {err}")
+            raise UsageError(f"the log of feature {feature_id!r}, {path}, cannot be shown: {err}") from err
         # As the run wrote it; dumped again, so no raw control character reaches the terminal.
         sys.stdout.write(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
         return 0
     logs = sorted(paths.logs_dir.glob("*.json")) if paths.logs_dir.is_dir() else []
     if not logs:
-        fail(f"no feature logs in {paths.logs_dir} yet")
+        raise UsageError(f"no feature logs in {paths.logs_dir} yet")
     rows = []
     for path in logs:
         try:
@@ -114,35 +114,34 @@ def print_logs(paths: ProjectPaths, feature_id: str | None, fail: Fail) -> int:
     return 0
 
 
-def _spec_for(paths: ProjectPaths, spec_path: Path | None, load_spec: Callable[[Path], Any], fail: Fail) -> Any:
+def _spec_for(paths: ProjectPaths, spec_path: Path | None) -> LoadedSpec:
     if spec_path is None:
         state = _state(paths)
         if state is None or not state.spec_path:
-            fail("which spec? pass --spec SPEC (no earlier run recorded one)")
+            raise UsageError("which spec? pass --spec SPEC (no earlier run recorded one)")
         spec_path = Path(state.spec_path)
-    return load_spec(spec_path)
+    return read_spec(spec_path)
 
 
 def print_context(
-    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, feature_id: str | None, strategy: str,
-    fail: Fail, load_spec: Callable[[Path], Any],
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, feature_id: str | None, strategy: str
 ) -> int:
     """The context a feature would get under one strategy, or all three side by side."""
     if strategy not in (*STRATEGIES, "all"):
-        fail(f"--strategy {strategy!r}: choose compressed, replay, window or all")
-    loaded = _spec_for(paths, spec_path, load_spec, fail)
+        raise UsageError(f"--strategy {strategy!r}: choose compressed, replay, window or all")
+    loaded = _spec_for(paths, spec_path)
     spec = loaded.spec
     state = _state(paths) if paths.state_file.exists() else None
     if feature_id is None:
         pending = [f for f in spec.features if not state or state.feature(f.id).status != "passed"]
         if not pending:
-            fail("every feature has passed; name one: orchestrate context FEATURE")
+            raise UsageError("every feature has passed; name one: orchestrate context FEATURE")
         feature = pending[0]
     else:
         try:
             feature = spec.feature(feature_id)
         except KeyError:
-            fail(f"unknown feature {feature_id!r} (ids: {', '.join(spec.ids()[:10])}{'…' if len(spec.ids()) > 10 else ''})")
+            raise UsageError(f"unknown feature {feature_id!r} (ids: {', '.join(spec.ids()[:10])}{'…' if len(spec.ids()) > 10 else ''})") from None
     recent = state.recent_completed if state else []
     agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: _warn(f"context agent: {d.get('message') or k}"))
     for name in (STRATEGIES if strategy == "all" else (strategy,)):
@@ -178,34 +177,29 @@ def _to_summarize(state: RunState, config: RunConfig) -> list[str]:
     return list(state.summarization.unsummarized) or list(state.recent_completed[-config.summarize_every:])
 
 
-def run_summarize(
-    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, fail: Fail, load_spec: Callable[[Path], Any]
-) -> int:
+def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None) -> int:
     """Summarize the features not yet summarized (or, with none, the recent ones) now."""
-    loaded = _spec_for(paths, spec_path, load_spec, fail)
+    loaded = _spec_for(paths, spec_path)
     if not _to_summarize(_state(paths) or RunState(), config):
-        fail("nothing to summarize yet: no feature has completed")
+        raise UsageError("nothing to summarize yet: no feature has completed")
     try:
         # A live run records into the same stores and state: writing beside it would lose
         # what it records while the summarizer is called, and it would overwrite our state.
         with RunLock(paths.lock_file, on_warning=_warn):
-            return _summarize_now(paths, config, loaded, fail)
+            return _summarize_now(paths, config, loaded)
     except LockHeld as err:
-        fail(f"cannot summarize now: {err}")
+        raise UsageError(f"cannot summarize now: {err}") from err
 
 
-def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: Any, fail: Fail) -> int:
+def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> int:
     from orchestrator.llm.client import ModelClient, Spend, make_sdk_client
 
-    try:
-        sdk = make_sdk_client(config)
-    except ConfigError as err:
-        fail(str(err))
+    sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
     store = StateStore(paths, on_warning=_warn)
     state = store.load() or RunState()
     ids = _to_summarize(state, config)
     if not ids:
-        fail("nothing to summarize yet: no feature has completed")
+        raise UsageError("nothing to summarize yet: no feature has completed")
     spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
     client = ModelClient(config, sdk, spend, on_retry=_warn, journal=store.record_spend)  # a kill loses no spend
     # Failures go to stderr and the event log, as during a run.

@@ -5,14 +5,15 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.output import make_renderer
-from orchestrator.config import ConfigError, RunConfig
-from orchestrator.run.checkpoint import clear_stale_index_lock
+from orchestrator.config import RunConfig
+from orchestrator.errors import EXIT_OK, UsageError
+from orchestrator.run.index_lock import clear_stale_index_lock
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
 from orchestrator.store.events import EventSink
@@ -20,59 +21,75 @@ from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState
 
+if TYPE_CHECKING:
+    from orchestrator.run.coordinator import RunResult
 
-def run_command(
-    loaded: LoadedSpec,
-    config: RunConfig,
-    paths: ProjectPaths,
-    *,
-    only: str | None,
-    shard: str | None,
-    fresh: bool,
-    resets: list[str],
-    dry_run: bool,
-    json_mode: bool,
-    report: Path | None,
-    junit: Path | None,
-    verbosity: int,
-    fail: Callable[[str], NoReturn],
-) -> int:
-    """Run the spec and return the exit code."""
-    unknown_resets = [fid for fid in resets if fid not in set(loaded.spec.ids())]
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What `orchestrate run` was asked for, besides the spec, the config and the project."""
+
+    only: str | None = None
+    shard: str | None = None
+    fresh: bool = False
+    resets: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    json_mode: bool = False
+    report: Path | None = None
+    junit: Path | None = None
+    verbosity: int = 0  # -1 for --quiet
+
+
+def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> int:
+    """Run the spec and return the exit code; raise `UsageError` when it cannot start."""
+    selected = _selected(loaded, request)
+    if not selected:
+        return _nothing_selected(loaded, config, request)
+    if request.dry_run:
+        return _dry_run(loaded, config, paths, request)
+    result = _run(loaded, config, paths, request)
+    _write_reports(result, loaded, config, request)
+    return result.exit_code
+
+
+def _selected(loaded: LoadedSpec, request: RunRequest) -> list[str]:
+    """The feature ids --only and --shard select; a bad --reset, --only or --shard is a UsageError."""
+    spec = loaded.spec
+    unknown_resets = [fid for fid in request.resets if fid not in set(spec.ids())]
     if unknown_resets:
-        fail(f"--reset: unknown feature id(s): {', '.join(unknown_resets)}")
+        raise UsageError(f"--reset: unknown feature id(s): {', '.join(unknown_resets)}")
+    try:
+        return select(spec.ids(), {f.id: f.depends_on for f in spec.features}, request.only, request.shard)
+    except SelectionError as err:
+        raise UsageError(str(err)) from err
+
+
+def _nothing_selected(loaded: LoadedSpec, config: RunConfig, request: RunRequest) -> int:
+    """An empty shard is not a passed run: say so, touch nothing, and let CI go on (exit 0)."""
     spec = loaded.spec
     depends_on = {f.id: f.depends_on for f in spec.features}
-    try:
-        selected = select(spec.ids(), depends_on, only, shard)
-    except SelectionError as err:
-        fail(str(err))
-    if not selected:
-        # An empty shard is not a passed run: say so, touch nothing, and let CI go on (exit 0).
-        message = describe_empty_selection(spec.ids(), depends_on, only, shard)
-        events = EventSink(make_renderer(json_mode, verbosity), log_path=None)
-        events.emit("nothing_selected", message=message, only=only, shard=shard)
-        events.close()
-        if not dry_run:
-            _write_reports(_empty_result(message), loaded, config, report, junit, fail)
-        return 0
-    if dry_run:
-        return _dry_run(loaded, config, paths, only, shard, resets, json_mode, verbosity, fail)
+    message = describe_empty_selection(spec.ids(), depends_on, request.only, request.shard)
+    events = EventSink(make_renderer(request.json_mode, request.verbosity), log_path=None)
+    events.emit("nothing_selected", message=message, only=request.only, shard=request.shard)
+    events.close()
+    if not request.dry_run:
+        _write_reports(_empty_result(message), loaded, config, request)
+    return EXIT_OK
 
+
+def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> RunResult:
+    """The run itself, under the project's lock; its result (for the reports and the exit code)."""
     # The SDK takes seconds to import: only a real run needs it.
     from orchestrator.llm.client import make_sdk_client
     from orchestrator.run.coordinator import Runner, RunOptions
 
-    try:
-        sdk = make_sdk_client(config)
-    except ConfigError as err:
-        fail(str(err))
-    _create_project_dir(paths, fail)
-    if fresh:
-        _start_fresh(paths, fail)
+    sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
+    _create_project_dir(paths)
+    if request.fresh:
+        _start_fresh(paths)
     _keep_backups_out_of_git(paths)  # also for backups made before the project became a repository
-    events = EventSink(make_renderer(json_mode, verbosity), paths.events_log)
-    options = RunOptions(only=only, shard=shard, resets=list(resets))
+    events = EventSink(make_renderer(request.json_mode, request.verbosity), paths.events_log)
+    options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets))
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
@@ -80,23 +97,21 @@ def run_command(
             try:
                 runner = Runner(loaded, config, options, paths, events, sdk=sdk)
             except SelectionError as err:
-                fail(str(err))
-            result = runner.run()
+                raise UsageError(str(err)) from err
+            return runner.run()
     except LockHeld as err:
-        fail(str(err))
+        raise UsageError(str(err)) from err
     finally:
         events.close()
-    _write_reports(result, loaded, config, report, junit, fail)
-    return result.exit_code
 
 
-def _start_fresh(paths: ProjectPaths, fail: Callable[[str], NoReturn]) -> None:
+def _start_fresh(paths: ProjectPaths) -> None:
     """Move the old state aside, after making sure no run is using it."""
     lock = RunLock(paths.lock_file)
     try:
         lock.acquire()  # proves no live run owns the project (a stale lock is taken over)
     except LockHeld as err:
-        fail(f"--fresh: {err}")
+        raise UsageError(f"--fresh: {err}") from err
     lock.release()
     moved = move_aside(paths)
     if moved is not None:
@@ -128,12 +143,12 @@ def _keep_backups_out_of_git(paths: ProjectPaths) -> None:
         sys.stderr.write(f"orchestrate: warning: --fresh backups may be committed: {err}\n")
 
 
-def _create_project_dir(paths: ProjectPaths, fail: Callable[[str], NoReturn]) -> None:
+def _create_project_dir(paths: ProjectPaths) -> None:
     """`run` builds from an empty directory, so it creates a missing one (a dry run does not)."""
     try:
         paths.root.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        fail(f"cannot create project directory {paths.root}: {err.strerror}")
+        raise UsageError(f"cannot create project directory {paths.root}: {err.strerror}") from err
 
 
 def _empty_result(message: str) -> Any:
@@ -141,27 +156,23 @@ def _empty_result(message: str) -> Any:
     return SimpleNamespace(state=RunState(), selected=[], outcome="empty", exit_code=0, message=message, duration_ms=0)
 
 
-def _dry_run(
-    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, only: str | None, shard: str | None,
-    resets: list[str], json_mode: bool, verbosity: int, fail: Callable[[str], NoReturn],
-) -> int:
+def _dry_run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> int:
     from orchestrator.commands.dry_run import print_prompts
 
-    events = EventSink(make_renderer(json_mode, verbosity if verbosity >= 0 else 0), log_path=None)
+    events = EventSink(make_renderer(request.json_mode, max(request.verbosity, 0)), log_path=None)
     try:
-        print_prompts(loaded, config, paths, events, only=only, shard=shard, resets=resets)
+        print_prompts(loaded, config, paths, events, only=request.only, shard=request.shard, resets=request.resets)
     except SelectionError as err:
-        fail(str(err))
+        raise UsageError(str(err)) from err
     finally:
         events.close()
-    return 0
+    return EXIT_OK
 
 
-def _write_reports(result: Any, loaded: LoadedSpec, config: RunConfig, report: Path | None, junit: Path | None,
-                   fail: Callable[[str], NoReturn]) -> None:
+def _write_reports(result: Any, loaded: LoadedSpec, config: RunConfig, request: RunRequest) -> None:
     from orchestrator.commands import reports
 
     try:
-        reports.write_all(result, loaded, config, report_path=report, junit_path=junit)
+        reports.write_all(result, loaded, config, report_path=request.report, junit_path=request.junit)
     except OSError as err:
         sys.stderr.write(f"orchestrate: warning: could not write a report: {err}\n")

@@ -28,75 +28,33 @@ written, so a test file the attempt creates does not move where the snapshots lo
 
 from __future__ import annotations
 
-import configparser
-import hashlib
-import json
-import os
-import re
-import shlex
-import sys
-import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from orchestrator.run.influence_snapshot import (
+    KIND_CONFTEST,
+    KIND_PYTEST_CONFIG,
+    KIND_SITE_HOOK,
+    KIND_STDLIB_SHADOW,
+    MAX_WALKED_ENTRIES,
+    STDLIB_NAMES,
+    Snapshot,
+    take_snapshot,
+    watched_entry,
+)
 from orchestrator.run.verify import Influencer, VerificationResult
 
-CONFTEST = "conftest.py"
-# pytest's configuration files, read whole; pyproject.toml and setup.cfg only in part (below).
-_WHOLE_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini")
-_SITE_HOOKS = ("sitecustomize.py", "usercustomize.py")
-# Never looked into: the orchestrator's and git's files, caches, environments and dependencies.
-_SKIP_DIRS = {
-    ".autonomous", ".git", "__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-    ".hypothesis", ".tox", ".nox", ".venv", "venv", "site-packages",
-}
-# Standard-library names a project file cannot shadow (built into the interpreter) or whose
-# shadowing changes nothing a check would run.
-_UNSHADOWABLE = set(sys.builtin_module_names) | {"this", "antigravity", "idlelib", "turtledemo", "__main__"}
-STDLIB_NAMES = frozenset(name for name in sys.stdlib_module_names if name not in _UNSHADOWABLE)
-# A walk for conftest.py files stops after this many directory entries: beyond it a check's
-# own collection would dwarf the rest, and the watch says it is partial.
-MAX_WALKED_ENTRIES = 20_000
+__all__ = [
+    "KIND_CONFTEST", "KIND_PYTEST_CONFIG", "KIND_SITE_HOOK", "KIND_STDLIB_SHADOW", "MAX_WALKED_ENTRIES", "STDLIB_NAMES",
+    "InfluenceWatch", "Snapshot", "compare", "describe", "strict_refusal", "take_snapshot",
+]
 
-KIND_CONFTEST = "conftest"
-KIND_PYTEST_CONFIG = "pytest-config"
-KIND_SITE_HOOK = "site-hook"
-KIND_STDLIB_SHADOW = "stdlib-shadow"
 _KIND_WORDS = {
     KIND_CONFTEST: "pytest hooks",
     KIND_PYTEST_CONFIG: "pytest configuration",
     KIND_SITE_HOOK: "runs in every Python process",
     KIND_STDLIB_SHADOW: "shadows the standard library",
 }
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """Relative path -> (kind, digest) of every watched file that exists; `partial` if a walk was cut short."""
-
-    files: dict[str, tuple[str, str]] = field(default_factory=dict)
-    partial: bool = False
-
-
-def take_snapshot(project_root: Path, check_command: str | None) -> Snapshot:
-    """The check-influencing files of `project_root` for `check_command`, hashed."""
-    root = project_root.resolve()
-    words = _words(check_command or "")
-    named = _named_paths(root, words)
-    files: dict[str, tuple[str, str]] = {}
-    for directory in _directories_on_path(root, named):
-        _look_in(directory, root, files)
-    for directory in _first_level(root):
-        for name in _SITE_HOOKS:
-            _add_file(directory / name, root, KIND_SITE_HOOK, files)
-    # A named directory that does not exist yet has nothing in it from before the feature.
-    walk_from = [path for path in named if path.is_dir()]
-    if _runs_whole_tree(words):
-        walk_from = [root]
-    partial = _walk_for_conftest(walk_from, root, files)
-    return Snapshot(files, partial)
 
 
 def compare(before: Snapshot, after: Snapshot) -> list[Influencer]:
@@ -106,7 +64,7 @@ def compare(before: Snapshot, after: Snapshot) -> list[Influencer]:
         old, new = before.files.get(path), after.files.get(path)
         if old == new:
             continue
-        kind = (new or old)[0]  # type: ignore[index]
+        kind = (new or old or ("", ""))[0]  # one of them is there: they differ
         change = "added" if old is None else "removed" if new is None else "modified"
         if kind == KIND_STDLIB_SHADOW and change != "added":
             continue  # the project's own module, edited or deleted: ordinary work
@@ -137,7 +95,7 @@ class InfluenceWatch:
     in attempt 2. It lives in memory: a run resumed after a kill takes a new one.
     """
 
-    def __init__(self, project_root: Path, *, strict: bool = False, on_warning: Callable[..., Any] | None = None) -> None:
+    def __init__(self, project_root: Path, *, strict: bool = False, on_warning: Callable[..., object] | None = None) -> None:
         self.root = project_root
         self.strict = strict
         self.on_warning = on_warning or (lambda *_a, **_k: None)
@@ -172,238 +130,8 @@ class InfluenceWatch:
         """A file "removed" only because this snapshot did not look where the baseline did."""
         if item.change != "removed":
             return False
-        root = self.root.resolve()
-        path = root / item.path
-        current: dict[str, tuple[str, str]] = {}
-        if path.name == "pyproject.toml":
-            _add_section(path, root, current, _pyproject_pytest)
-        elif path.name == "setup.cfg":
-            _add_section(path, root, current, _setup_cfg_pytest)
-        else:
-            _add_file(path, root, item.kind, current)
-        return current.get(item.path) == baseline.files[item.path]
+        return watched_entry(self.root.resolve(), item.path, item.kind) == baseline.files[item.path]
 
     def forget(self, feature_id: str) -> None:
         """Drop the feature's baseline (it finished)."""
         self._baselines.pop(feature_id, None)
-
-
-# ---- what the command names -------------------------------------------------------------------
-
-
-def _words(command: str) -> list[str]:
-    """The command's words, split at shell operators too (`cd tests&&pytest`)."""
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:
-        words = command.split()  # unbalanced quotes: the words are still worth a look
-    return [token for word in words for token in re.split(r"&&|\|\||[;|&()<>]", word) if token]
-
-
-def _named_paths(root: Path, words: list[str]) -> list[Path]:
-    """Paths inside `root` that the command's `words` may name, whether or not they exist yet.
-
-    Read as written, not as found on disk, so that the snapshots before and after an attempt
-    look in the same places even when the attempt creates the file a check names. A word that
-    is no path (`python3`, `true`) names a missing file in the root, which adds nothing.
-    """
-    found: dict[Path, None] = {}
-    for token in words:
-        if token.startswith("-"):
-            token = token.partition("=")[2]  # --rootdir=tests, --config-file=x.ini
-        token = token.split("::", 1)[0]  # pytest node ids: tests/test_x.py::test_one
-        if not token or token.startswith(("$", "~")) or "\0" in token:
-            continue
-        path = Path(os.path.normpath(os.path.join(root, token)))
-        if path != root and root in path.parents:
-            found.setdefault(path, None)
-    return list(found)
-
-
-# pytest's options whose value is the next word (`-k expr`), so that word names no test path.
-_PYTEST_VALUE_OPTIONS = {
-    "-k", "-m", "-p", "-c", "-o", "-W", "--rootdir", "--confcutdir", "--deselect", "--ignore", "--ignore-glob",
-    "--maxfail", "--junitxml", "--junit-xml", "--basetemp", "--import-mode", "--tb", "--durations", "-n",
-    "--override-ini", "--config-file", "--log-level", "--cov",
-}
-
-
-def _runs_whole_tree(words: list[str]) -> bool:
-    """True for tox, nox and make (which name no test path) and for pytest given no path to test."""
-    for index, word in enumerate(words):
-        name = os.path.basename(word)
-        if name in ("tox", "nox", "make"):
-            return True
-        if name in ("pytest", "py.test"):
-            rest = words[index + 1:]
-            positional = [w for prev, w in zip([name, *rest], rest, strict=False)
-                          if not w.startswith("-") and prev not in _PYTEST_VALUE_OPTIONS]
-            return not positional
-    return False
-
-
-def _directories_on_path(root: Path, named: list[Path]) -> list[Path]:
-    """The root, every named directory and the directory of every named file, and their parents up to the root.
-
-    Only existing directories inside the project (links followed) are kept.
-    """
-    found: dict[Path, None] = {root: None}
-    for path in named:
-        directory = path if path.is_dir() else path.parent
-        while directory != root and root in directory.parents:
-            if not _skipped(directory, root):
-                found.setdefault(directory, None)
-            directory = directory.parent
-    return sorted(d for d in found if d == root or (d.is_dir() and _really_inside(d, root)))
-
-
-def _really_inside(path: Path, root: Path) -> bool:
-    try:
-        real = path.resolve()
-    except (OSError, RuntimeError):
-        return False
-    return real == root or root in real.parents
-
-
-def _skipped(directory: Path, root: Path) -> bool:
-    try:
-        return any(part in _SKIP_DIRS for part in directory.relative_to(root).parts)
-    except ValueError:
-        return True
-
-
-# ---- hashing what is there ----------------------------------------------------------------------
-
-
-def _look_in(directory: Path, root: Path, files: dict[str, tuple[str, str]]) -> None:
-    """Every watched file directly in `directory` (one listing, then only the names that are there)."""
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return
-    for entry in entries:
-        name = entry.name
-        if name == CONFTEST:
-            _add_file(Path(entry.path), root, KIND_CONFTEST, files)
-        elif name in _WHOLE_CONFIG_FILES:
-            _add_file(Path(entry.path), root, KIND_PYTEST_CONFIG, files)
-        elif name == "pyproject.toml":
-            _add_section(Path(entry.path), root, files, _pyproject_pytest)
-        elif name == "setup.cfg":
-            _add_section(Path(entry.path), root, files, _setup_cfg_pytest)
-        elif name in _SITE_HOOKS or name.endswith(".pth"):
-            _add_file(Path(entry.path), root, KIND_SITE_HOOK, files)
-        elif name.endswith(".py") and name[:-3] in STDLIB_NAMES:
-            _add_file(Path(entry.path), root, KIND_STDLIB_SHADOW, files)
-        elif name in STDLIB_NAMES and _is_dir(entry) and os.path.isfile(os.path.join(entry.path, "__init__.py")):
-            _add_file(Path(entry.path, "__init__.py"), root, KIND_STDLIB_SHADOW, files)
-
-
-def _first_level(root: Path) -> list[Path]:
-    """The root's directories (not skipped ones): `src/sitecustomize.py` runs under `PYTHONPATH=src`."""
-    try:
-        return [Path(e.path) for e in os.scandir(root) if e.name not in _SKIP_DIRS and _is_dir(e)]
-    except OSError:
-        return []
-
-
-def _walk_for_conftest(starts: list[Path], root: Path, files: dict[str, tuple[str, str]]) -> bool:
-    """Add every conftest.py under `starts`; True if the walk stopped at `MAX_WALKED_ENTRIES`."""
-    seen = 0
-    pending = [start for start in starts if _really_inside(start, root) and not _skipped(start, root)]
-    while pending:
-        directory = pending.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        seen += len(entries)
-        if seen > MAX_WALKED_ENTRIES:
-            return True
-        for entry in entries:
-            if entry.name == CONFTEST:
-                _add_file(Path(entry.path), root, KIND_CONFTEST, files)
-            elif entry.name not in _SKIP_DIRS and _is_dir(entry):
-                pending.append(Path(entry.path))
-    return False
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
-
-
-def _add_file(path: Path, root: Path, kind: str, files: dict[str, tuple[str, str]]) -> None:
-    digest = _digest(path)
-    if digest is not None:
-        files[_relative(path, root)] = (kind, digest)
-
-
-def _add_section(
-    path: Path, root: Path, files: dict[str, tuple[str, str]], section: Callable[[bytes], Any]
-) -> None:
-    """A config file that counts only for its pytest part: absent when it has none."""
-    data = _read(path)
-    if data is None:
-        return
-    if len(data) > _PARSE_LIMIT:
-        files[_relative(path, root)] = (KIND_PYTEST_CONFIG, "unparsed:" + str(_digest(path)))
-        return
-    try:
-        part = section(data)
-    except (ValueError, UnicodeDecodeError, configparser.Error):
-        # Unreadable as configuration: pytest may read it otherwise, so the whole file counts.
-        files[_relative(path, root)] = (KIND_PYTEST_CONFIG, "unparsed:" + hashlib.sha256(data).hexdigest())
-        return
-    if part is not None:
-        text = json.dumps(part, sort_keys=True, default=str)
-        files[_relative(path, root)] = (KIND_PYTEST_CONFIG, hashlib.sha256(text.encode()).hexdigest())
-
-
-def _pyproject_pytest(data: bytes) -> Any:
-    return tomllib.loads(data.decode("utf-8")).get("tool", {}).get("pytest")
-
-
-def _setup_cfg_pytest(data: bytes) -> Any:
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    parser.read_string(data.decode("utf-8"))
-    return dict(parser["tool:pytest"]) if parser.has_section("tool:pytest") else None
-
-
-def _digest(path: Path) -> str | None:
-    """SHA-256 of a file's bytes (a link: its target's name too); None when there is no file."""
-    try:
-        link = "link:" + os.readlink(path) + ":" if path.is_symlink() else ""
-        if not path.is_file():
-            return link or None
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        return link + digest.hexdigest()
-    except OSError as err:
-        return f"<unreadable: {err.strerror or type(err).__name__}>"
-
-
-# A configuration file larger than this is not parsed: the whole file counts, by hash.
-_PARSE_LIMIT = 1024 * 1024
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        if not path.is_file():
-            return None
-        with open(path, "rb") as handle:
-            data = handle.read(_PARSE_LIMIT + 1)
-    except OSError:
-        return None
-    return data
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()

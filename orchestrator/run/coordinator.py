@@ -18,6 +18,7 @@ from typing import Any
 
 from context_agent import ContextAgent, render_project_context
 from orchestrator.config import RunConfig
+from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
 from orchestrator.run import check_influence, protect
 from orchestrator.run import checkpoint as git_checkpoint
@@ -38,7 +39,6 @@ from orchestrator.store.working_memory import WorkingMemory
 from orchestrator.tools import ToolContext
 from orchestrator.tools.shell_policy import ShellPolicy
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 RECENT_KEPT = 50  # completed feature ids kept for the window strategy
 
 

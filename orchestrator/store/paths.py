@@ -18,6 +18,7 @@ told to ignore like `.autonomous/` itself.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,3 +116,9 @@ class ProjectPaths:
     def state_dirs(self) -> tuple[Path, ...]:
         """The directories of `.autonomous/` that the program writes into."""
         return (self.state_dir, self.logs_dir, self.context_dir, self.memory_dir, self.backups_dir)
+
+
+def is_project_key(key: str) -> bool:
+    """Whether `key` is a path relative to the project that stays inside it."""
+    parts = Path(key).parts
+    return bool(parts) and "\x00" not in key and not os.path.isabs(key) and ".." not in parts

@@ -22,11 +22,10 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.run.protect import is_project_key
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import append_jsonl, set_aside, write_text_atomic
 from orchestrator.store.feature_log import UnusableLog, read_feature_log
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.paths import ProjectPaths, is_project_key
 
 FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped"]
 STATE_VERSION = 1

@@ -1,0 +1,41 @@
+"""What every command starts from: the spec and the project directory named on the command line.
+
+Each is checked here, once, for all commands; a problem the user can fix is a `UsageError`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from orchestrator.errors import UsageError
+from orchestrator.spec.load import LoadedSpec, SpecError, load_spec
+from orchestrator.store.atomic import LinkRefused, refuse_links
+from orchestrator.store.paths import ProjectPaths
+
+
+def read_spec(spec_path: Path) -> LoadedSpec:
+    """The spec, every problem in it raised as one `UsageError`; its warnings go to stderr."""
+    try:
+        loaded = load_spec(spec_path)
+    except SpecError as err:
+        raise UsageError(str(err)) from err
+    for warning in loaded.warnings:
+        sys.stderr.write(f"orchestrate: warning: {warning}\n")
+    return loaded
+
+
+def open_project(project_dir: Path | None, may_be_missing: bool = False) -> ProjectPaths:
+    """The project's paths (default: the current directory), its state directories free of links."""
+    root = (project_dir or Path.cwd()).expanduser()
+    if may_be_missing and not root.exists():
+        return ProjectPaths.for_project(root)  # `run` creates it when it has something to do
+    if not root.is_dir():
+        raise UsageError(f"project directory {root} does not exist (create it, or pass --project-dir DIR)")
+    paths = ProjectPaths.for_project(root)
+    try:
+        for directory in paths.state_dirs:
+            refuse_links(directory)
+    except LinkRefused as err:
+        raise UsageError(str(err)) from err
+    return paths
