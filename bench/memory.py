@@ -26,6 +26,7 @@ from bench.plans import spec_features
 from bench.summarizers import CarelessSummarizer
 from context_agent import ContextAgent
 from context_agent.budget import MAX_STORED_DECISIONS
+from orchestrator.run.context_view import feature_reader
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.store.paths import ProjectPaths
 
@@ -54,7 +55,8 @@ def measure(features: int = 500, constraints: int = 50, decisions: int = 100, se
     with tempfile.TemporaryDirectory(prefix="orchestrate-bench-memory-") as tmp, _no_fsync():
         root = Path(tmp)
         paths = ProjectPaths.for_project(root)
-        agent = ContextAgent(root, features=specs, model_call=summarizer, on_event=lambda kind, data: None)
+        agent = ContextAgent(root, features=specs, model_call=summarizer, on_event=lambda kind, data: None,
+                             read_feature=feature_reader(paths))
         pending: list[str] = []
         for number, feature in enumerate(specs, start=1):
             report = {
@@ -74,7 +76,7 @@ def measure(features: int = 500, constraints: int = 50, decisions: int = 100, se
         active = [c["description"] for c in _read(paths.active_constraints)["constraints"]]
 
     newest = planted_decisions[-MAX_STORED_DECISIONS:]
-    shown = {c["description"] for c in injection["constraints"]}
+    shown = {c.description for c in injection.constraints}
     return {
         "features": features,
         "summarizer_calls": summarizer.calls,
@@ -87,7 +89,7 @@ def measure(features: int = 500, constraints: int = 50, decisions: int = 100, se
         "decisions_stored": len(stored_decisions),
         "newest_decisions_kept": sum(text in stored_decisions for text in newest),
         "decision_retention": sum(text in stored_decisions for text in newest) / len(newest),
-        "context_tokens_at_end": injection["tokenCount"],
+        "context_tokens_at_end": injection.token_count,
     }
 
 

@@ -4,10 +4,9 @@ prevention, both short enough to be injected whole."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
 from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS
+from .records import CheckSummary
 from .text import clip_item, one_line
 from .tokens import estimate_tokens
 
@@ -31,13 +30,13 @@ _MAX_LINES = 2
 _MAX_COMMAND_TOKENS = 8
 
 
-def describe_check_failure(verification: Mapping[str, Any]) -> str:
+def describe_check_failure(check: CheckSummary) -> str:
     """"`<command>` failed: <first meaningful error line(s)>", bounded for injection."""
-    command = one_line(str(verification.get("command") or ""))
-    if verification.get("skipped"):
-        reason = one_line(str(verification.get("error") or "no command to run"))
+    command = one_line(check.command or "")
+    if check.skipped:
+        reason = one_line(check.error or "no command to run")
         return clip_item(f"check skipped: {reason}", FAILURE_DESCRIPTION_TOKENS)
-    lines = _error_lines(verification) or [_exit_text(verification)]
+    lines = _error_lines(check) or [_exit_text(check)]
     short_command = command and estimate_tokens(command) <= _MAX_COMMAND_TOKENS
     prefix = f"`{command}` failed: " if short_command else ""
     # Whole lines while they fit; only the first is ever clipped.
@@ -50,17 +49,17 @@ def describe_check_failure(verification: Mapping[str, Any]) -> str:
     return clip_item(prefix + detail, FAILURE_DESCRIPTION_TOKENS)
 
 
-def default_prevention(verification: Mapping[str, Any]) -> str:
+def default_prevention(check: CheckSummary) -> str:
     """What to do until something better is learned: run the check before reporting done."""
-    command = one_line(str(verification.get("command") or ""))
+    command = one_line(check.command or "")
     prevention = f"make `{command}` pass before reporting done"
     if command and estimate_tokens(prevention) <= PREVENTION_TOKENS:
         return prevention
     return "make the check pass before reporting done"
 
 
-def _error_lines(verification: Mapping[str, Any]) -> list[str]:
-    text = "\n".join(str(verification.get(key) or "") for key in ("output", "error"))
+def _error_lines(check: CheckSummary) -> list[str]:
+    text = "\n".join((check.output or "", check.error or ""))
     strong: list[str] = []
     weak: list[str] = []
     last = ""
@@ -84,6 +83,6 @@ def _add_once(lines: list[str], line: str) -> None:
         lines.append(line)
 
 
-def _exit_text(verification: Mapping[str, Any]) -> str:
-    code = verification.get("exitCode")
+def _exit_text(check: CheckSummary) -> str:
+    code = check.exit_code
     return f"exit code {code}, no output" if code is not None else "no exit code, no output"

@@ -10,10 +10,7 @@ the summary is cut at a line or sentence boundary. A last check of the rendered 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from typing import TypeVar
 
 from .budget import (
     CONSTRAINTS_BUDGET,
@@ -25,6 +22,7 @@ from .budget import (
     RECENT_NOTES_BUDGET,
     SUMMARY_BUDGET,
 )
+from .injected import ContextInjection, InjectedConstraint, InjectedDecision, InjectedFailure
 from .interfaces import FeatureLike
 from .relevance import ItemFacts, focus_on, rank
 from .render import constraint_line, decision_line, failure_line, render_sections
@@ -35,55 +33,9 @@ from .tokens import estimate_tokens
 RECENT_HEADING = "Recent features:"
 
 
-class _Injected(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-
-class InjectedDecision(_Injected):
-    """A decision as shown: `- <text> (Feature <featureId>)`."""
-
-    id: str
-    text: str
-    feature_id: str
-
-
-class InjectedFailure(_Injected):
-    """A failure as shown: `- <description>: <prevention>`."""
-
-    id: str
-    description: str
-    prevention: str
-    feature_id: str
-
-
-class InjectedConstraint(_Injected):
-    """A constraint as shown: `- <description>`."""
-
-    id: str
-    description: str
-    feature_id: str
-
-
-class ContextInjection(_Injected):
-    """What `get_injection` returns (as a camelCase dict) and `orchestrate context` shows."""
-
-    feature_id: str
-    summary: str = ""
-    decisions: list[InjectedDecision] = Field(default_factory=list)
-    failures: list[InjectedFailure] = Field(default_factory=list)
-    constraints: list[InjectedConstraint] = Field(default_factory=list)
-    omitted_constraints: int = 0
-    """Active constraints left out for budget (0 when all are shown)."""
-    token_count: int = 0
-    """Estimated tokens of the rendered section; 0 when there is nothing to inject."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """The camelCase dict `get_injection` returns."""
-        return self.model_dump(by_alias=True)
-
-    def rendered_tokens(self) -> int:
-        """Estimated tokens of the rendered section, whatever `token_count` says."""
-        return estimate_tokens(render_sections(self.as_dict()))
+def _rendered_tokens(injection: ContextInjection) -> int:
+    """Estimated tokens of the rendered section, whatever `token_count` says."""
+    return estimate_tokens(render_sections(injection))
 
 
 def build_injection(
@@ -107,7 +59,7 @@ def build_injection(
     # stand-in measures the rest with the summary's heading; the summary then adds exactly its
     # own tokens, since pieces never join across the line breaks around it.
     injection.summary = "x"
-    without_summary = injection.rendered_tokens() - 1
+    without_summary = _rendered_tokens(injection) - 1
     room = min(SUMMARY_BUDGET, INJECTION_BUDGET - without_summary)
     injection.summary = summary_text(stores.summary, room)
     used = without_summary + estimate_tokens(injection.summary)
@@ -189,7 +141,7 @@ def _enforce_total(injection: ContextInjection, ranked: Sequence[Constraint]) ->
     """Cut until the rendered section fits: summary tail first, then the least relevant items.
     Returns the section's tokens."""
     rank_of = {item.id: position for position, item in enumerate(ranked)}
-    while (excess := (tokens := injection.rendered_tokens()) - INJECTION_BUDGET) > 0:
+    while (excess := (tokens := _rendered_tokens(injection)) - INJECTION_BUDGET) > 0:
         if injection.summary:
             shorter = fit_lines(injection.summary, estimate_tokens(injection.summary) - excess)
             injection.summary = shorter if shorter != injection.summary else ""
@@ -205,7 +157,7 @@ def _enforce_total(injection: ContextInjection, ranked: Sequence[Constraint]) ->
             # Only the "N more constraints" line is left; it cannot be over 2000 tokens,
             # but never loop forever on a broken estimator.
             injection.omitted_constraints = 0
-            return injection.rendered_tokens()
+            return _rendered_tokens(injection)
     return tokens
 
 

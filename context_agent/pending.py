@@ -16,10 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.store.atomic import append_jsonl, set_aside
-from orchestrator.store.paths import ProjectPaths
-
 from .events import EventReporter
+from .files import ContextFiles, TooLarge, read_bounded
 from .reports import AgentReport, parse_report
 
 # A line is one report (a few hundred bytes); a summarization every few features empties the file.
@@ -35,33 +33,27 @@ class PendingReport:
     recorded_at: int
 
 
-def append_report(paths: ProjectPaths, feature_id: str, report: AgentReport, now: int) -> None:
+def append_report(files: ContextFiles, feature_id: str, report: AgentReport, now: int) -> None:
     """Add a report to the pending file; flushed, not fsynced (the feature log holds it)."""
     record = {
         "featureId": feature_id, "recordedAt": now,
         "report": {"summary": report.summary, "decisions": report.decisions,
                    "constraints": report.constraints, "notes": report.notes},
     }
-    append_jsonl(paths.pending_reports, record, fsync=False)
+    files.append_json_line(files.pending_reports, record, fsync=False)
 
 
-def read_pending(paths: ProjectPaths, events: EventReporter) -> list[PendingReport]:
+def read_pending(files: ContextFiles, events: EventReporter) -> list[PendingReport]:
     """The pending reports in the order they were recorded; [] when there are none.
 
     Lines that are not a report (a torn last line after a kill) are skipped.
     """
-    path = paths.pending_reports
+    path = files.pending_reports
     try:
-        if path.stat().st_size > MAX_PENDING_BYTES:
-            backup = set_aside(path, paths.backups_dir)
-            events.emit(
-                "context.store_corrupt",
-                f"{path.name} is larger than {MAX_PENDING_BYTES} bytes; moved to {backup}; the next "
-                "summarization takes the reports from the feature logs",
-                file=str(path), backup=str(backup),
-            )
-            return []
-        data = path.read_bytes()
+        data = read_bounded(path, MAX_PENDING_BYTES)
+    except TooLarge as exc:
+        _set_aside_large(files, exc, events)
+        return []
     except FileNotFoundError:
         return []
     except OSError as exc:
@@ -76,9 +68,25 @@ def read_pending(paths: ProjectPaths, events: EventReporter) -> list[PendingRepo
     return pending
 
 
-def clear_pending(paths: ProjectPaths) -> None:
+def _set_aside_large(files: ContextFiles, problem: TooLarge, events: EventReporter) -> None:
+    path = files.pending_reports
+    try:
+        backup = files.set_aside(path)
+    except OSError as exc:
+        events.emit("context.store_unreadable", f"cannot read {path.name} ({exc}); reading it as empty",
+                    file=str(path), error=str(exc))
+        return
+    events.emit(
+        "context.store_corrupt",
+        f"{path.name} is {problem}; moved to {backup}; the next summarization takes the reports from "
+        "the feature logs",
+        file=str(path), backup=str(backup),
+    )
+
+
+def clear_pending(files: ContextFiles) -> None:
     """Remove the pending file once the stores that fold it in are safely written."""
-    paths.pending_reports.unlink(missing_ok=True)
+    files.pending_reports.unlink(missing_ok=True)
 
 
 def _parse(raw: bytes) -> PendingReport | None:

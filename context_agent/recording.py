@@ -33,9 +33,11 @@ from .budget import (
     RECENT_NOTE_TOKENS,
     SUMMARY_STORE_CAP,
 )
+from .reports import AgentReport
 from .stores import (
     ActiveConstraints,
     Constraint,
+    ContextStores,
     Decision,
     Failure,
     FailureMemory,
@@ -133,7 +135,8 @@ def _constraint_index(store: ActiveConstraints) -> TextIndex:
     """The index of `store.constraints`, rebuilt when the list was replaced or changed elsewhere."""
     cached = store._index
     if cached is not None and cached[0] is store.constraints and len(cached[1]) == len(store.constraints):
-        return cached[1]
+        cached_index: TextIndex = cached[1]
+        return cached_index
     index = TextIndex(item.description for item in store.constraints)
     store._index = (store.constraints, index)
     return index
@@ -230,3 +233,15 @@ def enforce_summary_cap(store: RunningSummary) -> None:
 
 def _summary_tokens(store: RunningSummary) -> int:
     return estimate_json_tokens(store.model_dump(by_alias=True, mode="json"))
+
+
+def ingest_report(stores: ContextStores, feature_id: str, report: AgentReport, category: str, now: int) -> tuple[int, int]:
+    """Add a report's decisions and constraints; returns how many of each were new."""
+    decisions = constraints = 0
+    for text in report.decisions:
+        if add_decision(stores.decisions, text, feature_id, category=category, source="report", now=now):
+            decisions += 1
+    for text in report.constraints:
+        if add_constraint(stores.constraints, text, feature_id, category=category, source="report", now=now):
+            constraints += 1
+    return decisions, constraints

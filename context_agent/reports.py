@@ -45,8 +45,9 @@ def _items(value: Any) -> list[str]:
 def _item_text(item: Any) -> str:
     if isinstance(item, Mapping):
         for key in _ITEM_TEXT_KEYS:
-            if isinstance(item.get(key), str):
-                return item[key].strip()
+            value = item.get(key)
+            if isinstance(value, str):
+                return value.strip()
         return ""
     return _text(item)
 

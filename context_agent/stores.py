@@ -15,10 +15,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 
-from orchestrator.store.atomic import set_aside, write_text_atomic
-from orchestrator.store.paths import ProjectPaths
-
 from .events import EventReporter
+from .files import ContextFiles, TooLarge, read_bounded
 
 ItemSource = Literal["report", "summarizer"]
 # The stores are bounded (a 2000-token summary, 20 decisions, 10 failures, 100 constraints):
@@ -149,49 +147,49 @@ Store = TypeVar("Store", bound=_StoreModel)
 StoreName = Literal["summary", "decisions", "failures", "constraints"]
 
 
-def store_path(paths: ProjectPaths, name: StoreName) -> Path:
-    """The file of one store (paths themselves live in `ProjectPaths`)."""
+def store_path(files: ContextFiles, name: StoreName) -> Path:
+    """The file of one store (the paths themselves live in `ContextFiles`)."""
     return {
-        "summary": paths.running_summary,
-        "decisions": paths.key_decisions,
-        "failures": paths.failure_memory,
-        "constraints": paths.active_constraints,
+        "summary": files.running_summary,
+        "decisions": files.key_decisions,
+        "failures": files.failure_memory,
+        "constraints": files.active_constraints,
     }[name]
 
 
-def load_stores(paths: ProjectPaths, events: EventReporter) -> ContextStores:
+def load_stores(files: ContextFiles, events: EventReporter) -> ContextStores:
     """All four stores; a missing one is empty, a corrupted one is set aside and empty."""
     on_disk: dict[str, str] = {}
-    summary = _load(paths, "summary", RunningSummary, events, on_disk)
-    decisions = _load(paths, "decisions", KeyDecisions, events, on_disk)
-    failures = _load(paths, "failures", FailureMemory, events, on_disk)
-    constraints = _load(paths, "constraints", ActiveConstraints, events, on_disk)
+    summary = _load(files, "summary", RunningSummary, events, on_disk)
+    decisions = _load(files, "decisions", KeyDecisions, events, on_disk)
+    failures = _load(files, "failures", FailureMemory, events, on_disk)
+    constraints = _load(files, "constraints", ActiveConstraints, events, on_disk)
     return ContextStores(summary, decisions, failures, constraints, on_disk)
 
 
 def _load(
-    paths: ProjectPaths, name: StoreName, model: type[Store], events: EventReporter, on_disk: dict[str, str]
+    files: ContextFiles, name: StoreName, model: type[Store], events: EventReporter, on_disk: dict[str, str]
 ) -> Store:
-    store, text = _read_store(store_path(paths, name), model, paths, events)
+    store, text = _read_store(store_path(files, name), model, files, events)
     if text is not None:
         on_disk[name] = text
     return store
 
 
-def load_store(path: Path, model: type[Store], paths: ProjectPaths, events: EventReporter) -> Store:
+def load_store(path: Path, model: type[Store], files: ContextFiles, events: EventReporter) -> Store:
     """One store from `path`, or an empty one if it is missing, unreadable or corrupted."""
-    return _read_store(path, model, paths, events)[0]
+    return _read_store(path, model, files, events)[0]
 
 
 def _read_store(
-    path: Path, model: type[Store], paths: ProjectPaths, events: EventReporter
+    path: Path, model: type[Store], files: ContextFiles, events: EventReporter
 ) -> tuple[Store, str | None]:
     """The store and the file's text (None when there was no usable file)."""
     try:
-        if path.stat().st_size > MAX_STORE_BYTES:
-            _set_aside_corrupt(path, f"larger than {MAX_STORE_BYTES} bytes", paths, events)
-            return model(), None
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_STORE_BYTES)
+    except TooLarge as exc:
+        _set_aside_corrupt(path, str(exc), files, events)
+        return model(), None
     except FileNotFoundError:
         return model(), None
     except OSError as exc:
@@ -217,11 +215,11 @@ def _read_store(
                 f"not a {model.__name__} store "
                 f"({exc.error_count()} problems; {where}: {first['msg']})"
             )
-    _set_aside_corrupt(path, problem, paths, events)
+    _set_aside_corrupt(path, problem, files, events)
     return model(), None
 
 
-def save_stores(paths: ProjectPaths, stores: ContextStores, *names: StoreName) -> None:
+def save_stores(files: ContextFiles, stores: ContextStores, *names: StoreName) -> None:
     """Write the named stores (all four when none are named) that changed since they were
     read, each atomically. One store that cannot be written does not keep the others from
     being written; its error is raised after."""
@@ -231,7 +229,7 @@ def save_stores(paths: ProjectPaths, stores: ContextStores, *names: StoreName) -
         if stores.on_disk.get(name) == text:
             continue
         try:
-            write_text_atomic(store_path(paths, name), text)
+            files.write_text(store_path(files, name), text)
         except OSError as exc:
             error = error or exc
         else:
@@ -240,9 +238,9 @@ def save_stores(paths: ProjectPaths, stores: ContextStores, *names: StoreName) -
         raise error
 
 
-def save_store(paths: ProjectPaths, name: StoreName, store: _StoreModel) -> None:
+def save_store(files: ContextFiles, name: StoreName, store: _StoreModel) -> None:
     """Write one store atomically."""
-    write_text_atomic(store_path(paths, name), store_text(store))
+    files.write_text(store_path(files, name), store_text(store))
 
 
 def store_text(store: _StoreModel) -> str:
@@ -250,9 +248,9 @@ def store_text(store: _StoreModel) -> str:
     return json.dumps(store.model_dump(by_alias=True, mode="json"), indent=2, ensure_ascii=False) + "\n"
 
 
-def _set_aside_corrupt(path: Path, problem: str, paths: ProjectPaths, events: EventReporter) -> None:
+def _set_aside_corrupt(path: Path, problem: str, files: ContextFiles, events: EventReporter) -> None:
     try:
-        backup: Path | None = set_aside(path, paths.backups_dir)
+        backup: Path | None = files.set_aside(path)
     except OSError as exc:
         backup = None
         problem = f"{problem}; could not move it aside: {exc}"

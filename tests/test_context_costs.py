@@ -20,6 +20,7 @@ from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
 from context_agent.recording import add_constraint, enforce_constraint_limit
 from context_agent.stores import ActiveConstraints
 from orchestrator.store.atomic import write_json_atomic
+from orchestrator.run.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import read_json, run_cli, write_spec
 
@@ -85,7 +86,7 @@ def test_the_summarizer_prompt_leaves_out_stored_items_and_passing_checks(tmp_pa
         prompts.append(request["messages"][0]["content"])
         raise ConnectionError("the test only reads the prompt")
 
-    agent = ContextAgent(tmp_path, model_call=model_call, on_event=lambda kind, data: None)
+    agent = ContextAgent(tmp_path, read_feature=feature_reader(ProjectPaths.for_project(tmp_path)), model_call=model_call, on_event=lambda kind, data: None)
     paths = ProjectPaths.for_project(tmp_path)
     passed = {"summary": "Built the model.", "decisions": ["Ids are UUID4 strings"],
               "constraints": ["Standard library only"], "notes": ""}
@@ -126,7 +127,7 @@ class NeverConsolidates:
 @pytest.mark.parametrize("use_model", [True, False], ids=["summarizer-never-consolidates", "no-model"])
 def test_active_constraints_stay_under_the_limit_and_every_retired_one_is_named(tmp_path: Path, use_model: bool) -> None:
     events: list[tuple[str, dict[str, Any]]] = []
-    agent = ContextAgent(tmp_path, model_call=NeverConsolidates(), on_event=lambda kind, data: events.append((kind, data)))
+    agent = ContextAgent(tmp_path, read_feature=feature_reader(ProjectPaths.for_project(tmp_path)), model_call=NeverConsolidates(), on_event=lambda kind, data: events.append((kind, data)))
     paths = ProjectPaths.for_project(tmp_path)
     recorded = [f"Rule {n}: {WORDS[n % len(WORDS)]} must go through {WORDS[(7 * n) % len(WORDS)]}" for n in range(260)]
     largest = 0

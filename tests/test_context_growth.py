@@ -132,10 +132,10 @@ def test_budget_holds_over_a_thousand_features(tmp_path: Path, no_fsync: None) -
     for number, feature in enumerate(features, start=1):
         injection = agent.get_injection(feature.id)
         rendered = render_project_context(injection)
-        assert injection["tokenCount"] == estimate_tokens(rendered) <= INJECTION_BUDGET
-        worst = max(worst, injection["tokenCount"])
+        assert injection.token_count == estimate_tokens(rendered) <= INJECTION_BUDGET
+        worst = max(worst, injection.token_count)
         if number in (10, 100, 1000):
-            figures[number] = injection["tokenCount"]
+            figures[number] = injection.token_count
 
         if number % 10 == 1:
             constraints.append(f"{_phrase(rng, 5)} must always {_phrase(rng, 4)}")
@@ -190,7 +190,7 @@ def test_two_hundred_rewriting_summarizations_lose_no_stored_item(tmp_path: Path
             agent.record_report(feature_id, {"summary": f"Did {_phrase(rng, 8)}.", "decisions": [decision],
                                              "constraints": constraints})
         result = agent.summarize(ids, "every-5")
-        assert result["success"] is True
+        assert result.success is True
 
     paths = ProjectPaths.for_project(tmp_path)
     stored_decisions = [d["text"] for d in json.loads(paths.key_decisions.read_text(encoding="utf-8"))["decisions"]]

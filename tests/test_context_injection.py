@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from context_agent import ContextAgent, estimate_tokens, render_project_context
+from context_agent import ContextAgent, ContextInjection, estimate_tokens, render_project_context
 from context_agent.budget import INJECTION_BUDGET, SUMMARY_BUDGET
 from context_agent.stores import RunningSummary
 from orchestrator.store.atomic import write_json_atomic
@@ -19,13 +19,16 @@ def _feature(id: str, category: str = "backend", description: str = "", depends_
 
 
 def test_render_matches_the_spec_format_exactly() -> None:
-    injection = {
+    injection = ContextInjection.model_validate({
+        "featureId": "todo-api",
         "summary": "A todo API.\nModel and storage are done.",
-        "decisions": [{"text": "Ids are UUID4 strings", "featureId": "todo-model"}],
-        "failures": [{"description": "`pytest -q` failed: KeyError: 'id'", "prevention": "validate ids first"}],
-        "constraints": [{"description": "Standard library only"}, {"description": "Python 3.11"}],
+        "decisions": [{"id": "d1", "text": "Ids are UUID4 strings", "featureId": "todo-model"}],
+        "failures": [{"id": "f1", "description": "`pytest -q` failed: KeyError: 'id'", "prevention": "validate ids first",
+                      "featureId": "todo-model"}],
+        "constraints": [{"id": "c1", "description": "Standard library only", "featureId": "a"},
+                        {"id": "c2", "description": "Python 3.11", "featureId": "a"}],
         "tokenCount": 60,
-    }
+    })
 
     assert render_project_context(injection) == (
         "## Project Context\n"
@@ -47,19 +50,20 @@ def test_render_matches_the_spec_format_exactly() -> None:
 
 
 def test_empty_sections_are_left_out_and_nothing_at_all_renders_nothing() -> None:
-    only_constraints = {"summary": "", "decisions": [], "failures": [],
-                        "constraints": [{"description": "Standard library only"}], "tokenCount": 9}
+    only_constraints = ContextInjection.model_validate({
+        "featureId": "x", "summary": "", "decisions": [], "failures": [],
+        "constraints": [{"id": "c1", "description": "Standard library only", "featureId": "a"}], "tokenCount": 9})
 
     assert render_project_context(only_constraints) == (
         "## Project Context\n\n**Active Constraints:**\n- Standard library only"
     )
-    assert render_project_context({**only_constraints, "tokenCount": 0}) == ""
+    assert render_project_context(only_constraints.model_copy(update={"token_count": 0})) == ""
 
 
 def test_a_fresh_project_injects_nothing(tmp_path: Path) -> None:
     injection = ContextAgent(tmp_path).get_injection("first")
 
-    assert injection["tokenCount"] == 0
+    assert injection.token_count == 0
     assert render_project_context(injection) == ""
 
 
@@ -69,7 +73,7 @@ def test_token_count_is_the_estimate_of_the_rendered_section(tmp_path: Path) -> 
 
     injection = agent.get_injection("b")
 
-    assert injection["tokenCount"] == estimate_tokens(render_project_context(injection)) > 0
+    assert injection.token_count == estimate_tokens(render_project_context(injection)) > 0
 
 
 def test_decisions_from_dependencies_and_the_same_area_come_before_newer_unrelated_ones(tmp_path: Path) -> None:
@@ -86,10 +90,10 @@ def test_decisions_from_dependencies_and_the_same_area_come_before_newer_unrelat
     agent.record_report("css-theme", {"decisions": ["Dark theme by default"]})
     agent.record_report("navbar", {"decisions": ["Navbar collapses below 600px"]})
 
-    decisions = agent.get_injection("todo-api")["decisions"]
+    decisions = agent.get_injection("todo-api").decisions
 
     # Direct dependency first, then the indirect one; the newer frontend decisions lose.
-    assert [d["featureId"] for d in decisions] == ["todo-store", "todo-model", "navbar"]
+    assert [d.feature_id for d in decisions] == ["todo-store", "todo-model", "navbar"]
 
 
 def test_on_a_retry_the_feature_s_own_failure_comes_first(tmp_path: Path) -> None:
@@ -98,9 +102,9 @@ def test_on_a_retry_the_feature_s_own_failure_comes_first(tmp_path: Path) -> Non
     agent.record_failure("b", 1, {"command": "pytest -q", "exitCode": 1, "output": "E   KeyError: 'b'"})
     agent.record_failure("c", 1, {"command": "pytest -q", "exitCode": 1, "output": "E   KeyError: 'c'"})
 
-    failures = agent.get_injection("a")["failures"]
+    failures = agent.get_injection("a").failures
 
-    assert [f["featureId"] for f in failures] == ["a", "c"]  # its own, then the most recent
+    assert [f.feature_id for f in failures] == ["a", "c"]  # its own, then the most recent
 
 
 def test_all_active_constraints_are_listed_when_they_fit(tmp_path: Path) -> None:
@@ -111,8 +115,8 @@ def test_all_active_constraints_are_listed_when_they_fit(tmp_path: Path) -> None
     injection = agent.get_injection("b")
 
     # 30 short rules exceed the 250-token share but the unused summary budget takes them.
-    assert [c["description"] for c in injection["constraints"]] == rules
-    assert injection["omittedConstraints"] == 0
+    assert [c.description for c in injection.constraints] == rules
+    assert injection.omitted_constraints == 0
 
 
 def test_when_constraints_outgrow_the_budget_the_relevant_ones_are_kept_and_the_rest_counted(tmp_path: Path) -> None:
@@ -127,10 +131,10 @@ def test_when_constraints_outgrow_the_budget_the_relevant_ones_are_kept_and_the_
     injection = agent.get_injection("billing")
     text = render_project_context(injection)
 
-    assert injection["tokenCount"] <= INJECTION_BUDGET
+    assert injection.token_count <= INJECTION_BUDGET
     assert "Stripe webhooks must verify the signature header" in text
-    shown = len(injection["constraints"])
-    assert injection["omittedConstraints"] == 151 - shown > 0
+    shown = len(injection.constraints)
+    assert injection.omitted_constraints == 151 - shown > 0
     assert f"- ({151 - shown} more active constraints not shown: less relevant to this feature)" in text
 
 
@@ -139,7 +143,7 @@ def test_a_long_summary_is_cut_at_a_line_boundary_within_its_share(tmp_path: Pat
     lines = [f"Line {n}: the {n}th fact about this project, stated in one sentence." for n in range(300)]
     write_json_atomic(paths.running_summary, RunningSummary(summary="\n".join(lines)).model_dump(by_alias=True))
 
-    summary = ContextAgent(tmp_path).get_injection("x")["summary"]
+    summary = ContextAgent(tmp_path).get_injection("x").summary
 
     assert 0 < estimate_tokens(summary) <= SUMMARY_BUDGET
     kept = summary.splitlines()
@@ -151,7 +155,7 @@ def test_a_summary_of_one_huge_line_is_cut_between_sentences(tmp_path: Path) -> 
     sentences = [f"Sentence {n} says something." for n in range(800)]
     write_json_atomic(paths.running_summary, RunningSummary(summary=" ".join(sentences)).model_dump(by_alias=True))
 
-    summary = ContextAgent(tmp_path).get_injection("x")["summary"]
+    summary = ContextAgent(tmp_path).get_injection("x").summary
 
     assert estimate_tokens(summary) <= SUMMARY_BUDGET
     assert summary.endswith("says something.") and " ".join(sentences).startswith(summary)
@@ -161,7 +165,7 @@ def test_what_the_previous_feature_reported_is_in_the_next_feature_s_summary(tmp
     agent = ContextAgent(tmp_path)
     agent.record_report("todo-model", {"summary": "Added Todo in todo/model.py with a done flag."})
 
-    summary = agent.get_injection("todo-api")["summary"]
+    summary = agent.get_injection("todo-api").summary
 
     assert summary == "Recent features:\n- todo-model: Added Todo in todo/model.py with a done flag."
 
@@ -174,5 +178,5 @@ def test_injection_failure_gives_an_empty_injection_and_an_event(tmp_path: Path)
 
     injection = agent.get_injection("a")
 
-    assert injection["tokenCount"] == 0 and render_project_context(injection) == ""
+    assert injection.token_count == 0 and render_project_context(injection) == ""
     assert events == ["context.injection_failed"]

@@ -38,10 +38,10 @@ def test_a_failed_check_is_remembered_by_its_error_line_not_the_noise(tmp_path: 
     agent = ContextAgent(tmp_path)
     agent.record_failure("todo-model", 1, _check(PYTEST_FAILURE))
 
-    failure = agent.get_injection("todo-model")["failures"][0]
+    failure = agent.get_injection("todo-model").failures[0]
 
-    assert failure["description"] == "`pytest -q` failed: AttributeError: 'Todo' object has no attribute 'done'"
-    assert failure["prevention"] == "make `pytest -q` pass before reporting done"
+    assert failure.description == "`pytest -q` failed: AttributeError: 'Todo' object has no attribute 'done'"
+    assert failure.prevention == "make `pytest -q` pass before reporting done"
 
 
 def test_the_passing_attempt_s_lesson_replaces_the_default_prevention(tmp_path: Path) -> None:
@@ -51,8 +51,8 @@ def test_the_passing_attempt_s_lesson_replaces_the_default_prevention(tmp_path: 
 
     agent.record_prevention("todo-model", "Give Todo a done field defaulting to False.")
 
-    failures = agent.get_injection("todo-model")["failures"]
-    assert [f["prevention"] for f in failures] == ["Give Todo a done field defaulting to False."] * 2
+    failures = agent.get_injection("todo-model").failures
+    assert [f.prevention for f in failures] == ["Give Todo a done field defaulting to False."] * 2
 
 
 def test_the_same_failure_on_every_retry_takes_one_slot(tmp_path: Path) -> None:
@@ -121,9 +121,9 @@ def test_reports_in_odd_shapes_are_read_not_rejected(tmp_path: Path) -> None:
 
     injection = agent.get_injection("a")
 
-    assert [d["text"] for d in injection["decisions"]] == ["One decision"]
-    assert [c["description"] for c in injection["constraints"]] == ["Constraint as object"]
-    assert "Did one thing; and another" in injection["summary"]
+    assert [d.text for d in injection.decisions] == ["One decision"]
+    assert [c.description for c in injection.constraints] == ["Constraint as object"]
+    assert "Did one thing; and another" in injection.summary
 
 
 def test_a_long_decision_is_stored_whole_sentences_within_its_cap(tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def test_a_long_decision_is_stored_whole_sentences_within_its_cap(tmp_path: Path
     long = "Use SQLite through the standard library. " + "Padding sentence with many words here. " * 20
     agent.record_report("a", {"decisions": [long]})
 
-    text = agent.get_injection("a")["decisions"][0]["text"]
+    text = agent.get_injection("a").decisions[0].text
 
     assert text.startswith("Use SQLite through the standard library.") and text.endswith(".")
     assert "\n" not in text and len(text) < len(long)

@@ -37,10 +37,10 @@ def test_recorded_memory_is_there_for_a_new_agent_on_the_same_project(tmp_path: 
 
     injection = _agent(tmp_path, events).get_injection("todo-api")
 
-    assert [d["text"] for d in injection["decisions"]] == ["Todo ids are UUID4 strings"]
-    assert [c["description"] for c in injection["constraints"]] == ["Standard library only"]
-    assert injection["failures"][0]["prevention"] == "Return a list, not a generator."
-    assert "Added the Todo model." in injection["summary"]
+    assert [d.text for d in injection.decisions] == ["Todo ids are UUID4 strings"]
+    assert [c.description for c in injection.constraints] == ["Standard library only"]
+    assert injection.failures[0].prevention == "Return a list, not a generator."
+    assert "Added the Todo model." in injection.summary
     assert events == []
 
 
@@ -87,9 +87,9 @@ def test_a_corrupted_store_is_set_aside_reported_and_the_agent_carries_on(tmp_pa
     assert backup.parent == paths.backups_dir and backup.read_bytes() == content
     assert "key-decisions.json" in events[0][1]["message"]
     # The store was read as empty, with the new decision on it.
-    assert injection["decisions"][0]["text"] == "Todo ids are UUID4 strings"
+    assert injection.decisions[0].text == "Todo ids are UUID4 strings"
     agent.summarize(["todo-model"], "end", use_model=False)
-    assert agent.get_injection("todo-model")["decisions"][0]["text"] == "Todo ids are UUID4 strings"
+    assert agent.get_injection("todo-model").decisions[0].text == "Todo ids are UUID4 strings"
 
 
 def test_every_store_damaged_still_gives_an_injection_and_a_summary(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_every_store_damaged_still_gives_an_injection_and_a_summary(tmp_path: Pa
     events: list[tuple[str, dict[str, Any]]] = []
     agent = _agent(tmp_path, events)
 
-    assert agent.get_injection("x")["tokenCount"] == 0
+    assert agent.get_injection("x").token_count == 0
     assert len([kind for kind, _ in events if kind == "context.store_corrupt"]) == 4
     assert len(list(paths.backups_dir.iterdir())) == 4
 
@@ -133,7 +133,7 @@ def test_a_failing_event_handler_does_not_break_the_agent(
     agent = ContextAgent(tmp_path, on_event=broken)
     agent.record_report("a", REPORT)
 
-    assert agent.get_injection("a")["decisions"]
+    assert agent.get_injection("a").decisions
     assert "event handler failed" in capsys.readouterr().err
 
 
@@ -148,5 +148,5 @@ def test_an_unwritable_context_directory_is_reported_not_raised(tmp_path: Path) 
     agent.record_failure("a", 1, FAILED_CHECK)
     result = agent.summarize(["a"], "end")
 
-    assert result["success"] is False and result["error"]
+    assert result.success is False and result.error
     assert {kind for kind, _ in events} >= {"context.record_failed"}

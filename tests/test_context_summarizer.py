@@ -13,6 +13,7 @@ import pytest
 from context_agent import ContextAgent, SummarizerAnswer, answer_schema
 from context_agent.budget import SUMMARY_BUDGET
 from orchestrator.store.atomic import write_json_atomic
+from orchestrator.run.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths
 
 
@@ -59,7 +60,7 @@ def _write_log(root: Path, feature_id: str, **fields: Any) -> None:
 
 def _agent(root: Path, call: Any, events: list[tuple[str, dict[str, Any]]] | None = None) -> ContextAgent:
     sink = events if events is not None else []
-    return ContextAgent(root, model_call=call, summarizer_model="claude-test-small",
+    return ContextAgent(root, read_feature=feature_reader(ProjectPaths.for_project(root)), model_call=call, summarizer_model="claude-test-small",
                         on_event=lambda kind, data: sink.append((kind, data)))
 
 
@@ -97,14 +98,14 @@ def test_a_good_answer_replaces_the_summary_and_adds_only_new_items(tmp_path: Pa
 
     result = agent.summarize(["todo-model"], "every-5")
 
-    assert result["success"] is True and result["error"] is None
-    assert (result["newDecisions"], result["newConstraints"], result["newFailures"]) == (1, 1, 0)
-    assert result["source"] == "model" and result["summary"] == "Todo API: model done with UUID ids."
+    assert result.success is True and result.error is None
+    assert (result.new_decisions, result.new_constraints, result.new_failures) == (1, 1, 0)
+    assert result.source == "model" and result.summary == "Todo API: model done with UUID ids."
     stored = _stored_summary(tmp_path)
     assert stored["summary"] == "Todo API: model done with UUID ids."
     assert stored["recent"] == [] and stored["featuresSummarized"] == 1 and stored["source"] == "model"
     injection = agent.get_injection("next")
-    assert [d["text"] for d in injection["decisions"]] == [
+    assert [d.text for d in injection.decisions] == [
         "Timestamps are UTC epoch milliseconds", "Ids are UUID4 strings"]
 
 
@@ -119,9 +120,9 @@ def test_only_explicitly_retired_items_leave_the_stores(tmp_path: Path) -> None:
     result = agent.summarize(["a"], "every-5")
 
     injection = agent.get_injection("b")
-    assert {d["text"] for d in injection["decisions"]} == {"Port 8000", "Use SQLite instead of JSON files"}
-    assert [c["description"] for c in injection["constraints"]] == ["Stdlib only"]
-    assert (result["retiredDecisions"], result["retiredConstraints"]) == (1, 1)
+    assert {d.text for d in injection.decisions} == {"Port 8000", "Use SQLite instead of JSON files"}
+    assert [c.description for c in injection.constraints] == ["Stdlib only"]
+    assert (result.retired_decisions, result.retired_constraints) == (1, 1)
     retired = json.loads(ProjectPaths.for_project(tmp_path).active_constraints.read_text(encoding="utf-8"))["retired"]
     assert retired[0]["description"] == "No ORM" and retired[0]["retiredBy"] == "summarizer:every-5"
 
@@ -136,7 +137,7 @@ def test_consolidating_constraints_replaces_several_with_one(tmp_path: Path) -> 
 
     agent.summarize(["a"], "every-5")
 
-    assert [c["description"] for c in agent.get_injection("b")["constraints"]] == [
+    assert [c.description for c in agent.get_injection("b").constraints] == [
         "Format code with black and sort imports with isort"]
 
 
@@ -149,9 +150,9 @@ def test_a_summarizer_failure_gives_a_prevention_to_the_failure_it_explains(tmp_
 
     result = agent.summarize(["a"], "every-5")
 
-    failures = agent.get_injection("a")["failures"]
-    assert len(failures) == 1 and failures[0]["prevention"] == "Check the id key exists"
-    assert result["newFailures"] == 0 and result["preventions"] == 1
+    failures = agent.get_injection("a").failures
+    assert len(failures) == 1 and failures[0].prevention == "Check the id key exists"
+    assert result.new_failures == 0 and result.preventions == 1
 
 
 @pytest.mark.parametrize(
@@ -177,23 +178,23 @@ def test_when_the_summarizer_fails_a_fallback_summary_is_written_and_reported(
 
     result = agent.summarize(["todo-model", "todo-api"], "every-5")
 
-    assert result["success"] is False and error_part in result["error"]
-    assert result["source"] == "fallback"
+    assert result.success is False and error_part in result.error
+    assert result.source == "fallback"
     assert [kind for kind, _ in events] == ["summarizer.failed"]
     assert error_part in events[0][1]["error"]
     summary = _stored_summary(tmp_path)["summary"]
     assert "- todo-model (Todo-Model): passed after 2 attempts. Built todo-model." in summary
     assert "- todo-api (Todo-Api): failed after 3 attempts. Tried the API. Last check:" in summary
     assert "ImportError: cannot import name 'app'" in summary
-    assert agent.get_injection("x")["decisions"][0]["text"] == "Ids are UUID4"
+    assert agent.get_injection("x").decisions[0].text == "Ids are UUID4"
 
 
 def test_no_model_configured_falls_back_too(tmp_path: Path) -> None:
     events: list[tuple[str, dict[str, Any]]] = []
     result = _agent(tmp_path, None, events).summarize(["a"], "end")
 
-    assert result["success"] is False and "no summarizer model" in result["error"]
-    assert "a: status unknown (no usable log)." in result["summary"]
+    assert result.success is False and "no summarizer model" in result.error
+    assert "a: status unknown (no usable log)." in result.summary
     assert [kind for kind, _ in events] == ["summarizer.failed"]
 
 
@@ -206,7 +207,7 @@ def test_missing_or_corrupt_logs_do_not_stop_the_summary(tmp_path: Path) -> None
 
     result = _agent(tmp_path, call).summarize(["broken", "listy", "absent"], "end")
 
-    assert result["success"] is True
+    assert result.success is True
     prompt = call.requests[0]["messages"][0]["content"]
     assert '"logProblem": "no log"' in prompt and "unreadable log" in prompt and "not a JSON object" in prompt
 
@@ -221,7 +222,7 @@ def test_an_over_budget_summary_keeps_the_old_one_and_appends_the_new_features(t
 
     result = agent.summarize(["b"], "every-5")
 
-    assert result["success"] is True and result["source"] == "fallback" and result["newConstraints"] == 1
+    assert result.success is True and result.source == "fallback" and result.new_constraints == 1
     assert _stored_summary(tmp_path)["summary"] == (
         "First summary.\n\nFeatures since the previous summary:\n- b (B): passed. Built b.")
     assert [kind for kind, _ in events] == ["summarizer.summary_rejected"]

@@ -60,7 +60,7 @@ def test_recording_a_report_costs_no_fsync(tmp_path: Path, fsyncs: FsyncCounter)
                                        "constraints": ["Standard library only"]})
 
     assert fsyncs.total == 0
-    assert [d["text"] for d in agent.get_injection("todo-api")["decisions"]] == ["Ids are UUID4 strings"]
+    assert [d.text for d in agent.get_injection("todo-api").decisions] == ["Ids are UUID4 strings"]
 
 
 def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_path: Path, fsyncs: FsyncCounter) -> None:

@@ -14,9 +14,11 @@ from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.text_table import render_table
 from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
+from orchestrator.run.context_view import feature_reader
 from orchestrator.run.prompts import feature_prompt, system_prompt
 from orchestrator.run.request_size import first_request_size
 from orchestrator.run.strategies import build_strategy_context
+from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import UnusableLog, read_feature_log
@@ -156,7 +158,7 @@ def print_context(
         sys.stdout.write(f"=== {name}: feature {feature.id} ===\n")
         if name == "compressed":
             sys.stdout.write((section or "(no project context yet)") + "\n")
-            sys.stdout.write(f"tokenCount: {injection.get('tokenCount', 0) if injection else 0}\n")
+            sys.stdout.write(f"tokenCount: {injection.token_count if injection else 0}\n")
         elif name == "window":
             sys.stdout.write((context_text or "(no feature history yet)") + "\n")
             sys.stdout.write(f"tokenCount: {estimate_tokens(context_text)}\n")
@@ -205,7 +207,8 @@ def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -
     # Failures go to stderr and the event log, as during a run.
     events = EventSink(PlainRenderer(verbosity=-1), paths.events_log)
     agent = ContextAgent(paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
-                         summarizer_model=config.summarizer_model, on_event=events.context_event)
+                         summarizer_model=config.summarizer_model, on_event=events.context_event,
+                         read_feature=feature_reader(paths), redact=redact)
     result = agent.summarize(ids, "manual")
     state.summarization.unsummarized, state.summarization.completed_since_summary = [], 0
     state.summarization.summaries += 1
@@ -215,9 +218,9 @@ def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -
     state.totals.summarizer_cost_usd += spend.summarizer_cost_usd
     store.save(state)
     events.emit(
-        "summarization", trigger="manual", features=ids, success=result.get("success"),
-        newDecisions=result.get("newDecisions"), newFailures=result.get("newFailures"), error=result.get("error"),
+        "summarization", trigger="manual", features=ids, success=result.success,
+        newDecisions=result.new_decisions, newFailures=result.new_failures, error=result.error,
     )
-    verdict = "ok" if result.get("success") else f"fallback summary written ({result.get('error')})"
+    verdict = "ok" if result.success else f"fallback summary written ({result.error})"
     sys.stdout.write(f"summarized {len(ids)} feature(s): {verdict}\n")
     return 0

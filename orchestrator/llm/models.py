@@ -6,6 +6,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+from context_agent import DEFAULT_SUMMARIZER_MODEL
+
 _MODEL_ID = re.compile(r'"(claude-[a-z0-9.-]+)"')
 _VERSIONED = re.compile(r"^claude-(?P<family>[a-z]+)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?$")
 
@@ -46,4 +48,5 @@ def default_agent_model() -> str:
 
 
 def default_summarizer_model() -> str:
-    return newest_model("haiku", "claude-haiku-4-5")
+    """The newest Haiku the SDK lists; the Context Agent's own default when it lists none."""
+    return newest_model("haiku", DEFAULT_SUMMARIZER_MODEL)

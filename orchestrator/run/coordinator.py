@@ -23,11 +23,12 @@ from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, 
 from orchestrator.run import check_influence, protect
 from orchestrator.run import checkpoint as git_checkpoint
 from orchestrator.run.agent_loop import AgentSession, AttemptOutcome, run_agent
+from orchestrator.run.context_view import feature_reader
 from orchestrator.run.prompts import feature_prompt, system_prompt
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
 from orchestrator.run.strategies import StrategyContext, _read_log_file, build_strategy_context
 from orchestrator.run.verify import VerificationResult, run_check
-from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.safety.secrets import redact, scrubbed_environment
 from orchestrator.spec.load import Feature, LoadedSpec
 from orchestrator.spec.selection import select
 from orchestrator.store.atomic import LinkRefused
@@ -86,6 +87,8 @@ class Runner:
             model_call=self.client.summarizer_call,
             summarizer_model=config.summarizer_model,
             on_event=events.context_event,
+            read_feature=feature_reader(paths),
+            redact=redact,
         )
         self.memory = WorkingMemory(paths.working_memory, on_warning=events.warn, backups_dir=paths.backups_dir)
         self.system = system_prompt(self.spec, replay=config.context == "replay")
@@ -440,11 +443,11 @@ class Runner:
         schedule.last_summarized_at = now_ms()
         self._record(ids[-1])
         self.events.emit(
-            "summarization", trigger=trigger, features=ids, success=result.get("success"),
-            newDecisions=result.get("newDecisions"), newFailures=result.get("newFailures"), error=result.get("error"),
+            "summarization", trigger=trigger, features=ids, success=result.success,
+            newDecisions=result.new_decisions, newFailures=result.new_failures, error=result.error,
         )
-        self.memory.append("wm_insight", trigger=trigger, featureIds=ids, summary=result.get("summary", ""),
-                           success=result.get("success"), source=result.get("source"))
+        self.memory.append("wm_insight", trigger=trigger, featureIds=ids, summary=result.summary,
+                           success=result.success, source=result.source)
 
     # ---- helpers ------------------------------------------------------------------------
     def _load_state(self) -> RunState:

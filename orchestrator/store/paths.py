@@ -22,6 +22,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from context_agent import ContextFiles
+
 STATE_DIR_NAME = ".autonomous"
 # `--fresh` backups: `.autonomous.bak-<time>[-n]`, beside the state directory.
 FRESH_BACKUP_PREFIX = f"{STATE_DIR_NAME}.bak-"
@@ -73,28 +75,33 @@ class ProjectPaths:
         return self.logs_dir / f"{feature_id}.json"
 
     @property
+    def context(self) -> ContextFiles:
+        """The Context Agent's files, named by the Context Agent."""
+        return ContextFiles.in_state_dir(self.autonomous)
+
+    @property
     def context_dir(self) -> Path:
-        return self.autonomous / "context"
+        return self.context.directory
 
     @property
     def running_summary(self) -> Path:
-        return self.context_dir / "running-summary.json"
+        return self.context.running_summary
 
     @property
     def key_decisions(self) -> Path:
-        return self.context_dir / "key-decisions.json"
+        return self.context.key_decisions
 
     @property
     def failure_memory(self) -> Path:
-        return self.context_dir / "failure-memory.json"
+        return self.context.failure_memory
 
     @property
     def active_constraints(self) -> Path:
-        return self.context_dir / "active-constraints.json"
+        return self.context.active_constraints
 
     @property
     def pending_reports(self) -> Path:
-        return self.context_dir / "pending-reports.jsonl"
+        return self.context.pending_reports
 
     @property
     def memory_dir(self) -> Path:
