@@ -61,7 +61,8 @@ def run_command(
 
     # The SDK takes seconds to import: only a real run needs it.
     from orchestrator.llm.client import make_sdk_client
-    from orchestrator.run.coordinator import Runner, RunOptions
+    from orchestrator.run.coordinator import RunOptions
+    from orchestrator.run.factory import build_runner
 
     try:
         sdk = make_sdk_client(config)
@@ -78,7 +79,7 @@ def run_command(
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
                 clear_stale_index_lock(paths.root, events.warn)
             try:
-                runner = Runner(loaded, config, options, paths, events, sdk=sdk)
+                runner = build_runner(loaded, config, options, paths, events, sdk=sdk)
             except SelectionError as err:
                 fail(str(err))
             result = runner.run()
