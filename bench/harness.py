@@ -1,11 +1,12 @@
 """One orchestrator run in this process, measured.
 
-The real `Runner` is built as `orchestrate run` builds it (see orchestrator/run_command.py),
+The real `Runner` is built with the parts `orchestrate run` builds (`orchestrator.run.factory`),
 with a quiet renderer that only takes timestamps, and an SDK client pointed at the fake
 Messages API: in this process (`run_project`, which also reads the billed usage) or in
 another one (`run_spec` given its URL). Two stopwatches measure what the overhead figure
 must leave out: the time inside the model calls (SDK, HTTP and the fake, the stand-in for
-the model) and inside the feature checks (subprocesses).
+the model) and inside the feature checks (subprocesses). The check stopwatch and the
+injection sampler come in through the runner's seams: a verifier and a context view.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from typing import Any, Callable, Iterator
 
 import anthropic
 
-import orchestrator.run.coordinator as runner_module
 from context_agent import estimate_tokens, render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
+from orchestrator.run.context_view import ContextView
+from orchestrator.run.coordinator import Runner, RunOptions
+from orchestrator.run.factory import build_parts
+from orchestrator.run.verify import VerificationResult, Verifier
+from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.run.coordinator import Runner, RunOptions
-from orchestrator.spec.load import load_spec
 from tests.fake_api import FakeAPI, UsageReport
 
 API_KEY = "sk-ant-bench-0000"
@@ -122,20 +125,36 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-@contextmanager
-def timed_checks(watch: Stopwatch) -> Iterator[None]:
-    """Time every feature check the runner runs (it calls `run_check` through its module)."""
-    original = runner_module.run_check
+class TimedVerifier:
+    """A verifier whose every check is timed."""
 
-    def run_check(*args: Any, **kwargs: Any) -> Any:
-        with watch.timing():
-            return original(*args, **kwargs)
+    def __init__(self, verifier: Verifier, watch: Stopwatch) -> None:
+        self.verifier = verifier
+        self.watch = watch
 
-    runner_module.run_check = run_check
-    try:
-        yield
-    finally:
-        runner_module.run_check = original
+    def check(self, command: str | None, attempt: int) -> VerificationResult:
+        with self.watch.timing():
+            return self.verifier.check(command, attempt)
+
+
+class SampledView(ContextView):
+    """The run's context view, noting the injection's size at some positions (rendered,
+    through the product's estimator) and the largest `tokenCount` of the run."""
+
+    def __init__(self, view: ContextView, positions: set[int]) -> None:
+        super().__init__(view.agent, view.spec, view.paths, strategy=view.strategy.name, depth=view.depth)
+        self.feature_positions: dict[str, int] = {}  # the runner's, once it has selected
+        self.positions = positions
+        self.samples: dict[int, int] = {}
+        self.largest = 0
+
+    def get_injection(self, feature_id: str) -> Any:
+        injection = super().get_injection(feature_id)
+        self.largest = max(self.largest, int(injection.get("tokenCount") or 0))
+        position = self.feature_positions.get(feature_id)
+        if position in self.positions:
+            self.samples[position] = estimate_tokens(render_project_context(injection))
+        return injection
 
 
 @contextmanager
@@ -204,11 +223,12 @@ def run_spec(
     paths = ProjectPaths.for_project(root)
     renderer = QuietRenderer(lambda: FeatureMark(time.perf_counter() - started, http.seconds, check.seconds))
     events = EventSink(renderer, paths.events_log)
-    runner = Runner(loaded, config, RunOptions(), paths, events, sdk=TimedSDK(sdk, http))
-    samples: dict[int, int] = {}
-    largest = [0]
-    _watch_injections(runner, set(sample_positions), samples, largest)
-    with timed_checks(check), timed_fsync(fsync):
+    parts = build_parts(loaded, config, paths, events, sdk=TimedSDK(sdk, http))
+    parts.verifier = TimedVerifier(parts.verifier, check)
+    view = parts.context = SampledView(parts.context, set(sample_positions))
+    runner = Runner(loaded, config, RunOptions(), paths, events, parts)
+    view.feature_positions = runner.positions
+    with timed_fsync(fsync):
         result = runner.run()
     wall = time.perf_counter() - started
     events.close()
@@ -216,24 +236,8 @@ def run_spec(
     return RunMeasure(
         features=len(loaded.spec.features), exit_code=result.exit_code, wall_s=wall, http_s=http.seconds,
         check_s=check.seconds, http_calls=http.calls, fsync_s=fsync.seconds, fsyncs=fsync.calls, marks=renderer.marks,
-        injection_tokens=samples, max_injection_tokens=largest[0], warnings=renderer.warnings,
+        injection_tokens=view.samples, max_injection_tokens=view.largest, warnings=renderer.warnings,
     )
-
-
-def _watch_injections(runner: Runner, positions: set[int], samples: dict[int, int], largest: list[int]) -> None:
-    """Note the injection's size at `positions` (rendered, through the product's estimator)
-    and the largest `tokenCount` of the run, as the runner asks the Context Agent for it."""
-    original = runner.context.get_injection
-
-    def get_injection(feature_id: str) -> dict[str, Any]:
-        injection = original(feature_id)
-        largest[0] = max(largest[0], int(injection.get("tokenCount") or 0))
-        position = runner.positions.get(feature_id)
-        if position in positions:
-            samples[position] = estimate_tokens(render_project_context(injection))
-        return injection
-
-    runner.context.get_injection = get_injection  # type: ignore[method-assign]
 
 
 def scratch_dir() -> Path | None:

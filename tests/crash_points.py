@@ -25,18 +25,18 @@ def _die() -> None:
 
 def _install(point: str, feature_id: str) -> None:
     from orchestrator.run import checkpoint as git_checkpoint
-    from orchestrator.run import coordinator as runner
+    from orchestrator.run.verify import CheckVerifier
 
     if point == "after-check-pass":
-        real_check = runner.run_check
+        real_check = CheckVerifier.check
 
-        def run_check(command: Any, *args: Any, **kwargs: Any) -> Any:
-            result = real_check(command, *args, **kwargs)
+        def check(self: CheckVerifier, command: Any, attempt: int) -> Any:
+            result = real_check(self, command, attempt)
             if result.success and feature_id in str(command):
                 _die()
             return result
 
-        runner.run_check = run_check
+        CheckVerifier.check = check  # type: ignore[method-assign]
     elif point in ("before-commit", "after-commit"):
         real_commit = git_checkpoint.commit_checkpoint
 

@@ -23,7 +23,8 @@ from orchestrator.config import RunConfig
 from orchestrator.store.events import EventSink
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.run.coordinator import Runner, RunOptions
+from orchestrator.run.coordinator import RunOptions
+from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.state import FeatureState, RunState, StateStore
 from tests.cli_helpers import plain_summarizer, write_spec
@@ -72,7 +73,7 @@ def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_p
     events = EventSink(PlainRenderer(out=io.StringIO(), err=io.StringIO()), paths.events_log)
     sdk = anthropic.Anthropic(base_url=fake_api.base_url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
     try:
-        result = Runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
+        result = build_runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
     finally:
         sdk.close()
 

@@ -1,5 +1,6 @@
 """The runner in this process against the fake API: what it keeps in state, and how it stops when
-its files cannot be written (a full disk): cleanly, resumable, without a traceback."""
+its files cannot be written (a full disk): cleanly, resumable, without a traceback. The failing
+writes come in through the runner's seams (`RunParts`: its feature logs, its state store)."""
 
 from __future__ import annotations
 
@@ -11,41 +12,49 @@ from pathlib import Path
 import anthropic
 import pytest
 
-import orchestrator.run.coordinator as runner_module
-from orchestrator.config import RunConfig
-from orchestrator.store.events import EventSink
 from orchestrator.commands.output import PlainRenderer
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.config import RunConfig
 from orchestrator.run.coordinator import RunOptions, Runner
+from orchestrator.run.factory import build_parts
+from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.load import load_spec
+from orchestrator.store.atomic import LinkRefused
+from orchestrator.store.events import EventSink
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import StateStore
 from tests.cli_helpers import write_spec
 
 
-def run_once(project: Path, spec: Path, fake) -> tuple[int, str]:
+def run_once(project: Path, spec: Path, fake, *, logs=None, store=None) -> tuple[int, str]:
+    """One run; `logs` and `store` (classes) replace the real feature logs and state store."""
     err = io.StringIO()
     paths = ProjectPaths.for_project(project)
     events = EventSink(PlainRenderer(out=io.StringIO(), err=err), paths.events_log)
     sdk = anthropic.Anthropic(base_url=fake.base_url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
+    loaded, config = load_spec(spec), RunConfig(commit=False)
+    parts = build_parts(loaded, config, paths, events, sdk=sdk,
+                        store=store(paths, on_warning=events.warn) if store else None)
+    if logs is not None:
+        parts.logs = logs(paths)
     try:
-        result = Runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
+        result = Runner(loaded, config, RunOptions(), paths, events, parts).run()
     finally:
         sdk.close()
     return result.exit_code, err.getvalue()
 
 
-def test_a_full_disk_stops_the_run_with_exit_3_and_the_next_run_resumes(fake_api, tmp_path, monkeypatch):
+def test_a_full_disk_stops_the_run_with_exit_3_and_the_next_run_resumes(fake_api, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     spec = write_spec(project, 3)
-    real_write = runner_module.write_feature_log
 
-    def disk_full_at_feat_02(paths, log):
-        if log["id"] == "feat-02":
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real_write(paths, log)
+    class DiskFullAtFeat02(FeatureLogs):
+        def write(self, log):
+            if log["id"] == "feat-02":
+                raise OSError(errno.ENOSPC, "No space left on device")
+            super().write(log)
 
-    monkeypatch.setattr(runner_module, "write_feature_log", disk_full_at_feat_02)
-    code, stderr = run_once(project, spec, fake_api)
+    code, stderr = run_once(project, spec, fake_api, logs=DiskFullAtFeat02)
 
     assert code == 3
     assert "No space left on device" in stderr and "run again to resume" in stderr
@@ -53,7 +62,6 @@ def test_a_full_disk_stops_the_run_with_exit_3_and_the_next_run_resumes(fake_api
     assert state["features"]["feat-01"]["status"] == "passed"
     assert state["stopReason"] and "could not write" in state["stopReason"]
 
-    monkeypatch.setattr(runner_module, "write_feature_log", real_write)
     fake_api.reset()
     code, stderr = run_once(project, spec, fake_api)
 
@@ -61,22 +69,21 @@ def test_a_full_disk_stops_the_run_with_exit_3_and_the_next_run_resumes(fake_api
     assert not fake_api.agent_requests("feat-01")
 
 
-def test_a_final_state_that_cannot_be_saved_is_reported_not_raised(fake_api, tmp_path, monkeypatch):
+def test_a_final_state_that_cannot_be_saved_is_reported_not_raised(fake_api, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     spec = write_spec(project, 1)
 
-    real_save = runner_module.StateStore.save
     saves = []
 
-    def no_space(self, state):  # the first save, at the start, goes through
-        saves.append(state)
-        if len(saves) > 1:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real_save(self, state)
+    class NoSpaceAfterTheFirstSave(StateStore):
+        def save(self, state):  # the first save, at the start, goes through
+            saves.append(state)
+            if len(saves) > 1:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            super().save(state)
 
-    monkeypatch.setattr(runner_module.StateStore, "save", no_space)
-    code, stderr = run_once(project, spec, fake_api)
+    code, stderr = run_once(project, spec, fake_api, store=NoSpaceAfterTheFirstSave)
 
     assert code == 3
     assert "final state could not be saved" in stderr
@@ -84,25 +91,24 @@ def test_a_final_state_that_cannot_be_saved_is_reported_not_raised(fake_api, tmp
     assert json.loads((project / ".autonomous/logs/feat-01.json").read_text())["status"] == "passed"
 
 
-def test_a_link_planted_in_the_state_directory_is_not_swallowed(fake_api, tmp_path, monkeypatch):
+def test_a_link_planted_in_the_state_directory_is_not_swallowed(fake_api, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     spec = write_spec(project, 1)
     outside = tmp_path / "outside"
     outside.mkdir()
-    real_write = runner_module.write_feature_log
 
-    def plant_link_then_write(paths, log):
-        state_dir = project / ".autonomous/state"
-        for child in state_dir.iterdir():
-            child.unlink()
-        state_dir.rmdir()
-        state_dir.symlink_to(outside, target_is_directory=True)
-        return real_write(paths, log)
+    class PlantLinkThenWrite(FeatureLogs):
+        def write(self, log):
+            state_dir = project / ".autonomous/state"
+            for child in state_dir.iterdir():
+                child.unlink()
+            state_dir.rmdir()
+            state_dir.symlink_to(outside, target_is_directory=True)
+            super().write(log)
 
-    monkeypatch.setattr(runner_module, "write_feature_log", plant_link_then_write)
-    with pytest.raises(runner_module.LinkRefused):
-        run_once(project, spec, fake_api)
+    with pytest.raises(LinkRefused):
+        run_once(project, spec, fake_api, logs=PlantLinkThenWrite)
     assert list(outside.iterdir()) == []
 
 

@@ -15,7 +15,8 @@ from orchestrator.config import RunConfig
 from orchestrator.store.events import EventSink
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.run.coordinator import Runner, RunOptions
+from orchestrator.run.coordinator import RunOptions
+from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.state import MAX_JOURNAL_BYTES, FeatureState, RunState, StateStore
 from orchestrator.llm.pricing import TokenUsage
@@ -98,7 +99,7 @@ def test_a_run_whose_checks_fail_loudly_leaves_their_output_in_the_logs_not_the_
     events = EventSink(PlainRenderer(out=io.StringIO(), err=io.StringIO()), paths.events_log)
     sdk = anthropic.Anthropic(base_url=fake_api.base_url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
     try:
-        result = Runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
+        result = build_runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
     finally:
         sdk.close()
 

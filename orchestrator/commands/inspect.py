@@ -8,16 +8,16 @@ from pathlib import Path
 
 from pydantic_core import PydanticSerializationError
 
-from context_agent import ContextAgent, estimate_tokens, render_project_context
+from context_agent import ContextAgent, estimate_tokens
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.text_table import render_table
 from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
 from orchestrator.run.context_view import feature_reader
-from orchestrator.run.prompts import feature_prompt, system_prompt
+from orchestrator.run.prompts import feature_turn, strategy_system_prompt
 from orchestrator.run.request_size import first_request_size
-from orchestrator.run.strategies import build_strategy_context
+from orchestrator.run.strategies import STRATEGIES
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
@@ -26,8 +26,6 @@ from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore, now_ms
 from orchestrator.tools import tool_definitions
-
-STRATEGIES = ("compressed", "replay", "window")
 
 
 def _warn(message: str) -> None:
@@ -147,12 +145,9 @@ def print_context(
     recent = state.recent_completed if state else []
     agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: _warn(f"context agent: {d.get('message') or k}"))
     for name in (STRATEGIES if strategy == "all" else (strategy,)):
-        ctx = build_strategy_context(name, feature, paths, recent_ids=recent, depth=config.context_depth,
-                                     interrupted_attempt=None)
-        injection = agent.get_injection(feature.id) if name == "compressed" else None
-        section = render_project_context(injection) if injection else ""
-        prompt = feature_prompt(feature, spec, verification=None, project_context=section,
-                                strategy_sections=ctx.sections, request_prefix=ctx.request_prefix)
+        turn = feature_turn(feature, spec, name, paths, injections=agent, recent_ids=recent, depth=config.context_depth)
+        ctx, prompt = turn.context, turn.prompt
+        injection, section = ctx.injection, ctx.project_context
         history_tokens = sum(estimate_tokens(m["content"][0]["text"]) for m in ctx.history)
         context_text = section or "\n\n".join(ctx.sections)
         sys.stdout.write(f"=== {name}: feature {feature.id} ===\n")
@@ -166,7 +161,7 @@ def print_context(
             stats = ctx.replay_stats or {}
             sys.stdout.write(f"{len(ctx.history)} replayed message(s); {json.dumps(stats)}\n")
             sys.stdout.write(f"tokenCount: {history_tokens}\n")
-        size = first_request_size(system_prompt(spec, replay=name == "replay"), tool_definitions(), ctx.history, prompt)
+        size = first_request_size(strategy_system_prompt(spec, name), tool_definitions(), ctx.history, prompt)
         sys.stdout.write(
             f"whole first request (estimate): {size.total} tokens (system prompt {size.system}, "
             f"tools {size.tools}, messages {size.messages})\n\n"

@@ -81,7 +81,8 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     """The run itself, under the project's lock; its result (for the reports and the exit code)."""
     # The SDK takes seconds to import: only a real run needs it.
     from orchestrator.llm.client import make_sdk_client
-    from orchestrator.run.coordinator import Runner, RunOptions
+    from orchestrator.run.coordinator import RunOptions
+    from orchestrator.run.factory import build_runner
 
     sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
     _create_project_dir(paths)
@@ -95,7 +96,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
                 clear_stale_index_lock(paths.root, events.warn)
             try:
-                runner = Runner(loaded, config, options, paths, events, sdk=sdk)
+                runner = build_runner(loaded, config, options, paths, events, sdk=sdk)
             except SelectionError as err:
                 raise UsageError(str(err)) from err
             return runner.run()

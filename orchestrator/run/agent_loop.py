@@ -62,7 +62,8 @@ def _block_dict(block: Any) -> dict[str, Any]:
     if kind == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     if hasattr(block, "model_dump"):
-        return block.model_dump(exclude_none=True)
+        dumped: dict[str, Any] = block.model_dump(exclude_none=True)
+        return dumped
     return dict(block)
 
 

@@ -1,12 +1,59 @@
-"""What the Context Agent is given from the run: each feature's record, from its log."""
+"""The run's view of the project's context: every call the run makes to the Context Agent.
+
+A feature job asks it for a feature's turn (built by `prompts.feature_turn` under the run's
+strategy) and tells it what happened (reports, failures, what a retry taught); the
+coordinator asks it to summarize. Tests and benchmarks pass a subclass to watch or fake it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from context_agent import FeatureRecord
+from context_agent import ContextAgent, FeatureRecord, SummaryResult
+from orchestrator.run.prompts import FeatureTurn, feature_turn
+from orchestrator.run.strategies import strategy_named
+from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths
+
+
+class ContextView:
+    """The Context Agent and the context strategy, as one feature job and the run see them."""
+
+    def __init__(self, agent: ContextAgent, spec: FeatureSpec, paths: ProjectPaths, *, strategy: str, depth: int) -> None:
+        self.agent = agent
+        self.spec = spec
+        self.paths = paths
+        self.strategy = strategy_named(strategy)
+        self.depth = depth
+
+    def turn(
+        self, feature: Feature, *, verification: Mapping[str, Any] | None, recent_ids: Sequence[str],
+        interrupted_attempt: int | None,
+    ) -> FeatureTurn:
+        """`feature`'s turn: its strategy's context and its first user message."""
+        return feature_turn(
+            feature, self.spec, self.strategy.name, self.paths, injections=self, verification=verification,
+            recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
+        )
+
+    def get_injection(self, feature_id: str) -> Mapping[str, Any]:
+        """The Context Agent's project context for `feature_id` (the compressed strategy's)."""
+        return self.agent.get_injection(feature_id)
+
+    def record_report(self, feature_id: str, report: Mapping[str, Any]) -> None:
+        self.agent.record_report(feature_id, report)
+
+    def record_failure(self, feature_id: str, attempt: int, verification: Mapping[str, Any]) -> None:
+        self.agent.record_failure(feature_id, attempt, verification)
+
+    def record_prevention(self, feature_id: str, learned: str) -> None:
+        self.agent.record_prevention(feature_id, learned)
+
+    def summarize(self, feature_ids: Sequence[str], trigger: str) -> SummaryResult:
+        """Fold the features' records; only a strategy that injects the summary asks the model."""
+        return self.agent.summarize(feature_ids, trigger, use_model=self.strategy.summarizes_with_model)
 
 
 def feature_reader(paths: ProjectPaths) -> Callable[[str], FeatureRecord | None]:

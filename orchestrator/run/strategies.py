@@ -1,25 +1,37 @@
-"""Context strategies (`--context`): how history reaches the agent's prompt.
+"""Context strategies (`--context`): how history reaches the agent's prompt, by name.
 
 - compressed: the Context Agent's `## Project Context` section (default);
 - replay: the whole working-memory log replayed as messages before the request;
 - window: the last N completed features as request/outcome pairs in `<feature-history>`.
-Each strategy returns prompt sections and history messages for one feature.
+
+`STRATEGIES` maps each name to a `Strategy`: its builder (the sections, history messages and
+request prefix it gives one feature) and what else the run does differently for it. Callers
+look a strategy up here instead of comparing names; adding one is one entry.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from context_agent import render_project_context
+from orchestrator.run.feature_logs import read_log_file
 from orchestrator.spec.load import Feature
-from orchestrator.store.feature_log import UnusableLog, read_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.working_memory import read_log
 
 REQUEST_MARKER = "CURRENT_FEATURE_REQUEST"
+
+Message = dict[str, Any]  # an API message: free-form JSON as the Messages API takes it
+
+
+class InjectionSource(Protocol):
+    """Where `compressed` gets a feature's project context (the Context Agent)."""
+
+    def get_injection(self, feature_id: str) -> Mapping[str, Any]: ...
 
 
 @dataclass
@@ -27,15 +39,39 @@ class StrategyContext:
     """What one feature gets from the chosen strategy."""
 
     sections: list[str] = field(default_factory=list)  # after ## Project Context
-    history: list[dict[str, Any]] = field(default_factory=list)  # messages before the request
+    history: list[Message] = field(default_factory=list)  # messages before the request
     request_prefix: str = ""
     replay_stats: dict[str, int] | None = None
+    project_context: str = ""  # the rendered `## Project Context` (compressed only)
+    injection: Mapping[str, Any] | None = None  # what it was rendered from
 
 
-def replay_messages(log_path: Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
+@dataclass(frozen=True)
+class StrategyInputs:
+    """Everything a strategy may read to build one feature's context."""
+
+    feature: Feature
+    paths: ProjectPaths
+    recent_ids: Sequence[str] = ()
+    depth: int = 0
+    interrupted_attempt: int | None = None
+    injections: InjectionSource | None = None
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One `--context` choice."""
+
+    name: str
+    build: Callable[[StrategyInputs], StrategyContext]
+    replays_memory: bool = False  # the system prompt then says how to read replayed entries
+    summarizes_with_model: bool = False  # only a strategy that injects the summary pays for it
+
+
+def replay_messages(log_path: Path) -> tuple[list[Message], dict[str, int]]:
     """The log as messages: one per valid entry, three lines each, text_output as assistant."""
     parsed = read_log(log_path)
-    messages = []
+    messages: list[Message] = []
     for entry in parsed.entries:
         role = "assistant" if entry["type"] == "text_output" else "user"
         text = (
@@ -50,18 +86,11 @@ def replay_messages(log_path: Path) -> tuple[list[dict[str, Any]], dict[str, int
     return messages, parsed.stats()
 
 
-def _read_log_file(paths: ProjectPaths, feature_id: str) -> dict[str, Any] | None:
-    try:
-        return read_feature_log(paths.feature_log(feature_id))
-    except (OSError, UnusableLog):
-        return None
-
-
 def feature_history_section(paths: ProjectPaths, recent_ids: Sequence[str], depth: int) -> str:
     """`<feature-history>`: the last `depth` completed features, oldest first."""
     pairs = []
     for feature_id in list(recent_ids)[-depth:]:
-        log = _read_log_file(paths, feature_id)
+        log = read_log_file(paths, feature_id)
         if log is None:
             continue
         report = log.get("report") or {}
@@ -95,30 +124,41 @@ def pending_feature_section(feature: Feature, interrupted_attempt: int | None) -
     )
 
 
-def build_strategy_context(
-    strategy: str,
-    feature: Feature,
-    paths: ProjectPaths,
-    *,
-    recent_ids: Sequence[str],
-    depth: int,
-    interrupted_attempt: int | None,
-) -> StrategyContext:
-    """The sections, history and request prefix `strategy` gives this feature."""
-    if strategy == "replay":
-        history, stats = replay_messages(paths.working_memory)
-        return StrategyContext(
-            history=history,
-            request_prefix=f"{REQUEST_MARKER} (feature {feature.id})",
-            replay_stats=stats,
-        )
-    if strategy == "window":
-        sections = [
-            feature_history_section(paths, recent_ids, depth),
-            pending_feature_section(feature, interrupted_attempt),
-        ]
-        return StrategyContext(sections=[s for s in sections if s])
-    return StrategyContext()
+def _compressed(inputs: StrategyInputs) -> StrategyContext:
+    if inputs.injections is None:
+        return StrategyContext()
+    injection = inputs.injections.get_injection(inputs.feature.id)
+    return StrategyContext(project_context=render_project_context(injection) if injection else "", injection=injection)
 
 
-StrategyBuilder = Callable[..., StrategyContext]
+def _replay(inputs: StrategyInputs) -> StrategyContext:
+    history, stats = replay_messages(inputs.paths.working_memory)
+    return StrategyContext(
+        history=history, request_prefix=f"{REQUEST_MARKER} (feature {inputs.feature.id})", replay_stats=stats
+    )
+
+
+def _window(inputs: StrategyInputs) -> StrategyContext:
+    sections = [
+        feature_history_section(inputs.paths, inputs.recent_ids, inputs.depth),
+        pending_feature_section(inputs.feature, inputs.interrupted_attempt),
+    ]
+    return StrategyContext(sections=[s for s in sections if s])
+
+
+STRATEGIES: dict[str, Strategy] = {
+    strategy.name: strategy
+    for strategy in (
+        Strategy("compressed", _compressed, summarizes_with_model=True),
+        Strategy("replay", _replay, replays_memory=True),
+        Strategy("window", _window),
+    )
+}
+
+
+def strategy_named(name: str) -> Strategy:
+    """The strategy called `name`; a `ValueError` naming the choices for any other name."""
+    try:
+        return STRATEGIES[name]
+    except KeyError:
+        raise ValueError(f"unknown context strategy {name!r} (choose {', '.join(STRATEGIES)})") from None

@@ -4,6 +4,9 @@ The check runs as `bash -c COMMAND` in the project directory, in its own process
 that a timeout or an interrupt can stop everything it started (test runners, servers,
 `sleep &` in a script) and nothing is left running after the check is over. Only a bounded
 tail of the output is kept, however much the check prints.
+
+`Verifier` is the seam a feature job checks its work through: `CheckVerifier` runs the check
+in the job's workspace; tests and benchmarks pass their own (a timed one, a failing one).
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import codecs
 import signal
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -70,6 +74,24 @@ class VerificationResult(BaseModel):
         return self.model_dump(by_alias=True, mode="json", exclude={"influencers"} if not self.influencers else None)
 
 
+class Verifier(Protocol):
+    """Runs a feature's check for one attempt."""
+
+    def check(self, command: str | None, attempt: int) -> VerificationResult: ...
+
+
+@dataclass
+class CheckVerifier:
+    """The real verifier: `run_check` in `workspace`, with the run's timeout and environment."""
+
+    workspace: Path
+    timeout: float = DEFAULT_TIMEOUT
+    env: Mapping[str, str] | None = field(default=None, repr=False)
+
+    def check(self, command: str | None, attempt: int) -> VerificationResult:
+        return run_check(command, self.workspace, attempt=attempt, timeout=self.timeout, env=self.env)
+
+
 def run_check(
     command: str | None,
     project_root: Path,
@@ -122,8 +144,10 @@ def run_check(
     )
 
 
-def _explain(code: int) -> str | None:
+def _explain(code: int | None) -> str | None:
     """A short hint for exit statuses whose meaning is conventional."""
+    if code is None:
+        return None
     if code == 127:
         return "command not found"
     if code == 126:

@@ -1,0 +1,66 @@
+"""The run's books: its state, the journal every change goes to, and the money spent.
+
+Every change to a feature is journaled with the spend up to that moment (`record`): the
+journal's spend lines add to what its last record says, so each record must say all of it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from orchestrator.llm.client import Spend
+from orchestrator.store.state import FeatureState, RunState, StateStore
+
+
+class RunBooks:
+    """The state of one run, with its store and its spend."""
+
+    def __init__(self, store: StateStore, spend: Spend) -> None:
+        self.store = store
+        self.spend = spend
+        self.state = RunState()
+
+    def start_spend(self) -> None:
+        """Carry the spend a previous run recorded into this run's counters."""
+        totals, spend = self.state.totals, self.spend
+        spend.run_cost_usd, spend.run_tokens = totals.cost_usd, totals.tokens
+        spend.summarizer_tokens, spend.summarizer_cost_usd = totals.summarizer_tokens, totals.summarizer_cost_usd
+        spend.calls = totals.api_calls
+        spend.unconfirmed_cost_usd = totals.unconfirmed_cost_usd
+
+    def record(self, feature_id: str | None = None, *, fsync: bool = True) -> None:
+        """Journal a change to one feature with the money spent up to now."""
+        self.book_totals()
+        if feature_id is not None and feature_id == self.spend.feature_id:
+            entry = self.state.feature(feature_id)
+            entry.tokens, entry.cost_usd = self.spend.feature_tokens, self.spend.feature_cost_usd
+        self.store.record(self.state, feature_id, fsync=fsync)
+
+    def book_totals(self) -> None:
+        totals, spend = self.state.totals, self.spend
+        totals.cost_usd, totals.tokens, totals.api_calls = spend.run_cost_usd, spend.run_tokens, spend.calls
+        totals.summarizer_tokens, totals.summarizer_cost_usd = spend.summarizer_tokens, spend.summarizer_cost_usd
+        totals.unconfirmed_cost_usd = spend.unconfirmed_cost_usd
+
+    def start_feature(self, feature_id: str) -> None:
+        """Count the agent's calls from now on to `feature_id`, on top of what it spent before."""
+        entry = self.state.feature(feature_id)
+        self.spend.feature_id = feature_id
+        self.spend.feature_tokens, self.spend.feature_cost_usd = entry.tokens, entry.cost_usd
+
+    def book_feature(self, entry: FeatureState, clock: float, base_duration: int) -> None:
+        """The feature's spend and time so far (`clock` is when this run started it)."""
+        entry.tokens, entry.cost_usd = self.spend.feature_tokens, self.spend.feature_cost_usd
+        entry.duration_ms = base_duration + int((time.monotonic() - clock) * 1000)
+        self.book_totals()
+
+    def count_completed(self, feature_id: str) -> None:
+        """Count a feature that passed or failed for the next summary (saved with its status)."""
+        schedule = self.state.summarization
+        if feature_id not in schedule.unsummarized:
+            schedule.unsummarized.append(feature_id)
+            schedule.completed_since_summary += 1
+
+    def status(self, feature_id: str) -> str:
+        entry = self.state.features.get(feature_id)
+        return entry.status if entry else "pending"

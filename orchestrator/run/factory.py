@@ -1,0 +1,57 @@
+"""The real collaborators of a run, built as `orchestrate run` needs them.
+
+`build_runner` is what the run command calls; `build_parts` is there for a test or a
+benchmark that swaps one part (a timed verifier, a store that cannot write) and keeps the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from context_agent import ContextAgent
+from orchestrator.config import RunConfig
+from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.run.context_view import ContextView, feature_reader
+from orchestrator.run.coordinator import Runner, RunOptions, RunParts, run_environment
+from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.verify import CheckVerifier
+from orchestrator.safety.secrets import redact
+from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.events import EventSink
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import StateStore
+from orchestrator.store.working_memory import WorkingMemory
+
+
+def build_parts(
+    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *, sdk: Any = None,
+    store: StateStore | None = None,
+) -> RunParts:
+    """The model client (on `sdk`, an `anthropic.Anthropic`), the Context Agent's view, the
+    state store (`store`, or the project's), the working memory, the verifier and the feature
+    logs of one project. The client journals its spend to the store."""
+    store = store or StateStore(paths, on_warning=events.warn)
+    spend = Spend()
+    client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend)
+    agent = ContextAgent(
+        paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
+        summarizer_model=config.summarizer_model, on_event=events.context_event,
+        read_feature=feature_reader(paths), redact=redact,
+    )
+    return RunParts(
+        client=client,
+        spend=spend,
+        context=ContextView(agent, loaded.spec, paths, strategy=config.context, depth=config.context_depth),
+        store=store,
+        memory=WorkingMemory(paths.working_memory, on_warning=events.warn, backups_dir=paths.backups_dir),
+        verifier=CheckVerifier(paths.root, timeout=config.check_timeout, env=run_environment(config, loaded)),
+        logs=FeatureLogs(paths),
+    )
+
+
+def build_runner(
+    loaded: LoadedSpec, config: RunConfig, options: RunOptions, paths: ProjectPaths, events: EventSink, *,
+    sdk: Any = None,
+) -> Runner:
+    """A `Runner` with the real collaborators."""
+    return Runner(loaded, config, options, paths, events, build_parts(loaded, config, paths, events, sdk=sdk))
