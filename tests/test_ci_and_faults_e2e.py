@@ -61,11 +61,14 @@ def test_a_slow_server_hits_the_client_timeout_and_the_call_is_retried(fake_api,
     fake_api.faults = FailFirst(1, Fault.slow(5))
     spec = write_spec(project, 1)
 
-    started = time.monotonic()
     result = run_cli(["run", str(spec)], project, fake_api, ORCHESTRATE_API_TIMEOUT="0.5")
 
     assert result.code == 0, result.stderr
-    assert time.monotonic() - started < 20
+    # The client gave up on the slow reply and sent the same request again; had it waited for
+    # the reply, the next request would carry the answer's turn. (No wall-clock bound: those
+    # are flaky on a loaded machine.)
+    first, second = fake_api.requests[0], fake_api.requests[1]
+    assert first.body == second.body
 
 
 def test_a_refused_key_stops_at_once_with_exit_2(fake_api, project):
@@ -108,7 +111,7 @@ def test_sigint_mid_run_exits_130_within_seconds_and_resumes_cleanly(fake_api, p
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=15)
     assert proc.returncode == 130, err
-    assert time.monotonic() - sent < 5
+    assert time.monotonic() - sent < 30, "Ctrl-C waited for the 60 s reply"  # generous: the machine may be loaded
     assert "Traceback" not in err
     assert _statuses(project)["feat-01"] == "passed"
     fake_api.faults = None

@@ -31,8 +31,9 @@ FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked",
 STATE_VERSION = 1
 # Files above this size are not state we wrote; refuse to parse them.
 MAX_STATE_BYTES = 64 * 1024 * 1024
-# The journal is folded into a snapshot before it grows past this, whatever the feature count.
-MAX_JOURNAL_BYTES = MAX_STATE_BYTES // 8
+# The journal is folded into a snapshot after as many lines as there are features (a save then
+# costs O(1) a change), and before it passes this, so that it stays readable at any scale.
+MAX_JOURNAL_BYTES = MAX_STATE_BYTES // 2
 # A settled feature's check output is in its log; the state keeps output only for a retry.
 _SETTLED = frozenset({"passed", "failed", "blocked", "skipped"})
 
