@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from context_agent import ContextInjection
 from orchestrator.run.prompts import feature_turn, strategy_system_prompt
 from orchestrator.run.strategies import REQUEST_MARKER, STRATEGIES, strategy_named
 from orchestrator.run.verify import CheckVerifier
@@ -20,9 +21,9 @@ class Injections:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    def get_injection(self, feature_id: str) -> dict[str, object]:
+    def get_injection(self, feature_id: str) -> ContextInjection:
         self.asked.append(feature_id)
-        return {"tokenCount": 5, "summary": "what came before"}
+        return ContextInjection(feature_id=feature_id, token_count=5, summary="what came before")
 
 
 def test_every_strategy_is_in_the_registry_and_an_unknown_one_names_the_choices():

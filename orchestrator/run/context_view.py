@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from context_agent import ContextAgent, FeatureRecord, SummaryResult
+from context_agent import ContextAgent, ContextInjection, FeatureRecord, SummaryResult
 from orchestrator.run.prompts import FeatureTurn, feature_turn
 from orchestrator.run.strategies import strategy_named
 from orchestrator.spec.load import Feature, FeatureSpec
@@ -38,7 +38,7 @@ class ContextView:
             recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
         )
 
-    def get_injection(self, feature_id: str) -> Mapping[str, Any]:
+    def get_injection(self, feature_id: str) -> ContextInjection:
         """The Context Agent's project context for `feature_id` (the compressed strategy's)."""
         return self.agent.get_injection(feature_id)
 

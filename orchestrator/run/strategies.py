@@ -12,12 +12,12 @@ look a strategy up here instead of comparing names; adding one is one entry.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from context_agent import render_project_context
+from context_agent import ContextInjection, render_project_context
 from orchestrator.run.feature_logs import read_log_file
 from orchestrator.spec.load import Feature
 from orchestrator.store.paths import ProjectPaths
@@ -31,7 +31,7 @@ Message = dict[str, Any]  # an API message: free-form JSON as the Messages API t
 class InjectionSource(Protocol):
     """Where `compressed` gets a feature's project context (the Context Agent)."""
 
-    def get_injection(self, feature_id: str) -> Mapping[str, Any]: ...
+    def get_injection(self, feature_id: str) -> ContextInjection: ...
 
 
 @dataclass
@@ -43,7 +43,7 @@ class StrategyContext:
     request_prefix: str = ""
     replay_stats: dict[str, int] | None = None
     project_context: str = ""  # the rendered `## Project Context` (compressed only)
-    injection: Mapping[str, Any] | None = None  # what it was rendered from
+    injection: ContextInjection | None = None  # what it was rendered from
 
 
 @dataclass(frozen=True)
