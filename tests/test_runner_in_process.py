@@ -40,7 +40,7 @@ def test_a_full_disk_stops_the_run_with_exit_3_and_the_next_run_resumes(fake_api
     real_write = runner_module.write_feature_log
 
     def disk_full_at_feat_02(paths, log):
-        if log["id"] == "feat-02":
+        if log.id == "feat-02":
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(paths, log)
 

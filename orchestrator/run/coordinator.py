@@ -24,14 +24,20 @@ from orchestrator.run import checkpoint as git_checkpoint
 from orchestrator.run.agent_loop import AgentSession, AttemptOutcome, run_agent
 from orchestrator.run.prompts import feature_prompt, system_prompt
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
-from orchestrator.run.strategies import StrategyContext, _read_log_file, build_strategy_context
+from orchestrator.run.strategies import StrategyContext, build_strategy_context
 from orchestrator.run.verify import VerificationResult, run_check
 from orchestrator.safety.secrets import scrubbed_environment
 from orchestrator.spec.load import Feature, LoadedSpec
 from orchestrator.spec.selection import select
 from orchestrator.store.atomic import LinkRefused
 from orchestrator.store.events import EventSink
-from orchestrator.store.feature_log import build_feature_log, write_feature_log
+from orchestrator.store.feature_log import (
+    AttemptRecord,
+    ReplayStats,
+    build_feature_log,
+    find_feature_log,
+    write_feature_log,
+)
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import AwaitingCheck, CheckFiles, PassToFinish, RunState, StateStore, now_ms
 from orchestrator.store.working_memory import WorkingMemory
@@ -161,10 +167,8 @@ class Runner:
             if entry.status == "failed":
                 self._count_completed(candidate.id)
             self._record(candidate.id)
-            log = _read_log_file(self.paths, candidate.id) or {}
-            history, report = log.get("attemptHistory"), log.get("report")
-            self._write_log(candidate, history if isinstance(history, list) else [],
-                            report if isinstance(report, dict) else None)
+            log = find_feature_log(self.paths, candidate.id)
+            self._write_log(candidate, self._previous_attempts(candidate.id), log.report if log else None)
             if entry.status == "blocked":
                 self.events.emit("feature_blocked", id=candidate.id, reason=entry.reason)
             else:
@@ -408,13 +412,11 @@ class Runner:
         for feature_id, entry in list(self.state.features.items()):
             if entry.finishing is None:
                 continue
-            log = _read_log_file(self.paths, feature_id) or {}
-            report = log.get("report") if isinstance(log.get("report"), dict) else None
-            summary = report.get("summary") if report else None
+            log = find_feature_log(self.paths, feature_id)
             learned = None
             if entry.attempts > 1:
-                learned = summary if isinstance(summary, str) and summary else f"attempt {entry.attempts} passed after the fix"
-            self._finish_pass(feature_id, report, learned)
+                learned = (log and log.summary()) or f"attempt {entry.attempts} passed after the fix"
+            self._finish_pass(feature_id, log.report if log else None, learned)
 
     # ---- summarization ------------------------------------------------------------------
     def _count_completed(self, feature_id: str) -> None:
@@ -533,9 +535,8 @@ class Runner:
         return self.positions.get(feature.id, 0)
 
     def _previous_attempts(self, feature_id: str) -> list[dict[str, Any]]:
-        log = _read_log_file(self.paths, feature_id) or {}
-        history = log.get("attemptHistory")
-        return list(history) if isinstance(history, list) else []
+        log = find_feature_log(self.paths, feature_id)
+        return [record.dump() for record in log.attempt_history] if log else []
 
     def _write_log(
         self, feature: Feature, attempts_log: list[dict[str, Any]], report: dict[str, Any] | None,
@@ -543,8 +544,9 @@ class Runner:
     ) -> None:
         log = build_feature_log(
             feature, self.state.feature(feature.id), model=self.config.model, strategy=self.config.context,
-            check_command=self.spec.check_command(feature), attempts_log=attempts_log, report=report,
-            replay_stats=replay_stats,
+            check_command=self.spec.check_command(feature),
+            attempts_log=[AttemptRecord.model_validate(record) for record in attempts_log], report=report,
+            replay_stats=ReplayStats.model_validate(replay_stats) if replay_stats is not None else None,
         )
         write_feature_log(self.paths, log)
 

@@ -75,12 +75,6 @@ def check_file_keys(project_root: Path, verify_command: str | None) -> list[str]
     return [_key(path, root) for path in protected_files(root, verify_command, [])]
 
 
-def is_project_key(key: str) -> bool:
-    """Whether `key` is a path relative to the project that stays inside it."""
-    parts = Path(key).parts
-    return bool(parts) and "\x00" not in key and not os.path.isabs(key) and ".." not in parts
-
-
 def snapshot(paths: Iterable[Path], project_root: Path | None = None) -> dict[str, str]:
     """Path -> SHA-256 of its content ('<missing>' if absent). Keys are relative to `project_root` if given."""
     root = project_root.resolve() if project_root is not None else None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.spec.load import Feature
-from orchestrator.store.feature_log import UnusableLog, read_feature_log
+from orchestrator.store.feature_log import find_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.working_memory import read_log
 
@@ -50,30 +50,21 @@ def replay_messages(log_path: Path) -> tuple[list[dict[str, Any]], dict[str, int
     return messages, parsed.stats()
 
 
-def _read_log_file(paths: ProjectPaths, feature_id: str) -> dict[str, Any] | None:
-    try:
-        return read_feature_log(paths.feature_log(feature_id))
-    except (OSError, UnusableLog):
-        return None
-
-
 def feature_history_section(paths: ProjectPaths, recent_ids: Sequence[str], depth: int) -> str:
     """`<feature-history>`: the last `depth` completed features, oldest first."""
     pairs = []
     for feature_id in list(recent_ids)[-depth:]:
-        log = _read_log_file(paths, feature_id)
+        log = find_feature_log(paths, feature_id)
         if log is None:
             continue
-        report = log.get("report") or {}
-        verification = log.get("verification") or {}
+        check = log.verification
         outcome = {
-            "status": log.get("status"),
-            "attempts": log.get("attempts"),
-            "summary": report.get("summary") if isinstance(report, dict) else None,
-            "check": {"command": verification.get("command"), "exitCode": verification.get("exitCode")}
-            if isinstance(verification, dict) else None,
+            "status": log.status,
+            "attempts": log.attempts,
+            "summary": log.summary(),
+            "check": {"command": check.command, "exitCode": check.exit_code} if check else {"command": None, "exitCode": None},
         }
-        request = {"id": log.get("id"), "name": log.get("name"), "category": log.get("category")}
+        request = {"id": log.id, "name": log.name, "category": log.category}
         pairs.append(
             f'<feature id="{feature_id}">\n<request>{json.dumps(request, ensure_ascii=False)}</request>\n'
             f"<outcome>{json.dumps(outcome, ensure_ascii=False)}</outcome>\n</feature>"

@@ -18,12 +18,19 @@ told to ignore like `.autonomous/` itself.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 STATE_DIR_NAME = ".autonomous"
 # `--fresh` backups: `.autonomous.bak-<time>[-n]`, beside the state directory.
 FRESH_BACKUP_PREFIX = f"{STATE_DIR_NAME}.bak-"
+
+
+def is_project_key(key: str) -> bool:
+    """Whether `key` is a path relative to the project that stays inside it."""
+    parts = Path(key).parts
+    return bool(parts) and "\x00" not in key and not os.path.isabs(key) and ".." not in parts
 
 
 @dataclass(frozen=True)
