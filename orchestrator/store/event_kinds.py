@@ -148,13 +148,16 @@ class DryRunPrompt(_Event):
 
 
 class Notice(_Event):
-    """A warning or an error. From the Context Agent, with its event's kind and data."""
+    """A warning or an error; from the Context Agent, with its event's kind and data."""
 
     type: Literal["warning", "error"]
     message: str
     source: str | None = Field(None, exclude_if=_absent)
     # The Context Agent's own event data, as it reported it: free-form.
     details: dict[str, Any] | None = Field(None, exclude_if=_absent)
+    # A warning about one feature: its id, and the check-influencing files that were changed.
+    id: str | None = Field(None, exclude_if=_absent)
+    influencers: list[Influencer] | None = Field(None, exclude_if=_absent)
 
 
 Event = Annotated[

@@ -33,8 +33,7 @@ class EventSink:
     def emit(self, kind: str, **data: Any) -> Event:
         """Emit the event of kind `kind` with the fields `data` (its JSON keys); a kind or a
         field `event_kinds` does not declare raises `pydantic.ValidationError`."""
-        fields: dict[str, Any] = {"type": kind, "ts": int(time.time() * 1000), **data}  # keyword arguments
-        event = parse_event(redact_value(fields))
+        event = parse_event(redact_value({"type": kind, "ts": int(time.time() * 1000), **data}))
         if self.log_path is not None and not self._log_failed:
             try:
                 append_jsonl(self.log_path, event.dump(), fsync=False)

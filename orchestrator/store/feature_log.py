@@ -64,8 +64,8 @@ class AttemptRecord(CamelModel):
     verification: CheckRecord | None = None
 
     @model_serializer(mode="wrap")
-    def _short_when_interrupted(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)  # this model's own keys, as pydantic dumps them
+    def _short_when_interrupted(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
         if self.stop == "interrupted":
             return {key: value for key, value in data.items() if key in ("attempt", "stop", "verification")}
         return data

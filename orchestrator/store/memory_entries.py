@@ -9,6 +9,7 @@ any entry with a string `type` and a numeric `ts_ms`, whatever else it holds.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -92,7 +93,7 @@ MemoryEntry = Annotated[TextInput | TextOutput | WmEvent | Insight, Field(discri
 _ENTRY: TypeAdapter[MemoryEntry] = TypeAdapter(MemoryEntry)
 
 
-def entry_of(kind: str, ts_ms: int, data: dict[str, Any]) -> MemoryEntry:
+def entry_of(kind: str, ts_ms: int, data: Mapping[str, object]) -> MemoryEntry:
     """The entry of kind `kind` with the fields `data` (keyword arguments, by their JSON keys);
     `pydantic.ValidationError` for a kind or field this module does not declare."""
     return _ENTRY.validate_python({"type": kind, "ts_ms": ts_ms, **data})
