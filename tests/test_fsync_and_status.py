@@ -106,7 +106,7 @@ def test_status_reads_the_state_alone_and_draws_one_line_per_feature(tmp_path: P
     def no_logs(path: Path) -> Any:
         raise AssertionError(f"status read a feature log: {path}")
 
-    monkeypatch.setattr(inspect_module, "read_feature_log", no_logs)
+    monkeypatch.setattr(inspect_module, "load_feature_log", no_logs)
     calls = [0]
 
     def count_calls(frame: Any, event: str, arg: Any) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from context_agent.stores import MAX_STORE_BYTES
+from orchestrator.store.event_kinds import Notice
 from orchestrator.store.feature_log import MAX_LOG_BYTES
 from orchestrator.commands.output import LiveRenderer
 from orchestrator.spec.fields import MAX_SPEC_BYTES
@@ -279,7 +280,9 @@ def test_hostile_feature_logs_crash_neither_status_nor_logs_and_prove_nothing(pr
     (logs / "dir.json").mkdir()
     (logs / "link.json").symlink_to(tmp_path / "outside" / "keep.txt")
     # Terminal escapes and rich markup, which must be shown as text, not obeyed.
-    (logs / "ansi.json").write_text(json.dumps({"id": "ansi", "status": "[/x]\x1b[2J", "attempts": "[bold]"}))
+    (logs / "ansi.json").write_text(json.dumps({"id": "ansi", "status": "[/x]\x1b[2J[bold]", "attempts": 1}))
+    # A log whose fields are not of their types is not ours: it proves nothing, and says why.
+    (logs / "typed.json").write_text(json.dumps({"id": "typed", "status": "passed", "attempts": "[bold]"}))
     (project / STATE).write_bytes(b"{")  # so that status rebuilds the state from these logs
     files, outside = _project_files(project), file_tree(tmp_path, skip=project)
 
@@ -294,10 +297,10 @@ def test_hostile_feature_logs_crash_neither_status_nor_logs_and_prove_nothing(pr
     expected = {
         "feat-03": "it names feature 'feat-01', not 'feat-03'", "huge": f"it is larger than {MAX_LOG_BYTES} bytes",
         "nested": "its JSON is nested too deeply", "latin": "it is not UTF-8", "dir": "it is not a regular file",
-        "link": "it is a symbolic link",
+        "link": "it is a symbolic link", "typed": "it is not a feature log (attempts: Input should be a valid integer",
     }
     for name, reason in expected.items():
-        assert f"(unusable log: {reason})" in rows[name], listing.stdout
+        assert f"(unusable log: {reason}" in rows[name], listing.stdout
     assert "passed" in rows["feat-01"] and "[/x]\\x1b[2J" in rows["ansi"] and "[bold]" in rows["ansi"]
     assert "\x1b" not in listing.stdout
     for result, name, reason in ((huge, "huge", expected["huge"]), (link, "link", expected["link"])):
@@ -322,7 +325,7 @@ def test_status_prints_markup_and_escapes_from_the_state_as_text(project):
 def test_the_live_view_prints_a_warning_that_quotes_markup_as_text(capsys):
     # In a terminal, warnings go through rich; a path or check output holding "[/x]" is text.
     renderer = LiveRenderer()
-    renderer.handle({"type": "warning", "message": "a[/x]/state.json unreadable"})
+    renderer.handle(Notice(type="warning", ts=0, message="a[/x]/state.json unreadable"))
     renderer.close()
 
     assert "a[/x]/state.json unreadable" in capsys.readouterr().err

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import io
 
-from orchestrator.commands.output import PlainRenderer, printable
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from orchestrator.commands.output import JsonRenderer, PlainRenderer, describe, printable
+from orchestrator.store.event_kinds import Notice, ToolCall, parse_event
+from orchestrator.store.events import EventSink
 
 
 def test_control_characters_are_shown_escaped_newlines_and_tabs_kept() -> None:
@@ -14,8 +22,34 @@ def test_control_characters_are_shown_escaped_newlines_and_tabs_kept() -> None:
 def test_plain_lines_and_warnings_carry_no_escape_sequence() -> None:
     out, err = io.StringIO(), io.StringIO()
     renderer = PlainRenderer(verbosity=1, out=out, err=err)
-    renderer.handle({"type": "tool_call", "tool": "bash", "summary": "printf '\x1b]0;pwned\x07'"})
-    renderer.handle({"type": "warning", "message": "check printed \x1b[2J"})
+    renderer.handle(ToolCall(type="tool_call", ts=0, turn=1, tool="bash", summary="printf '\x1b]0;pwned\x07'"))
+    renderer.handle(Notice(type="warning", ts=0, message="check printed \x1b[2J"))
     assert "\x1b" not in out.getvalue() + err.getvalue()
     assert "\\x1b]0;pwned\\x07" in out.getvalue()
     assert err.getvalue() == "orchestrate: warning: check printed \\x1b[2J\n"
+
+
+def test_the_event_log_and_the_renderers_share_one_typed_event(tmp_path: Path) -> None:
+    out = io.StringIO()
+    log = tmp_path / "events.jsonl"
+    sink = EventSink(JsonRenderer(out=out, err=io.StringIO()), log)
+    sink.emit("verification", id="feat-01", command="true", success=True, exitCode=0, output="", error=None,
+              skipped=False, attempt=1)
+    sink.emit("feature_blocked", id="feat-02", reason="feat-01 failed")
+    sink.context_event("summarizer.failed", {"error": "timed out", "trigger": "interval"})
+
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [list(line)[:2] for line in lines] == [["type", "ts"]] * 3
+    assert list(lines[0])[2:] == ["id", "command", "success", "exitCode", "output", "error", "skipped", "attempt"]
+    assert lines[2] | {"ts": 0} == {"type": "error", "ts": 0, "message": "context agent: timed out",
+                                    "source": "summarizer.failed", "details": {"error": "timed out", "trigger": "interval"}}
+    assert [json.loads(line) for line in out.getvalue().splitlines()] == lines
+    assert describe(parse_event(lines[1])) == "    feat-02 BLOCKED: feat-01 failed"
+
+
+def test_an_event_of_no_declared_kind_or_with_an_undeclared_key_is_refused() -> None:
+    sink = EventSink(PlainRenderer(out=io.StringIO(), err=io.StringIO()))
+    with pytest.raises(ValidationError):
+        sink.emit("checkpoint", id="feat-01", sha="abc", extra=1)
+    with pytest.raises(ValidationError):
+        sink.emit("no_such_kind", message="x")

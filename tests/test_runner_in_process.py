@@ -50,7 +50,7 @@ def test_a_full_disk_stops_the_run_with_exit_3_and_the_next_run_resumes(fake_api
 
     class DiskFullAtFeat02(FeatureLogs):
         def write(self, log):
-            if log["id"] == "feat-02":
+            if log.id == "feat-02":
                 raise OSError(errno.ENOSPC, "No space left on device")
             super().write(log)
 

@@ -21,7 +21,7 @@ from orchestrator.run.strategies import STRATEGIES
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
-from orchestrator.store.feature_log import UnusableLog, read_feature_log
+from orchestrator.store.feature_log import UnusableLog, load_feature_log, log_json
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore, now_ms
@@ -87,13 +87,13 @@ def print_logs(paths: ProjectPaths, feature_id: str | None) -> int:
             raise UsageError(f"{feature_id!r} is not a feature id")
         path = paths.feature_log(feature_id)
         try:
-            log = read_feature_log(path)
+            log = load_feature_log(path)
         except FileNotFoundError:
             raise UsageError(f"no log for feature {feature_id!r} in {paths.logs_dir} (see: orchestrate logs)") from None
         except (OSError, UnusableLog) as err:
             raise UsageError(f"the log of feature {feature_id!r}, {path}, cannot be shown: {err}") from err
         # As the run wrote it; dumped again, so no raw control character reaches the terminal.
-        sys.stdout.write(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(log_json(log, as_read=True))
         return 0
     logs = sorted(paths.logs_dir.glob("*.json")) if paths.logs_dir.is_dir() else []
     if not logs:
@@ -101,14 +101,10 @@ def print_logs(paths: ProjectPaths, feature_id: str | None) -> int:
     rows = []
     for path in logs:
         try:
-            log = read_feature_log(path)
-            tokens = sum((log.get("tokens") or {}).values())
-            row = [_shown(log.get("status")), _shown(log.get("attempts")), f"{tokens:,}",
-                   f"{log.get('costUsd') or 0:.4f}"]
+            log = load_feature_log(path)
+            row = [_shown(log.status), _shown(log.attempts), f"{log.tokens.total:,}", f"{log.cost_usd:.4f}"]
         except (OSError, UnusableLog) as err:
             row = [_shown(f"(unusable log: {err})"), "", "", ""]
-        except (ValueError, TypeError, AttributeError):
-            row = ["(unreadable log)", "", "", ""]
         rows.append([_shown(path.stem), *row])
     sys.stdout.write(render_table(("feature", "status", "attempts", "tokens", "cost (USD)"), rows, right=_NUMBERS))
     return 0

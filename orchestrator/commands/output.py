@@ -11,15 +11,31 @@ import os
 import re
 import sys
 import time
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import TextIO
 
 from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-# Events that plain and live modes print as a line; the rest only update the view or the log.
-_QUIET_KINDS = {"tool_call", "api_call", "attempt_started", "text_output"}
+from orchestrator.store.event_kinds import (
+    ApiCall,
+    Checkpoint,
+    DryRunPrompt,
+    Event,
+    FeatureBlocked,
+    FeatureFinished,
+    FeatureStarted,
+    NothingSelected,
+    Notice,
+    RunFinished,
+    RunStarted,
+    Summarization,
+    ToolCall,
+    Verification,
+)
+
 # Events that end a command's output: shown even with -q.
 _FINAL_KINDS = {"run_finished", "dry_run_prompt", "nothing_selected"}
 
@@ -36,45 +52,52 @@ def _money(value: float | None) -> str:
     return f"${value or 0:.4f}"
 
 
-def describe(event: dict[str, Any]) -> str | None:
+def describe(event: Event) -> str | None:
     """One human line for an event, or None for events not worth a line."""
-    kind = event["type"]
-    if kind == "run_started":
+    if isinstance(event, RunStarted):
         return (
-            f"run {event['runId']}: {event['selected']} feature(s) selected, {event['alreadyPassed']} already passed, "
-            f"model {event['model']}, context {event['context']}"
+            f"run {event.run_id}: {event.selected} feature(s) selected, {event.already_passed} already passed, "
+            f"model {event.model}, context {event.context}"
         )
-    if kind == "feature_started":
-        return f"[{event['index']}/{event['total']}] {event['id']}: {event['name']} (attempt {event['attempt']}/{event['maxAttempts']})"
-    if kind == "verification":
-        if event.get("skipped"):
-            return f"    check: none configured; the agent's report decides ({'reported' if event.get('success') else 'no report'})"
-        verdict = "passed" if event.get("success") else f"FAILED (exit {event.get('exitCode')})"
-        extra = f": {event['error']}" if event.get("error") else ""
-        return f"    check `{event.get('command')}` {verdict}{extra}"
-    if kind == "feature_finished":
+    if isinstance(event, FeatureStarted):
+        return f"[{event.index}/{event.total}] {event.id}: {event.name} (attempt {event.attempt}/{event.max_attempts})"
+    if isinstance(event, Verification):
+        return _verification_line(event)
+    if isinstance(event, FeatureFinished):
         return (
-            f"    {event['id']} {event['status'].upper()} after {event['attempts']} attempt(s), "
-            f"{event['durationMs'] / 1000:.1f}s, {event['tokens']} tokens, {_money(event.get('costUsd'))}"
+            f"    {event.id} {event.status.upper()} after {event.attempts} attempt(s), "
+            f"{event.duration_ms / 1000:.1f}s, {event.tokens} tokens, {_money(event.cost_usd)}"
         )
-    if kind == "feature_blocked":
-        return f"    {event['id']} BLOCKED: {event['reason']}"
-    if kind == "summarization":
-        state = "ok" if event.get("success") else f"fallback ({event.get('error')})"
-        return f"    context summarized ({event['trigger']}, {len(event.get('features', []))} feature(s)): {state}"
-    if kind == "checkpoint":
-        return f"    checkpoint commit {event['sha'][:10]}"
-    if kind == "run_finished":
+    if isinstance(event, FeatureBlocked):
+        return f"    {event.id} BLOCKED: {event.reason}"
+    if isinstance(event, Summarization):
+        state = "ok" if event.success else f"fallback ({event.error})"
+        return f"    context summarized ({event.trigger}, {len(event.features)} feature(s)): {state}"
+    if isinstance(event, Checkpoint):
+        return f"    checkpoint commit {event.sha[:10]}"
+    if isinstance(event, RunFinished):
         return (
-            f"run {event['outcome']}: {event['passed']} passed, {event['failed']} failed, {event['blocked']} blocked, "
-            f"{event['pending']} pending; {event['tokens']} tokens, {_money(event.get('costUsd'))}, "
-            f"{event['durationMs'] / 1000:.1f}s"
+            f"run {event.outcome}: {event.passed} passed, {event.failed} failed, {event.blocked} blocked, "
+            f"{event.pending} pending; {event.tokens} tokens, {_money(event.cost_usd)}, "
+            f"{event.duration_ms / 1000:.1f}s"
         )
-    if kind == "nothing_selected":
-        return event["message"]
-    if kind == "dry_run_prompt":
-        return f"===== {event['id']} =====\n{event['prompt']}\n"
+    if isinstance(event, NothingSelected):
+        return event.message
+    if isinstance(event, DryRunPrompt):
+        return f"===== {event.id} =====\n{event.prompt}\n"
     return None
+
+
+def _verification_line(event: Verification) -> str:
+    if event.skipped:
+        return f"    check: none configured; the agent's report decides ({'reported' if event.success else 'no report'})"
+    verdict = "passed" if event.success else f"FAILED (exit {event.exit_code})"
+    extra = f": {event.error}" if event.error else ""
+    return f"    check `{event.command}` {verdict}{extra}"
+
+
+def _tool_line(event: ToolCall) -> str:
+    return f"      tool {event.tool}: {event.summary}"
 
 
 class JsonRenderer:
@@ -84,11 +107,11 @@ class JsonRenderer:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
 
-    def handle(self, event: dict[str, Any]) -> None:
-        self.out.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+    def handle(self, event: Event) -> None:
+        self.out.write(json.dumps(event.dump(), ensure_ascii=False, default=str) + "\n")
         self.out.flush()
-        if event["type"] in ("warning", "error"):
-            self.err.write(f"orchestrate: {event['type']}: {event.get('message')}\n")
+        if isinstance(event, Notice):
+            self.err.write(f"orchestrate: {event.type}: {event.message}\n")
             self.err.flush()
 
     def close(self) -> None:
@@ -113,23 +136,34 @@ class PlainRenderer:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
 
-    def handle(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind in ("warning", "error"):
-            self.err.write(f"orchestrate: {kind}: {printable(str(event.get('message')))}\n")
+    def handle(self, event: Event) -> None:
+        if isinstance(event, Notice):
+            self.err.write(f"orchestrate: {event.type}: {printable(event.message)}\n")
             self.err.flush()
             return
-        if self.verbosity < 0 and kind not in _FINAL_KINDS:
+        if self.verbosity < 0 and event.type not in _FINAL_KINDS:
             return
         line = describe(event)
-        if line is None and self.verbosity > 0 and kind == "tool_call":
-            line = f"      tool {event.get('tool')}: {event.get('summary', '')}"
+        if line is None and self.verbosity > 0 and isinstance(event, ToolCall):
+            line = _tool_line(event)
         if line is not None:
             self.out.write(printable(line) + "\n")
             self.out.flush()
 
     def close(self) -> None:
         pass
+
+
+@dataclass
+class _View:
+    """What the live view shows: the feature at work and the run's spend so far."""
+
+    feature: str = "-"
+    position: str = ""
+    attempt: str = ""
+    turn: int = 0
+    tokens: int = 0
+    cost: float = 0.0
 
 
 class LiveRenderer:
@@ -140,7 +174,7 @@ class LiveRenderer:
         self.console = Console()
         self.err_console = Console(stderr=True)
         self.started = time.monotonic()
-        self.view: dict[str, Any] = {"feature": "-", "position": "", "attempt": "", "turn": 0, "tokens": 0, "cost": 0.0}
+        self.view = _View()
         self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=True)
         self.live.start()
 
@@ -149,41 +183,39 @@ class LiveRenderer:
         elapsed = time.monotonic() - self.started
         v = self.view
         table.add_row(
-            f"[bold]{v['position']}[/bold] {v['feature']}",
-            f"attempt {v['attempt']}",
-            f"turn {v['turn']}",
-            f"{v['tokens']:,} tokens",
-            _money(v["cost"]),
+            f"[bold]{v.position}[/bold] {v.feature}",
+            f"attempt {v.attempt}",
+            f"turn {v.turn}",
+            f"{v.tokens:,} tokens",
+            _money(v.cost),
             f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s",
         )
         return table
 
-    def handle(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind in ("warning", "error"):
+    def handle(self, event: Event) -> None:
+        if isinstance(event, Notice):
             # The message may quote paths, check output or files: never read it as markup.
-            self.err_console.print(f"[yellow]orchestrate: {kind}:[/yellow] {escape(str(event.get('message')))}",
+            self.err_console.print(f"[yellow]orchestrate: {event.type}:[/yellow] {escape(event.message)}",
                                    highlight=False)
             return
-        if kind == "feature_started":
-            self.view.update(
-                feature=event["id"], position=f"{event['index']}/{event['total']}",
-                attempt=f"{event['attempt']}/{event['maxAttempts']}", turn=0,
-            )
-        elif kind == "api_call":
-            self.view.update(turn=event.get("turn", 0), tokens=event.get("runTokens", 0), cost=event.get("runCostUsd", 0.0))
+        if isinstance(event, FeatureStarted):
+            self.view = _View(feature=event.id, position=f"{event.index}/{event.total}",
+                              attempt=f"{event.attempt}/{event.max_attempts}", cost=self.view.cost,
+                              tokens=self.view.tokens)
+        elif isinstance(event, ApiCall):
+            self.view.turn, self.view.tokens, self.view.cost = event.turn, event.run_tokens, event.run_cost_usd
         line = describe(event)
-        if line is not None and (self.verbosity >= 0 or kind in _FINAL_KINDS):
+        if line is not None and (self.verbosity >= 0 or event.type in _FINAL_KINDS):
             self.live.console.print(line, highlight=False, markup=False)
-        elif kind == "tool_call" and self.verbosity > 0:
-            self.live.console.print(f"      tool {event.get('tool')}: {event.get('summary', '')}", highlight=False, markup=False)
+        elif isinstance(event, ToolCall) and self.verbosity > 0:
+            self.live.console.print(_tool_line(event), highlight=False, markup=False)
         self.live.update(self._render())
 
     def close(self) -> None:
         self.live.stop()
 
 
-def make_renderer(json_mode: bool, verbosity: int) -> Any:
+def make_renderer(json_mode: bool, verbosity: int) -> JsonRenderer | PlainRenderer | LiveRenderer:
     if json_mode:
         return JsonRenderer()
     if wants_plain():

@@ -6,67 +6,133 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+from typing import Protocol
+
+from pydantic import Field
 
 from orchestrator.config import RunConfig
+from orchestrator.llm.pricing import TokenUsage
 from orchestrator.safety.secrets import redact_value
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_text_atomic
+from orchestrator.store.feature_log import CheckRecord
+from orchestrator.store.run_state import CamelModel, RunState
 
 
-def run_report(result: Any, loaded: LoadedSpec, config: RunConfig) -> dict[str, Any]:
-    """The JSON report: per selected feature status, attempts, duration, tokens, cost; totals."""
+class RunOutcome(Protocol):
+    """What a report needs of a run (`orchestrator.run.coordinator.RunResult`)."""
+
+    @property
+    def exit_code(self) -> int: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def state(self) -> RunState: ...
+    @property
+    def selected(self) -> list[str]: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def duration_ms(self) -> int: ...
+
+
+class FeatureReport(CamelModel):
+    id: str
+    name: str
+    category: str
+    status: str
+    attempts: int
+    duration_ms: int
+    tokens: TokenUsage
+    cost_usd: float
+    reason: str | None
+    verification: CheckRecord | None
+
+
+class ReportTotals(CamelModel):
+    features: int
+    passed: int
+    failed: int
+    blocked: int
+    pending: int
+    in_progress: int = Field(alias="in_progress")  # spelled as the status it counts
+    tokens: TokenUsage
+    cost_usd: float
+    api_calls: int
+    summarizer_tokens: TokenUsage
+    summarizer_cost_usd: float
+
+
+class RunReport(CamelModel):
+    """`--report FILE`: per selected feature status, attempts, duration, tokens, cost; totals."""
+
+    run_id: str
+    spec: str
+    spec_hash: str
+    outcome: str
+    exit_code: int
+    message: str | None
+    model: str
+    context: str
+    duration_ms: int
+    totals: ReportTotals
+    features: list[FeatureReport]
+
+
+def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> RunReport:
+    """The JSON report of `result`, secrets redacted."""
     state = result.state
     features = []
     for feature_id in result.selected:
         feature = loaded.spec.feature(feature_id)
         entry = state.feature(feature_id)
-        features.append({
-            "id": feature_id, "name": feature.name, "category": feature.category, "status": entry.status,
-            "attempts": entry.attempts, "durationMs": entry.duration_ms, "tokens": entry.tokens.dump(),
-            "costUsd": round(entry.cost_usd, 6), "reason": entry.reason,
-            "verification": entry.last_verification,
-        })
-    counts = {s: sum(f["status"] == s for f in features) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
+        features.append(FeatureReport(
+            id=feature_id, name=feature.name, category=feature.category, status=entry.status,
+            attempts=entry.attempts, duration_ms=entry.duration_ms, tokens=entry.tokens,
+            cost_usd=round(entry.cost_usd, 6), reason=entry.reason,
+            verification=CheckRecord.model_validate(entry.last_verification) if entry.last_verification else None,
+        ))
+    counts = {s: sum(f.status == s for f in features) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
     totals = state.totals
-    return redact_value({
-        "runId": state.run_id, "spec": str(loaded.path), "specHash": loaded.sha256, "outcome": result.outcome,
-        "exitCode": result.exit_code, "message": result.message or None, "model": config.model,
-        "context": config.context, "durationMs": result.duration_ms,
-        "totals": {
-            "features": len(features), **counts, "tokens": totals.tokens.dump(), "costUsd": round(totals.cost_usd, 6),
-            "apiCalls": totals.api_calls, "summarizerTokens": totals.summarizer_tokens.dump(),
-            "summarizerCostUsd": round(totals.summarizer_cost_usd, 6),
-        },
-        "features": features,
-    })
+    report = RunReport(
+        run_id=state.run_id, spec=str(loaded.path), spec_hash=loaded.sha256, outcome=result.outcome,
+        exit_code=result.exit_code, message=result.message or None, model=config.model, context=config.context,
+        duration_ms=result.duration_ms,
+        totals=ReportTotals(
+            features=len(features), **counts, tokens=totals.tokens, cost_usd=round(totals.cost_usd, 6),
+            api_calls=totals.api_calls, summarizer_tokens=totals.summarizer_tokens,
+            summarizer_cost_usd=round(totals.summarizer_cost_usd, 6),
+        ),
+        features=features,
+    )
+    return RunReport.model_validate(redact_value(report.dump()))
 
 
-def junit_xml(report: dict[str, Any]) -> str:
+def junit_xml(report: RunReport) -> str:
     """One testcase per feature: failed features as failures, blocked or unfinished ones as skipped."""
-    features = report["features"]
-    failures = sum(f["status"] == "failed" for f in features)
-    skipped = sum(f["status"] not in ("passed", "failed") for f in features)
+    features = report.features
+    failures = sum(f.status == "failed" for f in features)
+    skipped = sum(f.status not in ("passed", "failed") for f in features)
     suite = ET.Element("testsuite", {
-        "name": f"orchestrate:{Path(report['spec']).stem}", "tests": str(len(features)),
+        "name": f"orchestrate:{Path(report.spec).stem}", "tests": str(len(features)),
         "failures": str(failures), "errors": "0", "skipped": str(skipped),
-        "time": f"{report['durationMs'] / 1000:.3f}",
+        "time": f"{report.duration_ms / 1000:.3f}",
     })
     for feature in features:
         case = ET.SubElement(suite, "testcase", {
-            "classname": feature["category"], "name": feature["id"], "time": f"{feature['durationMs'] / 1000:.3f}",
+            "classname": feature.category, "name": feature.id, "time": f"{feature.duration_ms / 1000:.3f}",
         })
-        verification = feature.get("verification") or {}
-        if feature["status"] == "failed":
+        check = feature.verification or CheckRecord()
+        if feature.status == "failed":
             node = ET.SubElement(case, "failure", {
-                "message": feature.get("reason") or "check failed",
-                "type": f"exit {verification.get('exitCode')}",
+                "message": feature.reason or "check failed",
+                "type": f"exit {check.exit_code if feature.verification else None}",
             })
-            node.text = _xml_safe(str(verification.get("output") or verification.get("error") or ""))
-        elif feature["status"] != "passed":
-            ET.SubElement(case, "skipped", {"message": f"{feature['status']}: {feature.get('reason') or 'not run'}"})
+            node.text = _xml_safe(check.output or check.error or "")
+        elif feature.status != "passed":
+            ET.SubElement(case, "skipped", {"message": f"{feature.status}: {feature.reason or 'not run'}"})
         ET.SubElement(case, "system-out").text = _xml_safe(
-            f"attempts={feature['attempts']} tokens={sum(feature['tokens'].values())} costUsd={feature['costUsd']}"
+            f"attempts={feature.attempts} tokens={feature.tokens.total} costUsd={feature.cost_usd}"
         )
     suites = ET.Element("testsuites")
     suites.append(suite)
@@ -74,21 +140,19 @@ def junit_xml(report: dict[str, Any]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def step_summary(report: dict[str, Any]) -> str:
+def step_summary(report: RunReport) -> str:
     """A markdown table of the run for GitHub Actions' job summary."""
-    totals = report["totals"]
+    totals = report.totals
     lines = [
-        f"### orchestrate: {report['outcome']} ({totals['passed']}/{totals['features']} passed)",
+        f"### orchestrate: {report.outcome} ({totals.passed}/{totals.features} passed)",
         "",
         "| feature | status | attempts | tokens | cost (USD) |",
         "|---|---|---:|---:|---:|",
     ]
-    for f in report["features"]:
-        lines.append(
-            f"| `{f['id']}` | {f['status']} | {f['attempts']} | {sum(f['tokens'].values()):,} | {f['costUsd']:.4f} |"
-        )
-    lines += ["", f"Total: {sum(totals['tokens'].values()):,} tokens, ${totals['costUsd']:.4f}, "
-              f"{report['durationMs'] / 1000:.1f}s.", ""]
+    for f in report.features:
+        lines.append(f"| `{f.id}` | {f.status} | {f.attempts} | {f.tokens.total:,} | {f.cost_usd:.4f} |")
+    lines += ["", f"Total: {totals.tokens.total:,} tokens, ${totals.cost_usd:.4f}, "
+              f"{report.duration_ms / 1000:.1f}s.", ""]
     return "\n".join(lines)
 
 
@@ -97,7 +161,7 @@ def _xml_safe(text: str) -> str:
     return "".join(ch if ch in "\t\n\r" or ord(ch) >= 0x20 else "\ufffd" for ch in text)
 
 
-def write_all(result: Any, loaded: LoadedSpec, config: RunConfig, *, report_path: Path | None,
+def write_all(result: RunOutcome, loaded: LoadedSpec, config: RunConfig, *, report_path: Path | None,
               junit_path: Path | None) -> None:
     """Write whichever reports were asked for (and the GitHub summary when running there)."""
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -105,7 +169,7 @@ def write_all(result: Any, loaded: LoadedSpec, config: RunConfig, *, report_path
         return
     report = run_report(result, loaded, config)
     if report_path:
-        write_text_atomic(report_path, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        write_text_atomic(report_path, json.dumps(report.dump(), indent=2, ensure_ascii=False) + "\n")
     if junit_path:
         write_text_atomic(junit_path, junit_xml(report))
     if summary_path:

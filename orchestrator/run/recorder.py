@@ -17,7 +17,8 @@ from orchestrator.run.feature_logs import AttemptRecord, FeatureLogs, Report
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature
 from orchestrator.store.events import EventSink
-from orchestrator.store.feature_log import build_feature_log
+from orchestrator.store.feature_log import AttemptRecord as LoggedAttempt
+from orchestrator.store.feature_log import ReplayStats, build_feature_log
 from orchestrator.store.state import FeatureState
 from orchestrator.store.working_memory import WorkingMemory
 
@@ -101,8 +102,10 @@ class FeatureRecorder:
     def write_log(self) -> None:
         log = build_feature_log(
             self.feature, self.entry, model=self.heading.model, strategy=self.heading.strategy,
-            check_command=self.heading.check_command, attempts_log=self.draft.attempts, report=self.draft.report,
-            replay_stats=self.draft.replay_stats,
+            check_command=self.heading.check_command,
+            attempts_log=[LoggedAttempt.model_validate(record) for record in self.draft.attempts],
+            report=self.draft.report,
+            replay_stats=ReplayStats.model_validate(self.draft.replay_stats) if self.draft.replay_stats else None,
         )
         self.logs.write(log)
 

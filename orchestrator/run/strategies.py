@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from context_agent import ContextInjection, render_project_context
-from orchestrator.run.feature_logs import read_log_file
 from orchestrator.spec.load import Feature
+from orchestrator.store.feature_log import find_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.working_memory import read_log
 
@@ -90,19 +90,17 @@ def feature_history_section(paths: ProjectPaths, recent_ids: Sequence[str], dept
     """`<feature-history>`: the last `depth` completed features, oldest first."""
     pairs = []
     for feature_id in list(recent_ids)[-depth:]:
-        log = read_log_file(paths, feature_id)
+        log = find_feature_log(paths, feature_id)
         if log is None:
             continue
-        report = log.get("report") or {}
-        verification = log.get("verification") or {}
+        check = log.verification
         outcome = {
-            "status": log.get("status"),
-            "attempts": log.get("attempts"),
-            "summary": report.get("summary") if isinstance(report, dict) else None,
-            "check": {"command": verification.get("command"), "exitCode": verification.get("exitCode")}
-            if isinstance(verification, dict) else None,
+            "status": log.status,
+            "attempts": log.attempts,
+            "summary": log.summary(),
+            "check": {"command": check.command, "exitCode": check.exit_code} if check else {"command": None, "exitCode": None},
         }
-        request = {"id": log.get("id"), "name": log.get("name"), "category": log.get("category")}
+        request = {"id": log.id, "name": log.name, "category": log.category}
         pairs.append(
             f'<feature id="{feature_id}">\n<request>{json.dumps(request, ensure_ascii=False)}</request>\n'
             f"<outcome>{json.dumps(outcome, ensure_ascii=False)}</outcome>\n</feature>"

@@ -1,18 +1,25 @@
-"""`.autonomous/logs/<feature-id>.json`: one feature's record, rewritten as it progresses."""
+"""`.autonomous/logs/<feature-id>.json`: one feature's record, rewritten as it progresses.
+
+`FeatureLog` is its one model (product spec section 4, step 7, then the details); it is
+written by `write_feature_log` and read by `load_feature_log` (one file, raises) or
+`find_feature_log` (a feature's log, None when there is none usable). Resume, the window
+strategy, `status`'s rebuild and `logs` all read it through here.
+"""
 
 from __future__ import annotations
 
 import json
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from orchestrator.store.atomic import write_json_atomic
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+
+from orchestrator.llm.pricing import TokenUsage
+from orchestrator.spec.models import Feature
+from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
-
-if TYPE_CHECKING:
-    from orchestrator.spec.load import Feature
-    from orchestrator.store.state import FeatureState
+from orchestrator.store.run_state import CamelModel, FeatureState
 
 # A feature log is a few kilobytes; a bigger one is not ours, and not worth reading.
 MAX_LOG_BYTES = 16 * 1024 * 1024
@@ -22,6 +29,88 @@ class UnusableLog(ValueError):
     """A file in the logs directory that is not a feature log we can trust; says why."""
 
 
+class Influencer(BaseModel):
+    """A check-influencing file changed during the feature (`orchestrator.run.check_influence`)."""
+
+    path: str
+    kind: str
+    change: str
+
+
+class CheckRecord(CamelModel):
+    """One check's result as logged: the camelCase `VerificationResult` (`orchestrator.run.verify`)."""
+
+    command: str | None = None
+    success: bool = False
+    exit_code: int | None = None
+    output: str = ""
+    error: str | None = None
+    skipped: bool = False
+    attempt: int = 0
+    # Only when there are some, so the usual result keeps its seven keys.
+    influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
+
+
+class AttemptRecord(CamelModel):
+    """One `attemptHistory` entry. An attempt a kill cut short (`stop: "interrupted"`) is
+    logged with its number, its stop and its (absent) verification only."""
+
+    attempt: int
+    stop: str | None = None  # the agent loop's stop reason, or "interrupted"
+    turns: int = 0
+    tool_calls: int = 0
+    masked_outputs: int = 0
+    error: str | None = None
+    verification: CheckRecord | None = None
+
+    @model_serializer(mode="wrap")
+    def _short_when_interrupted(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if self.stop == "interrupted":
+            return {key: value for key, value in data.items() if key in ("attempt", "stop", "verification")}
+        return data
+
+
+class ReplayStats(BaseModel):
+    """What the `replay` strategy made of the working-memory log (snake_case, as section 7 names them)."""
+
+    total_lines: int = 0
+    parsed_entries: int = 0
+    skipped_invalid_json: int = 0
+    skipped_invalid_shape: int = 0
+
+
+class FeatureLog(CamelModel):
+    """The log's content: the fields the product spec fixes, then the details. Every field but
+    `id` has a default: a log of an older version, or a partial one, still reads."""
+
+    id: str
+    name: str = ""
+    category: str = ""
+    status: str = "pending"  # a FeatureStatus; kept as text so a damaged one is shown, not refused
+    started_at: int | None = None
+    completed_at: int | None = None
+    iteration: int | None = None
+    attempts: int = 0
+    verification: CheckRecord | None = None
+    verified: bool = False
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    duration_ms: int = 0
+    model: str = ""
+    context_strategy: str = ""
+    # The agent's report as it gave it (`orchestrator.tools.report`): free-form beyond its summary.
+    report: dict[str, Any] | None = None
+    reason: str | None = None
+    attempt_history: list[AttemptRecord] = Field(default_factory=list)
+    replay: ReplayStats | None = Field(None, exclude_if=lambda stats: stats is None)
+
+    def summary(self) -> str | None:
+        """The agent's own summary of the feature, when its report gave one as text."""
+        value = (self.report or {}).get("summary")
+        return value if isinstance(value, str) else None
+
+
 def build_feature_log(
     feature: Feature,
     entry: FeatureState,
@@ -29,46 +118,55 @@ def build_feature_log(
     model: str,
     strategy: str,
     check_command: str | None,
-    attempts_log: list[dict[str, Any]],
-    report: dict[str, Any] | None,
-    replay_stats: dict[str, int] | None = None,
-) -> dict[str, Any]:
-    """The log's content: the fields the product spec fixes, then the details."""
-    log: dict[str, Any] = {
-        "id": feature.id,
-        "name": feature.name,
-        "category": feature.category,
-        "status": entry.status,
-        "startedAt": entry.started_at,
-        "completedAt": entry.completed_at,
-        "iteration": entry.iteration,
-        "attempts": entry.attempts,
-        "verification": entry.last_verification,
-        "verified": bool(check_command),
-        "tokens": entry.tokens.dump(),
-        "costUsd": round(entry.cost_usd, 6),
-        "durationMs": entry.duration_ms,
-        "model": model,
-        "contextStrategy": strategy,
-        "report": report,
-        "reason": entry.reason,
-        "attemptHistory": attempts_log,
-    }
-    if replay_stats is not None:
-        log["replay"] = replay_stats
-    return log
+    attempts_log: list[AttemptRecord],
+    report: dict[str, Any] | None,  # the agent's report, free-form (see FeatureLog.report)
+    replay_stats: ReplayStats | None = None,
+) -> FeatureLog:
+    """The log of a feature as its state `entry` stands."""
+    return FeatureLog(
+        id=feature.id, name=feature.name, category=feature.category, status=entry.status, started_at=entry.started_at,
+        completed_at=entry.completed_at, iteration=entry.iteration, attempts=entry.attempts,
+        verification=CheckRecord.model_validate(entry.last_verification) if entry.last_verification else None,
+        verified=bool(check_command), tokens=entry.tokens, cost_usd=round(entry.cost_usd, 6),
+        duration_ms=entry.duration_ms, model=model, context_strategy=strategy, report=report,
+        reason=entry.reason, attempt_history=attempts_log, replay=replay_stats,
+    )
 
 
-def write_feature_log(paths: ProjectPaths, log: dict[str, Any]) -> None:
-    write_json_atomic(paths.feature_log(log["id"]), log)
+def log_json(log: FeatureLog, *, as_read: bool = False) -> str:
+    """The log as indented JSON, the file's format; `as_read` leaves out what the file did not hold."""
+    data = log.model_dump(mode="json", by_alias=True, exclude_unset=as_read)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def read_feature_log(path: Path) -> dict[str, Any]:
+def write_feature_log(paths: ProjectPaths, log: FeatureLog) -> None:
+    write_text_atomic(paths.feature_log(log.id), log_json(log))
+
+
+def find_feature_log(paths: ProjectPaths, feature_id: str) -> FeatureLog | None:
+    """The log of `feature_id`, None when it has none, or none that can be used."""
+    try:
+        return load_feature_log(paths.feature_log(feature_id))
+    except (OSError, UnusableLog):
+        return None
+
+
+def load_feature_log(path: Path) -> FeatureLog:
     """The log at `path`, if it is one: a regular file (not a link) of at most `MAX_LOG_BYTES`,
-    holding a UTF-8 JSON object that names its own feature (the file's name).
+    holding a UTF-8 JSON feature log that names its own feature (the file's name).
 
     Raises `UnusableLog` saying what is wrong, or `OSError` when it cannot be read at all.
     """
+    raw = read_log_json(path)
+    try:
+        return FeatureLog.model_validate(raw)
+    except ValidationError as err:
+        raise UnusableLog(f"it is not a feature log ({_first_error(err)})") from None
+
+
+def read_log_json(path: Path) -> dict[str, Any]:
+    """The JSON object in the log file at `path`, before its fields are checked (see
+    `load_feature_log`): a file's content, free-form until validated."""
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
         raise UnusableLog("it is a symbolic link")
@@ -89,3 +187,13 @@ def read_feature_log(path: Path) -> dict[str, Any]:
     if log.get("id") != path.stem:
         raise UnusableLog(f"it names feature {str(log.get('id'))[:60]!r}, not {path.stem!r}")
     return log
+
+
+# Until the Context Agent reads the logs on its own (issue 14), it takes the raw object.
+read_feature_log = read_log_json
+
+
+def _first_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the log"
+    return f"{where}: {first['msg']}, got {first.get('input')!r:.60}"

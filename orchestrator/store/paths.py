@@ -29,6 +29,12 @@ STATE_DIR_NAME = ".autonomous"
 FRESH_BACKUP_PREFIX = f"{STATE_DIR_NAME}.bak-"
 
 
+def is_project_key(key: str) -> bool:
+    """Whether `key` is a path relative to the project that stays inside it."""
+    parts = Path(key).parts
+    return bool(parts) and "\x00" not in key and not os.path.isabs(key) and ".." not in parts
+
+
 @dataclass(frozen=True)
 class ProjectPaths:
     """Paths below one project directory."""
@@ -123,9 +129,3 @@ class ProjectPaths:
     def state_dirs(self) -> tuple[Path, ...]:
         """The directories of `.autonomous/` that the program writes into."""
         return (self.state_dir, self.logs_dir, self.context_dir, self.memory_dir, self.backups_dir)
-
-
-def is_project_key(key: str) -> bool:
-    """Whether `key` is a path relative to the project that stays inside it."""
-    parts = Path(key).parts
-    return bool(parts) and "\x00" not in key and not os.path.isabs(key) and ".." not in parts

@@ -1,162 +1,50 @@
-"""Run state: `.autonomous/state/execution-state.json`, its model and its one writer.
+"""Run state on disk: the snapshot `.autonomous/state/execution-state.json` and the journal
+beside it, written by `StateStore` alone (the model itself is `orchestrator.store.run_state`).
 
 Every change is saved atomically. A state file that cannot be read is set aside (never
 deleted) and rebuilt from the per-feature logs, so passed features survive any damage.
 
-Money is journaled per model call (`record_spend`): the worst case of a call before it is
-sent, what it cost once its answer arrives. A run killed at any instant therefore never
-records less than the API billed, and `--max-cost` holds across resumes.
+Money is journaled per model call (`record_spend`, replayed by `orchestrator.store.spend_journal`):
+the worst case of a call before it is sent, what it cost once its answer arrives. A run killed at
+any instant therefore never records less than the API billed, and `--max-cost` holds across resumes.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import time
-import uuid
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from orchestrator.llm.pricing import TokenUsage
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import append_jsonl, set_aside, write_text_atomic
-from orchestrator.store.feature_log import UnusableLog, read_feature_log
-from orchestrator.store.paths import ProjectPaths, is_project_key
+from orchestrator.store.feature_log import UnusableLog, load_feature_log
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.run_state import (
+    STATE_VERSION,
+    AwaitingCheck,
+    CamelModel,
+    CheckFiles,
+    FeatureState,
+    FeatureStatus,
+    PassToFinish,
+    RunState,
+    RunTotals,
+    SummarizationSchedule,
+    now_ms,
+)
+from orchestrator.store.spend_journal import SpendEntry, close_unanswered, replay_spend
 
-FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped"]
-STATE_VERSION = 1
+__all__ = [  # the model, for the modules that load and save it through here
+    "STATE_VERSION", "AwaitingCheck", "CamelModel", "CheckFiles", "FeatureState", "FeatureStatus", "PassToFinish",
+    "RunState", "RunTotals", "StateStore", "SummarizationSchedule", "now_ms",
+]
+
 # Files above this size are not state we wrote; refuse to parse them.
 MAX_STATE_BYTES = 64 * 1024 * 1024
-# The journal is folded into a snapshot after as many lines as there are features (a save then
-# costs O(1) a change), and before it passes this, so that it stays readable at any scale.
+# The journal is folded into a snapshot before it grows past this, whatever the feature count.
 MAX_JOURNAL_BYTES = MAX_STATE_BYTES // 2
-# A settled feature's check output is in its log; the state keeps output only for a retry.
-_SETTLED = frozenset({"passed", "failed", "blocked", "skipped"})
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-class CamelModel(BaseModel):
-    """Saved with camelCase keys, readable with either spelling."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-    def dump(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
-
-
-def _unset(value: object) -> bool:
-    return value is None
-
-
-class CheckFiles(CamelModel):
-    """The files a feature's check command named before the feature's first attempt: the ones
-    protected at every attempt, so that a file the agent creates never becomes part of the check."""
-
-    command_sha: str  # of the check command they were found for: a changed command finds them again
-    files: list[str] = Field(default_factory=list)  # relative to the project root
-
-    @field_validator("files")
-    @classmethod
-    def _inside_project(cls, files: list[str]) -> list[str]:
-        for key in files:
-            if not is_project_key(key):
-                raise ValueError(f"check file {key[:60]!r} is not a path inside the project")
-        return files
-
-
-class AwaitingCheck(CamelModel):
-    """An attempt whose agent loop finished and whose check result was not recorded yet.
-
-    A run killed while the check ran resumes by running the check again, not the agent."""
-
-    attempt: int
-    record: dict = Field(default_factory=dict)  # the attempt's `attemptHistory` entry, without its verification
-    report: dict | None = None  # the agent's report (it decides when the feature has no check)
-
-
-class PassToFinish(CamelModel):
-    """A passed feature whose checkpoint commit and bookkeeping may not have happened yet.
-
-    The pass is recorded first, so a kill after the check never sends the feature to the
-    model again; a resumed run finishes what is left, without the model."""
-
-    checkpoint_message: str | None = None  # None: no checkpoint (--no-commit, or not a git repository)
-    checkpoint_base: str | None = None  # HEAD before the commit; None when the branch had no commit
-
-
-class FeatureState(CamelModel):
-    status: FeatureStatus = "pending"
-    attempts: int = 0  # attempts whose check has run; an interrupted attempt is redone
-    started_at: int | None = None
-    completed_at: int | None = None
-    iteration: int | None = None  # the run's iteration counter when the feature finished
-    text_hash: str = ""
-    tokens: TokenUsage = Field(default_factory=TokenUsage)
-    cost_usd: float = 0.0
-    duration_ms: int = 0
-    last_verification: dict | None = None  # camelCase VerificationResult of the last attempt
-    reason: str | None = None  # why failed / blocked / skipped
-    # Left out of the saved state while unset: most features never need them.
-    check_files: CheckFiles | None = Field(None, exclude_if=_unset)
-    awaiting_check: AwaitingCheck | None = Field(None, exclude_if=_unset)
-    finishing: PassToFinish | None = Field(None, exclude_if=_unset)
-
-    @field_serializer("last_verification")
-    def _output_only_for_a_retry(self, value: dict | None) -> dict | None:
-        # Up to 4,000 characters a feature: at 100,000 features with failures the state would
-        # pass its own read limit. The feature log keeps the output.
-        if value and value.get("output") and self.status in _SETTLED:
-            return {**value, "output": ""}
-        return value
-
-
-class SummarizationSchedule(CamelModel):
-    completed_since_summary: int = 0
-    unsummarized: list[str] = Field(default_factory=list)
-    summaries: int = 0
-    last_summarized_at: int | None = None
-
-
-class RunTotals(CamelModel):
-    tokens: TokenUsage = Field(default_factory=TokenUsage)
-    cost_usd: float = 0.0
-    api_calls: int = 0
-    summarizer_tokens: TokenUsage = Field(default_factory=TokenUsage)
-    summarizer_cost_usd: float = 0.0
-    # The worst case of calls whose answer never arrived (the run was killed or interrupted
-    # while they were in flight): the API may have billed them, so it is part of `cost_usd`.
-    unconfirmed_cost_usd: float = 0.0
-
-
-class RunState(CamelModel):
-    version: int = STATE_VERSION
-    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
-    spec_path: str = ""
-    spec_hash: str = ""
-    created_at: int = Field(default_factory=now_ms)
-    updated_at: int = Field(default_factory=now_ms)
-    iteration: int = 0
-    features: dict[str, FeatureState] = Field(default_factory=dict)
-    summarization: SummarizationSchedule = Field(default_factory=SummarizationSchedule)
-    totals: RunTotals = Field(default_factory=RunTotals)
-    recent_completed: list[str] = Field(default_factory=list)  # newest last, bounded
-    stop_reason: str | None = None
-
-    def feature(self, feature_id: str) -> FeatureState:
-        entry = self.features.get(feature_id)
-        if entry is None:  # not setdefault: building a FeatureState on every call is not free
-            entry = self.features[feature_id] = FeatureState()
-        return entry
-
-    def count(self, status: FeatureStatus) -> int:
-        return sum(1 for f in self.features.values() if f.status == status)
 
 
 class StateStore:
@@ -246,21 +134,16 @@ class StateStore:
             self.save(state)
             return
         state.updated_at = now_ms()
-        entry = {
-            "feature": feature_id,
-            "state": state.features[feature_id].dump(),
-            "iteration": state.iteration,
-            "summarization": state.summarization.dump(),
-            "totals": state.totals.dump(),
-            "recentCompleted": state.recent_completed,
-            "stopReason": state.stop_reason,
-            "updatedAt": state.updated_at,
-        }
-        append_jsonl(self.paths.state_journal, entry, fsync=fsync)
+        entry = JournalEntry(
+            feature=feature_id, state=state.features[feature_id], iteration=state.iteration,
+            summarization=state.summarization, totals=state.totals, recent_completed=state.recent_completed,
+            stop_reason=state.stop_reason, updated_at=state.updated_at,
+        )
+        append_jsonl(self.paths.state_journal, entry.dump(), fsync=fsync)
         self._journal_lines += 1
         self._journal_bytes = self.paths.state_journal.stat().st_size
 
-    def record_spend(self, spend: dict[str, Any]) -> None:
+    def record_spend(self, spend: Mapping[str, object]) -> None:
         """Journal one model call's money at once: `{"kind": "reserve", ...}` before it is sent
         (its worst case), `"call"` with its usage and cost when its answer arrives, `"release"`
         when the API answered with an error. Loading adds the calls to the totals, and a
@@ -268,8 +151,9 @@ class StateStore:
 
         Flushed, not fsynced: a killed process loses none of it, and the next fsynced line of
         the same file (every feature record) carries it to disk.
+        The entry is written as the client gives it; `SpendEntry` is its shape.
         """
-        append_jsonl(self.paths.state_journal, {"spend": spend}, fsync=False)
+        append_jsonl(self.paths.state_journal, {"spend": dict(spend)}, fsync=False)
         self._journal_lines += 1
         self._journal_bytes = self.paths.state_journal.stat().st_size
 
@@ -288,44 +172,16 @@ class StateStore:
             self.on_warning(f"state journal {path} could not be read: {err}")
             return state
         raw_lines = data.splitlines()
-        damaged = 0
-        reserved: dict[str, Any] | None = None  # a call sent and not answered yet
-        for number, raw in enumerate(raw_lines, start=1):
-            try:
-                entry = json.loads(raw.decode("utf-8"))
-                if isinstance(entry, dict) and "spend" in entry:
-                    reserved = _replay_spend(state, _checked_spend(entry["spend"]), reserved)
-                    continue
-                feature_id = entry["feature"]
-                if not isinstance(feature_id, str) or not is_safe_id(feature_id):
-                    raise ValueError(f"feature id {feature_id!r} is not a safe id")
-                feature = FeatureState.model_validate(entry["state"])
-                summarization = SummarizationSchedule.model_validate(entry["summarization"])
-                totals = RunTotals.model_validate(entry["totals"])
-                iteration = int(entry["iteration"])
-            except (ValueError, KeyError, TypeError, UnicodeDecodeError, ValidationError, RecursionError):
-                # A torn last line after a kill is expected; anything else is damage.
-                torn = number == len(raw_lines) and not data.endswith(b"\n")
-                damaged += 0 if torn else 1
-                continue
-            state.features[feature_id] = feature
-            state.summarization, state.totals, state.iteration = summarization, totals, iteration
-            state.stop_reason = entry.get("stopReason")
-            if isinstance(entry.get("recentCompleted"), list):
-                state.recent_completed = [str(x) for x in entry["recentCompleted"] if is_safe_id(str(x))]
-        if reserved is not None:
-            # Killed while a call was in flight: the API may have billed it, so its worst case counts.
-            _add_cost(state, reserved, float(reserved["costUsd"]), None)
-            state.totals.unconfirmed_cost_usd += float(reserved["costUsd"])
+        damaged = _replay_lines(state, raw_lines, torn_tail=not data.endswith(b"\n"))
         self._journal_lines, self._journal_bytes = len(raw_lines), len(data)
         if damaged:
             # Its good lines are in `state` now; the file goes to the backups, never deleted.
             try:
-                backup: object = set_aside(path, self.paths.backups_dir)
+                moved = str(set_aside(path, self.paths.backups_dir))
                 self._must_save = True
             except OSError as err:
-                backup = f"(could not be moved: {err})"
-            self.on_warning(f"state journal {path}: {damaged} unreadable line(s) skipped; set aside as {backup}")
+                moved = f"(could not be moved: {err})"
+            self.on_warning(f"state journal {path}: {damaged} unreadable line(s) skipped; set aside as {moved}")
         return state
 
     def rebuild_from_logs(self) -> RunState:
@@ -335,17 +191,15 @@ class StateStore:
             return state
         for log_path in sorted(self.paths.logs_dir.glob("*.json")):
             try:
-                # A log proves only its own feature: read_feature_log checks that it names it.
-                log = read_feature_log(log_path)
-                if log.get("status") not in ("passed", "failed") or not is_safe_id(log_path.stem):
+                # A log proves only its own feature: load_feature_log checks that it names it.
+                log = load_feature_log(log_path)
+                if log.status not in ("passed", "failed") or not is_safe_id(log_path.stem):
                     continue
-                feature = FeatureState.model_validate({
-                    "status": log["status"], "attempts": log.get("attempts") or 0,
-                    "completedAt": log.get("completedAt"), "iteration": log.get("iteration"),
-                    "tokens": log.get("tokens") or {}, "costUsd": log.get("costUsd") or 0.0,
-                    "durationMs": log.get("durationMs") or 0,
-                })
-            except (OSError, UnusableLog, ValidationError):
+                feature = FeatureState(
+                    status=log.status, attempts=log.attempts, completed_at=log.completed_at, iteration=log.iteration,
+                    tokens=log.tokens, cost_usd=log.cost_usd, duration_ms=log.duration_ms,
+                )
+            except (OSError, UnusableLog):
                 continue
             state.features[log_path.stem] = feature
             state.iteration = max(state.iteration, feature.iteration or 0)
@@ -355,54 +209,46 @@ class StateStore:
         return state
 
 
-_SPEND_KINDS = ("reserve", "call", "release")
+class JournalEntry(CamelModel):
+    """One feature's change between snapshots, with the run-level counters as they then stood."""
+
+    feature: str
+    state: FeatureState
+    iteration: int
+    summarization: SummarizationSchedule
+    totals: RunTotals
+    recent_completed: list[str] = Field(default_factory=list)
+    stop_reason: str | None = None
+    updated_at: int | None = None
 
 
-def _checked_spend(spend: Any) -> dict[str, Any]:
-    """A journaled spend line as written by `record_spend`; ValueError for anything else."""
-    if not isinstance(spend, dict) or spend.get("kind") not in _SPEND_KINDS:
-        raise ValueError("not a spend entry")
-    feature_id = spend.get("feature")
-    if feature_id is not None and (not isinstance(feature_id, str) or not is_safe_id(feature_id)):
-        raise ValueError(f"feature id {str(feature_id)[:60]!r} is not a safe id")
-    cost = spend.get("costUsd", 0.0)
-    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0:
-        raise ValueError("costUsd is not a finite amount")
-    if spend["kind"] == "call":
-        TokenUsage.model_validate(spend.get("usage") or {})
-    return spend
+def _replay_lines(state: RunState, raw_lines: list[bytes], *, torn_tail: bool) -> int:
+    """Apply the journal's lines to `state`, in order; returns how many were damaged.
 
-
-def _replay_spend(state: RunState, spend: dict[str, Any], reserved: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Apply one spend line to `state`; returns the reservation still open after it."""
-    kind = spend["kind"]
-    if kind == "reserve":
-        if reserved is not None:  # two reservations in a row: the first one's answer never came
-            _add_cost(state, reserved, float(reserved["costUsd"]), None)
-            state.totals.unconfirmed_cost_usd += float(reserved["costUsd"])
-        return spend
-    if kind == "call":
-        _add_cost(state, spend, float(spend["costUsd"]), TokenUsage.model_validate(spend.get("usage") or {}))
-        if spend.get("unconfirmed") is True:  # interrupted in flight: its worst case
-            state.totals.unconfirmed_cost_usd += float(spend["costUsd"])
-        else:
-            state.totals.api_calls += 1
-    return None
-
-
-def _add_cost(state: RunState, spend: dict[str, Any], cost: float, usage: TokenUsage | None) -> None:
-    """Count one call's cost (and usage) in the run's totals and its feature's or the summarizer's."""
-    usage = usage or TokenUsage()
-    totals = state.totals
-    totals.cost_usd += cost
-    totals.tokens = totals.tokens + usage
-    if spend.get("purpose") == "summarizer":
-        totals.summarizer_cost_usd += cost
-        totals.summarizer_tokens = totals.summarizer_tokens + usage
-    elif spend.get("feature"):
-        entry = state.feature(spend["feature"])
-        entry.cost_usd += cost
-        entry.tokens = entry.tokens + usage
+    A torn last line after a kill (`torn_tail`) is expected, and not counted as damage."""
+    damaged = 0
+    reserved: SpendEntry | None = None  # a call sent and not answered yet
+    for number, raw in enumerate(raw_lines, start=1):
+        try:
+            line = json.loads(raw.decode("utf-8"))
+            if isinstance(line, dict) and "spend" in line:
+                reserved = replay_spend(state, SpendEntry.model_validate(line["spend"]), reserved)
+                continue
+            entry = JournalEntry.model_validate(line)
+            if not is_safe_id(entry.feature):
+                raise ValueError(f"feature id {entry.feature[:60]!r} is not a safe id")
+        except (ValueError, UnicodeDecodeError, RecursionError):  # ValidationError is a ValueError
+            damaged += 0 if torn_tail and number == len(raw_lines) else 1
+            continue
+        state.features[entry.feature] = entry.state
+        state.summarization, state.totals, state.iteration = entry.summarization, entry.totals, entry.iteration
+        state.stop_reason = entry.stop_reason
+        if "recent_completed" in entry.model_fields_set:
+            state.recent_completed = [x for x in entry.recent_completed if is_safe_id(x)]
+    if reserved is not None:
+        # Killed while a call was in flight: the API may have billed it, so its worst case counts.
+        close_unanswered(state, reserved)
+    return damaged
 
 
 def _snapshot_text(state: RunState) -> str:

@@ -23,17 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.store.atomic import append_jsonl, set_aside
+from orchestrator.store.memory_entries import dump_entry, entry_of
 
 # Far above what a long run writes (prompts are bounded by the spec's 10 MB); beyond this the
 # file is not ours, or not worth reading line by line at the start of every feature.
 MAX_LOG_BYTES = 256 * 1024 * 1024
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
-KINDS = ("text_input", "text_output", "wm_event", "wm_insight")
+KINDS = ("text_input", "text_output", "wm_event", "wm_insight")  # their models: memory_entries
 
 
 class WorkingMemory:
-    """Appends entries to the log; never raises (a full disk must not stop a run)."""
+    """Appends entries (`memory_entries`) to the log; a full disk never stops a run (only an
+    entry of a kind or with a key `memory_entries` does not declare raises)."""
 
     def __init__(
         self, path: Path, enabled: bool = True, on_warning: Callable[[str], None] | None = None,
@@ -55,8 +57,9 @@ class WorkingMemory:
         # Strictly increasing timestamps keep replay order equal to append order.
         ts = max(int(time.time() * 1000), self._last_ts + 1)
         self._last_ts = ts
+        line = dump_entry(entry_of(kind, ts, data))  # a kind or key not declared there raises
         try:
-            append_jsonl(self.path, {"type": kind, "ts_ms": ts, **data}, fsync=False)
+            append_jsonl(self.path, line, fsync=False)
         except OSError as err:
             self.error = str(err)
 
@@ -65,6 +68,7 @@ class WorkingMemory:
 class ParsedLog:
     """The valid entries of a log, sorted by ts_ms, and what was skipped."""
 
+    # Replayed as they are (spec section 7): any JSON object with a string `type` and numeric `ts_ms`.
     entries: list[dict[str, Any]] = field(default_factory=list)
     total_lines: int = 0
     parsed_entries: int = 0

@@ -1,0 +1,173 @@
+"""Every kind of event a run emits, as one discriminated union (`Event`, keyed by `type`).
+
+`events.jsonl` holds one a line (`Event.dump()`: camelCase keys, `type` and `ts` first), and
+the renderers (`orchestrator.commands.output`) read the same models. An event with a key its
+kind does not declare is refused: a new key is a new field here first.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, TypeAdapter
+
+from orchestrator.llm.pricing import TokenUsage
+from orchestrator.store.feature_log import Influencer
+from orchestrator.store.run_state import CamelModel
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+class _Event(CamelModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: str  # each kind narrows it to its name: the union's discriminator
+    ts: int  # milliseconds since the epoch
+
+
+class RunStarted(_Event):
+    type: Literal["run_started"]
+    run_id: str
+    spec: str
+    project: str
+    selected: int
+    already_passed: int
+    model: str
+    context: str
+
+
+class FeatureStarted(_Event):
+    type: Literal["feature_started"]
+    id: str
+    name: str
+    attempt: int
+    max_attempts: int
+    index: int
+    total: int
+
+
+class ApiCall(_Event):
+    """One model call of the agent: its usage and the run's totals after it."""
+
+    type: Literal["api_call"]
+    feature: str | None = None
+    turn: int
+    usage: TokenUsage
+    cost_usd: float
+    stop_reason: str | None = None
+    run_tokens: int
+    run_cost_usd: float
+
+
+class ToolCall(_Event):
+    type: Literal["tool_call"]
+    feature: str | None = None
+    turn: int
+    tool: str
+    summary: str = ""
+    is_error: bool = False
+
+
+class Verification(_Event):
+    """A check's result: the feature's id, then the keys of `feature_log.CheckRecord`."""
+
+    type: Literal["verification"]
+    id: str
+    command: str | None
+    success: bool
+    exit_code: int | None = None
+    output: str = ""
+    error: str | None = None
+    skipped: bool = False
+    attempt: int
+    influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
+
+
+class FeatureFinished(_Event):
+    type: Literal["feature_finished"]
+    id: str
+    status: str
+    attempts: int
+    duration_ms: int
+    tokens: int
+    usage: TokenUsage
+    cost_usd: float
+    reason: str | None = None
+
+
+class FeatureBlocked(_Event):
+    type: Literal["feature_blocked"]
+    id: str
+    reason: str | None = None
+
+
+class Summarization(_Event):
+    type: Literal["summarization"]
+    trigger: str
+    features: list[str]
+    success: bool | None = None
+    new_decisions: int | None = None
+    new_failures: int | None = None
+    error: str | None = None
+
+
+class Checkpoint(_Event):
+    type: Literal["checkpoint"]
+    id: str
+    sha: str
+
+
+class RunFinished(_Event):
+    type: Literal["run_finished"]
+    outcome: str
+    exit_code: int
+    passed: int
+    failed: int
+    blocked: int
+    pending: int
+    tokens: int
+    usage: TokenUsage
+    cost_usd: float
+    duration_ms: int
+    message: str | None = None
+
+
+class NothingSelected(_Event):
+    type: Literal["nothing_selected"]
+    message: str
+    only: str | None = None
+    shard: str | None = None
+
+
+class DryRunPrompt(_Event):
+    type: Literal["dry_run_prompt"]
+    id: str
+    prompt: str
+
+
+class Notice(_Event):
+    """A warning or an error; from the Context Agent, with its event's kind and data."""
+
+    type: Literal["warning", "error"]
+    message: str
+    source: str | None = Field(None, exclude_if=_absent)
+    # The Context Agent's own event data, as it reported it: free-form.
+    details: dict[str, Any] | None = Field(None, exclude_if=_absent)
+    # A warning about one feature: its id, and the check-influencing files that were changed.
+    id: str | None = Field(None, exclude_if=_absent)
+    influencers: list[Influencer] | None = Field(None, exclude_if=_absent)
+
+
+Event = Annotated[
+    RunStarted | FeatureStarted | ApiCall | ToolCall | Verification | FeatureFinished | FeatureBlocked
+    | Summarization | Checkpoint | RunFinished | NothingSelected | DryRunPrompt | Notice,
+    Field(discriminator="type"),
+]
+EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: object) -> Event:
+    """The event `data` (a JSON object, as in `events.jsonl`) describes; ValidationError if none."""
+    return EVENT.validate_python(data)

@@ -1,0 +1,147 @@
+"""The run state's model: what `.autonomous/state/execution-state.json` holds.
+
+`RunState` and its parts, saved with camelCase keys (`CamelModel`). Loading and saving them,
+with the journal between snapshots, is `orchestrator.store.state`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic.alias_generators import to_camel
+
+from orchestrator.llm.pricing import TokenUsage
+from orchestrator.store.paths import is_project_key
+
+FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped"]
+STATE_VERSION = 1
+# A settled feature's check output is in its log; the state keeps output only for a retry.
+_SETTLED = frozenset({"passed", "failed", "blocked", "skipped"})
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class CamelModel(BaseModel):
+    """Saved with camelCase keys, readable with either spelling."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    def dump(self) -> dict[str, Any]:  # a JSON object, keyed as saved
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _unset(value: object) -> bool:
+    return value is None
+
+
+class CheckFiles(CamelModel):
+    """The files a feature's check command named before the feature's first attempt: the ones
+    protected at every attempt, so that a file the agent creates never becomes part of the check."""
+
+    command_sha: str  # of the check command they were found for: a changed command finds them again
+    files: list[str] = Field(default_factory=list)  # relative to the project root
+
+    @field_validator("files")
+    @classmethod
+    def _inside_project(cls, files: list[str]) -> list[str]:
+        for key in files:
+            if not is_project_key(key):
+                raise ValueError(f"check file {key[:60]!r} is not a path inside the project")
+        return files
+
+
+class AwaitingCheck(CamelModel):
+    """An attempt whose agent loop finished and whose check result was not recorded yet.
+
+    A run killed while the check ran resumes by running the check again, not the agent."""
+
+    attempt: int
+    # The attempt's `attemptHistory` entry without its verification, as the run loop builds it
+    # (its shape: `feature_log.AttemptRecord`); the agent's report, free-form as it gave it.
+    record: dict[str, Any] = Field(default_factory=dict)
+    report: dict[str, Any] | None = None  # decides when the feature has no check
+
+
+class PassToFinish(CamelModel):
+    """A passed feature whose checkpoint commit and bookkeeping may not have happened yet.
+
+    The pass is recorded first, so a kill after the check never sends the feature to the
+    model again; a resumed run finishes what is left, without the model."""
+
+    checkpoint_message: str | None = None  # None: no checkpoint (--no-commit, or not a git repository)
+    checkpoint_base: str | None = None  # HEAD before the commit; None when the branch had no commit
+
+
+class FeatureState(CamelModel):
+    status: FeatureStatus = "pending"
+    attempts: int = 0  # attempts whose check has run; an interrupted attempt is redone
+    started_at: int | None = None
+    completed_at: int | None = None
+    iteration: int | None = None  # the run's iteration counter when the feature finished
+    text_hash: str = ""
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    duration_ms: int = 0
+    # The last attempt's `VerificationResult.to_json()`, as the run loop and prompts use it
+    # (its shape: `feature_log.CheckRecord`).
+    last_verification: dict[str, Any] | None = None
+    reason: str | None = None  # why failed / blocked / skipped
+    # Left out of the saved state while unset: most features never need them.
+    check_files: CheckFiles | None = Field(None, exclude_if=_unset)
+    awaiting_check: AwaitingCheck | None = Field(None, exclude_if=_unset)
+    finishing: PassToFinish | None = Field(None, exclude_if=_unset)
+
+    @field_serializer("last_verification")
+    def _output_only_for_a_retry(self, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # Up to 4,000 characters a feature: at 100,000 features with failures the state would
+        # pass its own read limit. The feature log keeps the output.
+        if value and value.get("output") and self.status in _SETTLED:
+            return {**value, "output": ""}
+        return value
+
+
+class SummarizationSchedule(CamelModel):
+    completed_since_summary: int = 0
+    unsummarized: list[str] = Field(default_factory=list)
+    summaries: int = 0
+    last_summarized_at: int | None = None
+
+
+class RunTotals(CamelModel):
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    api_calls: int = 0
+    summarizer_tokens: TokenUsage = Field(default_factory=TokenUsage)
+    summarizer_cost_usd: float = 0.0
+    # The worst case of calls whose answer never arrived (the run was killed or interrupted
+    # while they were in flight): the API may have billed them, so it is part of `cost_usd`.
+    unconfirmed_cost_usd: float = 0.0
+
+
+class RunState(CamelModel):
+    version: int = STATE_VERSION
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    spec_path: str = ""
+    spec_hash: str = ""
+    created_at: int = Field(default_factory=now_ms)
+    updated_at: int = Field(default_factory=now_ms)
+    iteration: int = 0
+    features: dict[str, FeatureState] = Field(default_factory=dict)
+    summarization: SummarizationSchedule = Field(default_factory=SummarizationSchedule)
+    totals: RunTotals = Field(default_factory=RunTotals)
+    recent_completed: list[str] = Field(default_factory=list)  # newest last, bounded
+    stop_reason: str | None = None
+
+    def feature(self, feature_id: str) -> FeatureState:
+        entry = self.features.get(feature_id)
+        if entry is None:  # not setdefault: building a FeatureState on every call is not free
+            entry = self.features[feature_id] = FeatureState()
+        return entry
+
+    def count(self, status: FeatureStatus) -> int:
+        return sum(1 for f in self.features.values() if f.status == status)

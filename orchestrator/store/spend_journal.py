@@ -1,0 +1,79 @@
+"""Money in the state journal: one `{"spend": {...}}` line per model call event.
+
+`reserve` before a call is sent (its worst case), `call` with its usage and cost when its
+answer arrives (`unconfirmed` when it was interrupted in flight), `release` when the API
+answered with an error. Replaying them rebuilds the run's totals; a reservation never
+answered counts as its worst case, so a killed run never records less than the API billed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from orchestrator.llm.pricing import TokenUsage
+from orchestrator.spec.fields import is_safe_id
+from orchestrator.store.run_state import RunState
+
+
+class SpendEntry(BaseModel):
+    """One journaled spend line, as the model client writes it (`ModelClient._journal`)."""
+
+    kind: Literal["reserve", "call", "release"]
+    purpose: str | None = None  # "summarizer", or the agent's
+    feature: str | None = None
+    cost_usd: float = Field(0.0, alias="costUsd")
+    usage: TokenUsage | None = None
+    unconfirmed: bool = False
+
+    @field_validator("feature")
+    @classmethod
+    def _safe_feature(cls, feature_id: str | None) -> str | None:
+        if feature_id is not None and not is_safe_id(feature_id):
+            raise ValueError(f"feature id {feature_id[:60]!r} is not a safe id")
+        return feature_id
+
+    @field_validator("cost_usd", mode="before")
+    @classmethod
+    def _finite_amount(cls, cost: object) -> object:
+        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0:
+            raise ValueError("costUsd is not a finite amount")
+        return cost
+
+
+def replay_spend(state: RunState, spend: SpendEntry, reserved: SpendEntry | None) -> SpendEntry | None:
+    """Apply one spend line to `state`; returns the reservation still open after it."""
+    if spend.kind == "reserve":
+        if reserved is not None:  # two reservations in a row: the first one's answer never came
+            close_unanswered(state, reserved)
+        return spend
+    if spend.kind == "call":
+        _add_cost(state, spend, spend.usage or TokenUsage())
+        if spend.unconfirmed:  # interrupted in flight: its worst case
+            state.totals.unconfirmed_cost_usd += spend.cost_usd
+        else:
+            state.totals.api_calls += 1
+    return None
+
+
+def close_unanswered(state: RunState, reserved: SpendEntry) -> None:
+    """A call sent and never answered: the API may have billed it, so its worst case counts."""
+    _add_cost(state, reserved, TokenUsage())
+    state.totals.unconfirmed_cost_usd += reserved.cost_usd
+
+
+def _add_cost(state: RunState, spend: SpendEntry, usage: TokenUsage) -> None:
+    """Count one call's cost (and usage) in the run's totals and its feature's or the summarizer's."""
+    cost = spend.cost_usd
+    totals = state.totals
+    totals.cost_usd += cost
+    totals.tokens = totals.tokens + usage
+    if spend.purpose == "summarizer":
+        totals.summarizer_cost_usd += cost
+        totals.summarizer_tokens = totals.summarizer_tokens + usage
+    elif spend.feature:
+        entry = state.feature(spend.feature)
+        entry.cost_usd += cost
+        entry.tokens = entry.tokens + usage
