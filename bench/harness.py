@@ -23,13 +23,14 @@ from typing import Any, Callable, Iterator
 
 import anthropic
 
-from context_agent import estimate_tokens, render_project_context
+from context_agent import ContextInjection, estimate_tokens, render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.coordinator import Runner, RunOptions
 from orchestrator.run.factory import build_parts
 from orchestrator.run.verify import VerificationResult, Verifier
 from orchestrator.spec.load import load_spec
+from orchestrator.store.event_kinds import Event, Notice
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from tests.fake_api import FakeAPI, UsageReport
@@ -90,12 +91,11 @@ class QuietRenderer:
         self.marks: list[FeatureMark] = []
         self.warnings: list[str] = []
 
-    def handle(self, event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind == "feature_finished":
+    def handle(self, event: Event) -> None:
+        if event.type == "feature_finished":
             self.marks.append(self.clock())
-        elif kind in ("warning", "error") and len(self.warnings) < 20:
-            self.warnings.append(str(event.get("message")))
+        elif isinstance(event, Notice) and len(self.warnings) < 20:
+            self.warnings.append(event.message)
 
     def close(self) -> None:
         pass
@@ -148,9 +148,9 @@ class SampledView(ContextView):
         self.samples: dict[int, int] = {}
         self.largest = 0
 
-    def get_injection(self, feature_id: str) -> Any:
+    def get_injection(self, feature_id: str) -> ContextInjection:
         injection = super().get_injection(feature_id)
-        self.largest = max(self.largest, int(injection.get("tokenCount") or 0))
+        self.largest = max(self.largest, injection.token_count)
         position = self.feature_positions.get(feature_id)
         if position in self.positions:
             self.samples[position] = estimate_tokens(render_project_context(injection))
