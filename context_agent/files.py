@@ -95,11 +95,13 @@ class ContextFiles:
         return set_aside(path, self.backups_dir, reason, self.guard_root)
 
 
-def refuse_links(path: Path, guard_root: Path) -> None:
+def refuse_links(path: Path, guard_root: Path | None) -> None:
     """Raise `LinkRefused` if `path`, or a directory above it up to `guard_root`, is a symbolic link.
 
-    Paths outside `guard_root` are not checked: they are the user's.
+    Paths outside `guard_root` (or any path, when it is None) are not checked: they are the user's.
     """
+    if guard_root is None:
+        return
     try:
         below = path.relative_to(guard_root.parent)
     except ValueError:
@@ -114,7 +116,7 @@ def refuse_links(path: Path, guard_root: Path) -> None:
             )
 
 
-def write_text_atomic(path: Path, text: str, guard_root: Path) -> None:
+def write_text_atomic(path: Path, text: str, guard_root: Path | None) -> None:
     """Replace `path` with `text` (UTF-8) atomically; no symbolic link below `guard_root` followed."""
     refuse_links(path.parent, guard_root)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +137,7 @@ def write_text_atomic(path: Path, text: str, guard_root: Path) -> None:
     fsync_dir(path.parent)
 
 
-def append_line(path: Path, line: str, guard_root: Path, *, fsync: bool = True) -> None:
+def append_line(path: Path, line: str, guard_root: Path | None, *, fsync: bool = True) -> None:
     """Append `line` and a newline, flushed (and fsynced, with `fsync`).
 
     A kill loses at most the line being written; readers skip a torn last line. Flushing
@@ -143,14 +145,14 @@ def append_line(path: Path, line: str, guard_root: Path, *, fsync: bool = True) 
     """
     refuse_links(path.parent, guard_root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _open_for_append(path) as handle:
+    with open_for_append(path) as handle:
         handle.write(line + "\n")
         handle.flush()
         if fsync:
             os.fsync(handle.fileno())
 
 
-def set_aside(path: Path, backups_dir: Path, reason: str, guard_root: Path) -> Path:
+def set_aside(path: Path, backups_dir: Path, reason: str, guard_root: Path | None) -> Path:
     """Move a damaged file into `backups_dir` under a unique name; never delete it.
 
     A link is moved as the link itself: its target stays where it is, untouched.
@@ -179,7 +181,7 @@ def read_bounded(path: Path, max_bytes: int) -> bytes:
     return path.read_bytes()
 
 
-def _open_for_append(path: Path) -> TextIO:
+def open_for_append(path: Path) -> TextIO:
     """`path` opened for appending, without following a link: a link in its place is replaced."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
     try:
