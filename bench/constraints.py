@@ -10,17 +10,15 @@ a run). Before the hard limit every rule stayed active and both calls grew with 
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from bench.memory import VOCABULARY
+from bench.memory import VOCABULARY, no_fsync
 from context_agent import ContextAgent
 from orchestrator.store.paths import ProjectPaths
 
@@ -37,7 +35,7 @@ def measure(constraints: int = 5000) -> dict[str, Any]:
         paths = ProjectPaths.for_project(root)
         # No summarizer model: the fold is deterministic (a failed call falls back to the same).
         agent = ContextAgent(root, features=features, on_event=lambda kind, data: None)
-        with _no_fsync():  # filling up is not what is measured; thousands of fsyncs would only slow it
+        with no_fsync():  # filling up is not what is measured; thousands of fsyncs would only slow it
             for number in range(constraints):
                 _feature(agent, number)
         store_bytes = paths.active_constraints.stat().st_size
@@ -74,13 +72,3 @@ def _ms(call: Callable[..., Any], *args: Any) -> float:
     start = time.perf_counter()
     call(*args)
     return 1000 * (time.perf_counter() - start)
-
-
-@contextmanager
-def _no_fsync() -> Iterator[None]:
-    original = os.fsync
-    os.fsync = lambda fd: None
-    try:
-        yield
-    finally:
-        os.fsync = original

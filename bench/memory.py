@@ -52,7 +52,7 @@ def measure(features: int = 500, constraints: int = 50, decisions: int = 100, se
     specs = [SimpleNamespace(**{**f, "depends_on": f.get("depends_on", [])}) for f in spec_features(features)]
     summarizer = CarelessSummarizer(seed)
 
-    with tempfile.TemporaryDirectory(prefix="orchestrate-bench-memory-") as tmp, _no_fsync():
+    with tempfile.TemporaryDirectory(prefix="orchestrate-bench-memory-") as tmp, no_fsync():
         root = Path(tmp)
         paths = ProjectPaths.for_project(root)
         agent = ContextAgent(root, features=specs, model_call=summarizer, on_event=lambda kind, data: None,
@@ -115,7 +115,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 @contextmanager
-def _no_fsync() -> Iterator[None]:
+def no_fsync() -> Iterator[None]:
     """This benchmark is about what is kept, not durability; thousands of fsyncs would only slow it."""
     original = os.fsync
     os.fsync = lambda fd: None
