@@ -4,28 +4,19 @@ costs the summary some detail, never the summarization."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from .interfaces import FeatureLike
-from .records import CheckSummary, FeatureReader, FeatureRecord
-from .reports import AgentReport
+from .records import FeatureReader, FeatureRecord
 
 # Bounds on what one feature contributes to the summarizer's prompt, in characters.
 _TEXT_CHARS = 1200
 
 
-@dataclass(frozen=True)
-class FeatureOutcome:
-    """One feature as the summarizer and the fallback summary see it."""
+class FeatureOutcome(FeatureRecord):
+    """One feature as the summarizer and the fallback summary see it: its record, or what the
+    spec says of it when the log could not be used, and why."""
 
-    id: str
-    name: str = ""
-    category: str = ""
-    status: str = "unknown"
-    attempts: int = 0
-    verification: CheckSummary = field(default_factory=CheckSummary)
-    report: AgentReport = field(default_factory=AgentReport)
     log_problem: str | None = None
     """Why the log could not be used, when it could not."""
 
@@ -61,9 +52,9 @@ def read_outcome(read_feature: FeatureReader | None, feature_id: str, feature: F
     except FileNotFoundError:
         record = None
     except Exception as exc:  # the orchestrator's reader says why the log is unusable
-        return FeatureOutcome(feature_id, name, category, log_problem=f"unreadable log: {exc}")
+        return FeatureOutcome(id=feature_id, name=name, category=category, log_problem=f"unreadable log: {exc}")
     if record is None:
-        return FeatureOutcome(feature_id, name, category, log_problem="no log")
+        return FeatureOutcome(id=feature_id, name=name, category=category, log_problem="no log")
     return FeatureOutcome(
         id=feature_id,
         name=record.name or name,
