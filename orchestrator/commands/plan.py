@@ -61,17 +61,18 @@ def plan_command(request: PlanRequest, config: RunConfig) -> int:
     if request.features is not None and request.features < 1:
         raise UsageError("--features must be at least 1")
     root = request.project_dir.expanduser()
-    if not root.is_dir():
-        raise UsageError(f"project directory {root} does not exist (create it, or pass --project-dir DIR)")
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"project directory {root} is not a directory (pass --project-dir DIR)")
     text = _read_description(request.description)
-    file_map = project_file_map(root)
+    leave_out = tuple(p for p in (request.description, request.from_list, request.output) if p is not None)
+    file_map = project_file_map(root, leave_out=leave_out)
     runner = detect_runner(root, text)
     write_checks = request.write_checks if request.write_checks is not None else (
         runner is not None or request.from_list is not None)
-    planner = PlannerSettings(config.model, config.max_output_tokens, max_features=request.features)
+    planner = PlannerSettings(config.model, config.max_output_tokens, max_features=request.features, file_map=file_map)
     upgraded = read_spec(request.from_list).spec if request.from_list is not None else None
     if request.dry_run:
-        print_dry_run(text, planner, file_map, runner or DEFAULT_RUNNER, upgraded, request.json_mode)
+        print_dry_run(text, planner, runner or DEFAULT_RUNNER, upgraded, request.json_mode)
         return EXIT_OK
     if runner is None and write_checks:
         _progress(f"no test runner found in the project or the description: checks are written for {DEFAULT_RUNNER}")
@@ -79,11 +80,16 @@ def plan_command(request: PlanRequest, config: RunConfig) -> int:
         config.model, config.max_output_tokens, runner or DEFAULT_RUNNER, config.check_timeout,
         env=_check_environment(config, request.output), file_map=file_map,
     )
-    return _plan(request, config, root, text, planner, checks_settings if write_checks else None, upgraded)
+    try:  # like `run`, planning a new project creates its directory
+        root.mkdir(parents=True, exist_ok=True)
+        request.output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"cannot create {err.filename}: {err.strerror}") from err
+    return _plan(request, config, root, text, planner, runner, checks_settings if write_checks else None, upgraded)
 
 
 def _plan(
-    request: PlanRequest, config: RunConfig, root: Path, text: str, planner: PlannerSettings,
+    request: PlanRequest, config: RunConfig, root: Path, text: str, planner: PlannerSettings, runner: str | None,
     checks_settings: CheckSettings | None, upgraded: FeatureSpec | None,
 ) -> int:
     from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend, make_sdk_client
@@ -92,8 +98,8 @@ def _plan(
     files = CheckFiles(root)
     try:
         planned = upgraded_spec(upgraded) if upgraded is not None else plan_spec(
-            client, planner, text, file_map=checks_settings.file_map if checks_settings else project_file_map(root),
-            runner=checks_settings.runner if checks_settings else None,
+            client, planner, text,
+            runner=runner or (checks_settings.runner if checks_settings else None),
             default_project=request.output.stem, on_progress=_progress,
         )
         checks = _write_checks(client, checks_settings, planned.spec, files, root) if checks_settings else []

@@ -20,17 +20,17 @@ from orchestrator.spec.models import FeatureSpec
 
 
 def print_dry_run(
-    description: str, planner: PlannerSettings, file_map: str, runner: str, upgraded: FeatureSpec | None,
+    description: str, planner: PlannerSettings, runner: str, upgraded: FeatureSpec | None,
     json_mode: bool,
 ) -> None:
     """The first prompt of each call the plan would start with; no call is made."""
     if upgraded is None:
         prompts = [(r["system"], r["messages"][0]["content"][0]["text"]) for r in
-                   planner_requests(description, planner, file_map, runner)]
+                   planner_requests(description, planner, runner)]
         after = "each feature's check prompt follows once the features are planned"
     else:
         prompts = [(CHECK_SYSTEM, check_prompt(
-            f, project=upgraded.project, description=upgraded.description or description, file_map=file_map,
+            f, project=upgraded.project, description=upgraded.description or description, file_map=planner.file_map,
             runner=runner, suggested_path=suggested_path(f.id), suggested_verify=upgraded.check_command(f),
         )) for f in upgraded.features]
         after = "each check is then run on the current tree"

@@ -12,8 +12,11 @@ Owns:
     file_map      the compact map of an existing project's files the prompts carry
     runners       whether the project (or the description) has a test runner
     red           run a check on the current tree and say whether it fails for the right reason
+    check_files   the check files written into the project: confined, never replacing its
+                  files, removed again when the plan stops early
     check_writer  phase 2: each feature's check files written, run red, rewritten when vacuous
                   or broken, flagged when they stay so
+    result        the spec with its checks (`verify`, `protected`, `red`) and its written JSON
 
 May import `orchestrator.{llm,spec,safety,store}`, `orchestrator.run.verify` (the one way a
 check is run) and `orchestrator.config`; never `orchestrator.commands` or `orchestrator.cli`.

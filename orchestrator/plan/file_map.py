@@ -17,20 +17,26 @@ SKIP_DIRS = frozenset({
 MAX_ENTRIES = 200
 
 
-def project_file_map(root: Path, limit: int = MAX_ENTRIES) -> str:
-    """One line per file (`path (N bytes)`), sorted, at most `limit`; "" for an empty project."""
+def project_file_map(root: Path, limit: int = MAX_ENTRIES, leave_out: tuple[Path, ...] = ()) -> str:
+    """One line per file (`path (N bytes)`), sorted, at most `limit`; "" for an empty project.
+
+    `leave_out`: files that are not the project (the description, the spec being written).
+    """
     if not root.is_dir():
         return ""
+    skipped = {path.resolve() for path in leave_out}
     found: list[str] = []
     total = 0
     for current, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".autonomous"))
         here = Path(current)
         for name in sorted(files):
+            path = here / name
+            if path.resolve() in skipped:
+                continue
             total += 1
             if len(found) >= limit:
                 continue
-            path = here / name
             try:
                 size = path.lstat().st_size
             except OSError:

@@ -42,6 +42,8 @@ class PlannerSettings:
     max_features: int | None = None
     max_chunk_chars: int = DEFAULT_CHUNK_CHARS
     max_repairs: int = DEFAULT_MAX_REPAIRS
+    file_map: str = ""
+    """The existing project's files (`file_map.project_file_map`)."""
 
 
 @dataclass
@@ -55,18 +57,18 @@ class PlannedSpec:
     problems_seen: list[str] = field(default_factory=list)
 
 
-def planner_requests(description: str, settings: PlannerSettings, file_map: str, runner: str | None) -> list[dict[str, Any]]:
+def planner_requests(description: str, settings: PlannerSettings, runner: str | None) -> list[dict[str, Any]]:
     """The first request of every chunk, as `--dry-run` prints them (no call is made)."""
     chunks = split_description(description, settings.max_chunk_chars)
     requests = []
     for part, chunk in enumerate(chunks, 1):
-        text = _prompt(chunk, part, len(chunks), [], file_map, _share(settings.max_features, len(chunks)), runner)
+        text = _prompt(chunk, part, len(chunks), [], settings.file_map, _share(settings.max_features, len(chunks)), runner)
         requests.append(forced_request(settings.model, settings.max_tokens, PLANNER_SYSTEM, spec_tool(), [user_text(text)]))
     return requests
 
 
 def plan_spec(
-    client: ModelClient, settings: PlannerSettings, description: str, *, file_map: str, runner: str | None,
+    client: ModelClient, settings: PlannerSettings, description: str, *, runner: str | None,
     default_project: str, on_progress: Callable[[str], None] = lambda _m: None,
 ) -> PlannedSpec:
     """Plan `description` into a valid spec. Raises `PlanInvalid`, or the client's exceptions."""
@@ -78,7 +80,7 @@ def plan_spec(
         on_progress(f"planning part {part} of {len(chunks)}")
         conversation = ForcedToolConversation(client, settings.model, PLANNER_SYSTEM, spec_tool(), settings.max_tokens)
         limit = _share(settings.max_features, len(chunks))
-        answer = conversation.ask(_prompt(chunk, part, len(chunks), kept, file_map, limit, runner))
+        answer = conversation.ask(_prompt(chunk, part, len(chunks), kept, settings.file_map, limit, runner))
         for repair in range(settings.max_repairs + 1):
             merged, problems, dropped = _check(answer, kept, top, limit)
             if not problems:

@@ -10,7 +10,9 @@ per tool name, for tests that script a conversation (an invalid answer, then its
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict, deque
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Union
 
 from .summarizer import minimal_instance
@@ -64,6 +66,14 @@ class ScriptedToolAnswers:
             return self.fallback(name, request)
         answer = queue.popleft()
         return answer(request) if callable(answer) else dict(answer)
+
+
+def load_tool_answers(path: str | Path) -> ScriptedToolAnswers:
+    """Scripted answers from a JSON file: ``{tool_name: [input, ...]}``, played in order per tool."""
+    data = json.loads(Path(path).read_text("utf-8"))
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise ValueError("a tool-answers file holds a JSON object: {tool_name: [input, ...]}")
+    return ScriptedToolAnswers(data)
 
 
 def request_text(request: dict[str, Any]) -> str:
