@@ -145,3 +145,13 @@ def test_validate_run_checks_warns_for_each_pending_check_that_already_passes(tm
     assert "real:" not in outcome.stderr and "done" not in outcome.stdout
     assert "1 red, 1 already passing" in outcome.stdout
     assert load_spec(spec).spec.ids() == ["vacuous", "real", "done"]
+
+
+def test_a_demo_can_script_the_planner_from_a_file(tmp_path):
+    from tests.fake_api.forced_tools import load_tool_answers
+
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"submit_spec": [{"project": "p", "description": "d", "features": []}]}))
+    answers = load_tool_answers(path)
+    assert answers("submit_spec", {})["project"] == "p"
+    assert answers("submit_spec", {"tools": []}) == {}  # past the script: the smallest valid answer
