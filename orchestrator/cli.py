@@ -104,11 +104,51 @@ def run(
 
 
 @app.command(cls=Command)
-def validate(spec: Path = SpecArgument) -> None:
+def validate(
+    spec: Path = SpecArgument,
+    run_checks: bool = typer.Option(
+        False, "--run-checks", help="Also run each pending feature's check now and warn for every one that already passes.",
+    ),
+    project_dir: Path | None = ProjectDirOption,
+) -> None:
     """Check SPEC and list every problem; exit 0 when it is valid, 2 when not."""
     loaded = read_spec(spec)
     features = loaded.spec.features
     typer.echo(f"{spec}: valid ({loaded.source_format} format), {len(features)} feature(s)")
+    if run_checks:
+        from orchestrator.commands.check_red import run_pending_checks
+
+        paths = open_project(project_dir)
+        raise typer.Exit(run_pending_checks(loaded, paths, load_config({}, paths.root)))
+
+
+@app.command(cls=Command)
+def plan(
+    description: Path | None = typer.Argument(None, metavar="DESCRIPTION.md", help="The product description (Markdown or text)."),
+    output: Path | None = typer.Option(None, "-o", "--output", metavar="SPEC", help="Where to write the spec (default: spec.json in the project)."),
+    features: int | None = typer.Option(None, "--features", metavar="N", help="Plan at most N features."),
+    project_dir: Path | None = ProjectDirOption,
+    write_checks: bool | None = typer.Option(
+        None, "--write-checks/--no-write-checks",
+        help="Write each feature's check first and see it fail (default: when a test runner is known, and with --from).",
+        show_default=False,
+    ),
+    from_list: Path | None = typer.Option(None, "--from", metavar="feature_list.json", help="Upgrade a quickstart feature list: keep its features, add a check to each."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing spec file."),
+    model: str | None = typer.Option(None, "--model", metavar="ID", help="Model for planning and checks (default: the agent's)."),
+    max_cost: float | None = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole plan; never overshot."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompt; send nothing, write nothing."),
+    json_output: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+) -> None:
+    """Plan a spec from a product description: features with checks written first and seen failing."""
+    from orchestrator.commands.plan import PlanRequest, plan_command
+
+    root = (project_dir or Path.cwd()).expanduser()
+    request = PlanRequest(
+        description=description, output=output or root / "spec.json", project_dir=root, features=features,
+        write_checks=write_checks, from_list=from_list, force=force, dry_run=dry_run, json_mode=json_output,
+    )
+    raise typer.Exit(plan_command(request, load_config({"model": model, "max_cost": max_cost}, root)))
 
 
 @app.command(cls=Command)

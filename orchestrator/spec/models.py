@@ -72,6 +72,10 @@ class Feature(BaseModel):
     """Glob patterns of files the agent may not change (the checks stay honest)."""
     passes: bool = False
     """Quickstart format: true marks the feature as already done."""
+    red: bool | None = None
+    """Written by `orchestrate plan`: true when its check was seen failing on the tree before the
+    feature was built (so the check means something); false when it was seen passing or failing
+    for the wrong reason (flagged for review); absent when never checked."""
 
     def text_hash(self) -> str:
         """sha256 of the feature's content fields, to notice that its text changed."""

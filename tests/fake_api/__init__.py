@@ -12,6 +12,7 @@ fault injection. See `FakeAPI`.
 from .agent import AgentTurn, ToolResult
 from .caching import ManualClock, PromptCache
 from .faults import FailCalls, FailFirst, Fault, RandomFaults
+from .forced_tools import ScriptedToolAnswers, default_tool_answer, forced_tool_name, request_text
 from .ledger import RecordedRequest, UsageReport, UsageTotals
 from .plans import (
     bash,
@@ -38,12 +39,15 @@ __all__ = [
     "PromptCache",
     "RandomFaults",
     "RecordedRequest",
+    "ScriptedToolAnswers",
     "ToolResult",
     "UsageReport",
     "UsageTotals",
     "bash",
     "default_plan",
     "default_summarizer",
+    "default_tool_answer",
+    "forced_tool_name",
     "done_text",
     "edit_create",
     "edit_str_replace",
@@ -51,6 +55,7 @@ __all__ = [
     "load_plans",
     "minimal_instance",
     "report",
+    "request_text",
     "text",
     "tool_use",
 ]

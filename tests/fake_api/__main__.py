@@ -15,6 +15,7 @@ from typing import Sequence
 
 from . import sdk_facts
 from .faults import RandomFaults
+from .forced_tools import load_tool_answers
 from .plans import load_plans
 from .server import FakeAPI
 
@@ -25,6 +26,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default)")
     parser.add_argument("--plans", help="JSON plan file: {feature_id or '*': [[block, ...], ...]}")
+    parser.add_argument(
+        "--tool-answers", help="JSON file {tool_name: [input, ...]}: forced tool calls answered in order (orchestrate plan)"
+    )
     parser.add_argument("--min-cacheable-tokens", type=int, default=1024)
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of calls answered 429/529/500")
     parser.add_argument("--seed", type=int, default=0, help="seed for --fault-rate")
@@ -36,6 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fake.plans.update(plans)
         if default is not None:
             fake.default_plan = default
+    if args.tool_answers:
+        fake.tool_answers = load_tool_answers(args.tool_answers)
     if args.fault_rate > 0:
         fake.faults = RandomFaults(rate=args.fault_rate, seed=args.seed)
 

@@ -19,6 +19,7 @@ from . import plans as plan_builders
 from .agent import agent_turn
 from .errors import ApiError, error_body, invalid_request, new_id
 from .faults import Fault
+from .forced_tools import forced_tool_name
 from .ledger import RecordedRequest
 from .prompt import prompt_blocks, prompt_tokens
 from .responses import build_message, stream_events
@@ -83,6 +84,9 @@ def _classify(fake: "FakeAPI", entry: RecordedRequest) -> None:
     elif entry.path == MESSAGES_PATH and isinstance(body, dict):
         if is_summarizer_request(body):
             fake.ledger.update(entry, kind="summarizer")
+            return
+        if forced_tool_name(body) is not None:
+            fake.ledger.update(entry, kind="forced_tool")
             return
         try:
             turn = agent_turn(body)
@@ -173,11 +177,19 @@ def _answer(fake: "FakeAPI", kind: str, body: dict[str, Any]) -> list[dict[str, 
     if kind == "summarizer":
         result = fake.summarizer(body)
         return [plan_builders.text(result if isinstance(result, str) else json.dumps(result))]
+    if kind == "forced_tool":
+        return _forced_tool_answer(fake, body)
     turn = agent_turn(body)
     if turn is None:
         return [plan_builders.text(NO_FEATURE_REPLY)]
     plan = fake.plans.get(turn.feature_id, fake.default_plan)
     return plan_builders.play(plan, turn)
+
+
+def _forced_tool_answer(fake: "FakeAPI", body: dict[str, Any]) -> list[dict[str, Any]]:
+    """One ``tool_use`` block calling the forced tool with `fake.tool_answers`' input."""
+    name = forced_tool_name(body) or ""
+    return [plan_builders.tool_use(name, fake.tool_answers(name, body))]
 
 
 def _retry_headers(seconds: float | None) -> dict[str, str]:

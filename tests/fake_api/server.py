@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Literal
 from .caching import DEFAULT_MIN_CACHEABLE_TOKENS, PromptCache
 from .dispatch import Reply, dispatch
 from .faults import FaultPolicy
+from .forced_tools import ToolAnswerer, default_tool_answer
 from .handler import FakeHTTPServer
 from .ledger import Ledger, RecordedRequest, UsageReport
 from .plans import Plan, default_plan
@@ -28,6 +29,8 @@ class FakeAPI:
 
     - ``plans[feature_id]``: the scripted agent for a feature; ``default_plan`` for the rest;
     - ``summarizer``: answers structured-output requests, ``(request_json) -> dict | str``;
+    - ``tool_answers``: answers forced tool-use requests, ``(tool_name, request_json) -> dict``
+      (see `forced_tools.py`; `ScriptedToolAnswers` plays a script);
     - ``faults``: ``(call_index, request_json) -> Fault | None``, see `faults.py`;
     - ``rejected_keys`` (401) and ``forbidden_keys`` (403);
     - ``retry_after``: seconds put in retryable errors' headers (None: no header);
@@ -60,6 +63,7 @@ class FakeAPI:
         self.plans: dict[str, Plan] = dict(plans or {})
         self.default_plan: Plan = default_plan
         self.summarizer: Summarizer = summarizer
+        self.tool_answers: ToolAnswerer = default_tool_answer
         self.faults: FaultPolicy | None = faults
         self.retry_after = retry_after
         self.rejected_keys: set[str] = set(rejected_keys)
@@ -185,6 +189,11 @@ class FakeAPI:
     def summarizer_calls(self) -> int:
         """How many structured-output (summarizer) requests were received."""
         return self.ledger.kind_calls["summarizer"]
+
+    @property
+    def forced_tool_calls(self) -> list[RecordedRequest]:
+        """Forced tool-use requests (structured calls such as `orchestrate plan`'s), in order."""
+        return [r for r in self.ledger.requests if r.kind == "forced_tool"]
 
     @property
     def errors(self) -> list[BaseException]:

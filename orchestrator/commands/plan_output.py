@@ -1,0 +1,97 @@
+"""What `orchestrate plan` prints: the prompts of a dry run, and the plan's result.
+
+The result goes to stdout (a table, or one JSON object with `--json`); progress and warnings
+went to stderr as they happened.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from orchestrator.llm.client import Spend
+from orchestrator.plan.check_writer import FeatureCheck, suggested_path
+from orchestrator.plan.planner import PlannedSpec, PlannerSettings, planner_requests
+from orchestrator.plan.prompts import CHECK_SYSTEM, check_prompt
+from orchestrator.spec.models import FeatureSpec
+
+
+def print_dry_run(
+    description: str, planner: PlannerSettings, runner: str, upgraded: FeatureSpec | None,
+    json_mode: bool,
+) -> None:
+    """The first prompt of each call the plan would start with; no call is made."""
+    if upgraded is None:
+        prompts = [(r["system"], r["messages"][0]["content"][0]["text"]) for r in
+                   planner_requests(description, planner, runner)]
+        after = "each feature's check prompt follows once the features are planned"
+    else:
+        prompts = [(CHECK_SYSTEM, check_prompt(
+            f, project=upgraded.project, description=upgraded.description or description, file_map=planner.file_map,
+            runner=runner, suggested_path=suggested_path(f.id), suggested_verify=upgraded.check_command(f),
+        )) for f in upgraded.features]
+        after = "each check is then run on the current tree"
+    if json_mode:
+        for system, prompt in prompts:
+            sys.stdout.write(json.dumps({"type": "prompt", "system": system, "prompt": prompt}) + "\n")
+        return
+    for index, (system, prompt) in enumerate(prompts, 1):
+        sys.stdout.write(f"===== prompt {index} of {len(prompts)}: system =====\n{system}\n")
+        sys.stdout.write(f"===== prompt {index} of {len(prompts)}: user =====\n{prompt}\n\n")
+    sys.stdout.write(f"(dry run: no request sent; {after})\n")
+
+
+def print_result(
+    output: Path, spec: FeatureSpec, planned: PlannedSpec, checks: Sequence[FeatureCheck], spend: Spend,
+    json_mode: bool,
+) -> list[str]:
+    """Say what was written; returns the ids of the features whose check is flagged."""
+    flagged = [c.feature_id for c in checks if c.verdict in ("vacuous", "broken")]
+    for check in checks:
+        if check.feature_id in flagged:
+            sys.stderr.write(
+                f"orchestrate: warning: {check.feature_id}: check flagged as {check.verdict} ({check.reason});"
+                " review it before running\n"
+            )
+    if json_mode:
+        sys.stdout.write(json.dumps(_summary(output, spec, planned, checks, spend, flagged)) + "\n")
+        return flagged
+    red = sum(1 for c in checks if c.red)
+    lines = [f"{output}: {len(spec.features)} feature(s)" + (
+        f", planned in {planned.chunks} part(s) with {planned.repairs} repair(s)" if planned.chunks else ", kept from the list"
+    )]
+    if checks:
+        lines.append(f"checks: {red} red, {len(flagged)} flagged, written first and protected")
+    by_id = {c.feature_id: c for c in checks}
+    for feature in spec.features:
+        found = by_id.get(feature.id)
+        state = "-" if found is None or found.verdict is None else found.verdict
+        files = ", ".join(found.files) if found else ""
+        lines.append(f"  {feature.id:<24} {state:<8} {files}" + (f"  ({found.reason})" if found and found.reason else ""))
+    lines.append(f"cost ${spend.run_cost_usd:.4f} in {spend.calls} call(s)")
+    lines.append(f"next: review {output} and the checks, then: orchestrate run {output}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return flagged
+
+
+def _summary(
+    output: Path, spec: FeatureSpec, planned: PlannedSpec, checks: Sequence[FeatureCheck], spend: Spend,
+    flagged: list[str],
+) -> dict[str, Any]:
+    by_id = {c.feature_id: c for c in checks}
+    features = []
+    for feature in spec.features:
+        found = by_id.get(feature.id)
+        features.append({
+            "id": feature.id, "name": feature.name, "verify": spec.check_command(feature), "red": feature.red,
+            "checkFiles": found.files if found else [], "verdict": found.verdict if found else None,
+            "reason": found.reason if found else "", "rewrites": found.rewrites if found else 0,
+        })
+    return {
+        "spec": str(output), "features": features, "flagged": flagged, "chunks": planned.chunks,
+        "repairs": planned.repairs, "dropped": planned.dropped, "calls": spend.calls,
+        "costUsd": round(spend.run_cost_usd, 6),
+    }

@@ -1,0 +1,100 @@
+"""One structured answer: a forced tool-use call through the `ModelClient`.
+
+The model is offered one tool and forced to call it (`tool_choice`), so its answer is that
+call's `input`, a JSON object shaped by the tool's schema. The client checks the cost cap
+before the call (`LimitReached`), retries transient faults and books what the call cost.
+A conversation is kept so that a repair can follow: the answer goes back as the assistant's
+turn and the problems found in it as the tool's error result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.llm.client import ModelClient
+
+PURPOSE = "plan"
+
+
+@dataclass
+class StructuredAnswer:
+    """What one forced call returned: the tool input (None when there was no call) and its id."""
+
+    data: dict[str, Any] | None
+    tool_use_id: str | None
+    cut_off: bool
+    """The answer hit max_tokens (its tool call, if any, may be incomplete)."""
+
+
+@dataclass
+class ForcedToolConversation:
+    """A conversation in which every model turn is a call of the one `tool`."""
+
+    client: ModelClient
+    model: str
+    system: str
+    tool: dict[str, Any]
+    max_tokens: int
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    def ask(self, text: str) -> StructuredAnswer:
+        """Send `text` as a new user turn and return the forced answer."""
+        self.messages.append(user_text(text))
+        return self._call()
+
+    def reject(self, answer: StructuredAnswer, problems: str) -> StructuredAnswer:
+        """Tell the model what is wrong with `answer` and return its next one."""
+        if answer.tool_use_id is not None:
+            content: list[dict[str, Any]] = [
+                {"type": "tool_result", "tool_use_id": answer.tool_use_id, "content": problems, "is_error": True}
+            ]
+        else:
+            content = [{"type": "text", "text": problems}]
+        self.messages.append({"role": "user", "content": content})
+        return self._call()
+
+    def request(self) -> dict[str, Any]:
+        """The request the next call sends."""
+        return forced_request(self.model, self.max_tokens, self.system, self.tool, self.messages)
+
+    def _call(self) -> StructuredAnswer:
+        message = self.client.create(purpose=PURPOSE, **self.request()).message
+        blocks = [_plain(block) for block in message.content]
+        self.messages.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "(no answer)"}]})
+        cut_off = getattr(message, "stop_reason", None) == "max_tokens"
+        for block in blocks:
+            if block.get("type") == "tool_use" and block.get("name") == self.tool["name"]:
+                data = block.get("input")
+                return StructuredAnswer(data if isinstance(data, dict) else None, str(block.get("id")), cut_off)
+        return StructuredAnswer(None, None, cut_off)
+
+
+def forced_request(
+    model: str, max_tokens: int, system: str, tool: dict[str, Any], messages: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A Messages API request that forces a call of `tool` (also what `--dry-run` prints)."""
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": system,
+        "tools": [tool],
+        "tool_choice": {"type": "tool", "name": tool["name"]},
+        "messages": list(messages),
+    }
+
+
+def user_text(text: str) -> dict[str, Any]:
+    """A user message holding `text`."""
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def _plain(block: Any) -> dict[str, Any]:
+    """An SDK content block as the plain dict sent back in the next request."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": block.text}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    dumped: dict[str, Any] = block.model_dump(exclude_none=True) if hasattr(block, "model_dump") else dict(block)
+    return dumped

@@ -1,0 +1,157 @@
+"""The parts of `orchestrate plan`: the red-check verdicts, merging chunks, confining check files,
+the answer schemas, the spec's `red` field, and `validate --run-checks`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.llm.models import default_agent_model
+from orchestrator.plan.check_files import CheckFiles
+from orchestrator.plan.chunks import dependency_order, merge_features, split_description
+from orchestrator.plan.red import judge, red_check, syntax_problems
+from orchestrator.plan.result import planned_spec_json
+from orchestrator.plan.runners import detect_runner
+from orchestrator.plan.schema import PLANNED_FEATURE_FIELDS, spec_tool
+from orchestrator.run.verify import VerificationResult
+from orchestrator.spec import load_spec, parse_spec
+from orchestrator.spec.models import Feature
+from tests.cli_helpers import run_cli
+
+
+def result(code: int | None, output: str = "", command: str = "python -m pytest -q t.py") -> VerificationResult:
+    return VerificationResult(command=command, success=code == 0, exit_code=code, output=output, attempt=0)
+
+
+@pytest.mark.parametrize("code, output, verdict", [
+    (0, "1 passed", "vacuous"),
+    (1, "E   assert 3 == 5\n1 failed", "red"),
+    (2, "E   ModuleNotFoundError: No module named 'calc'\n1 error during collection", "red"),
+    (1, "E   AttributeError: module 'calc' has no attribute 'sub'", "red"),
+    (2, "E     SyntaxError: invalid syntax", "broken"),
+    (1, "E       fixture 'client' not found", "broken"),
+    (2, "E   ModuleNotFoundError: No module named 'tests.helpers'", "broken"),
+    (2, "E   ModuleNotFoundError: No module named 'conftest'", "broken"),
+    (4, "ERROR: file or directory not found: tests/x.py", "broken"),
+    (5, "no tests ran in 0.01s", "broken"),
+    (127, "sh: 1: pytset: not found", "broken"),
+    (None, "", "broken"),  # timed out
+    (-9, "", "broken"),  # killed
+])
+def test_a_check_is_red_only_when_it_fails_for_the_right_reason(code, output, verdict):
+    assert judge(result(code, output))[0] == verdict
+
+
+def test_a_real_syntax_error_and_a_real_missing_module_are_told_apart(tmp_path):
+    (tmp_path / "t_broken.py").write_text("def test_x(:\n    pass\n")
+    assert syntax_problems({"t_broken.py": (tmp_path / "t_broken.py").read_text()})
+    (tmp_path / "check.py").write_text("import not_built_yet\n")
+    check = red_check("python3 check.py", tmp_path, env=None, timeout=30)
+    assert (check.verdict, check.reason) == ("red", "the module not_built_yet is not built yet")
+    assert red_check("true", tmp_path, env=None, timeout=30).verdict == "vacuous"
+
+
+def test_duplicates_across_chunks_are_dropped_and_references_follow_the_one_kept():
+    kept = [{"id": "auth", "name": "User login", "depends_on": []}]
+    new = [
+        {"id": "login", "name": "User  Login!", "depends_on": []},
+        {"id": "profile", "name": "Profile page", "depends_on": ["login"]},
+        {"id": "auth", "name": "Another auth", "depends_on": []},
+    ]
+    merged, dropped = merge_features(kept, new)
+    assert [f["id"] for f in merged] == ["auth", "profile"]
+    assert merged[1]["depends_on"] == ["auth"]
+    assert dropped == ["login (a duplicate of auth)", "auth (a duplicate of auth)"]
+
+
+def test_features_are_put_after_their_dependencies_keeping_the_planners_order_otherwise():
+    features = [{"id": "b", "depends_on": ["a"]}, {"id": "c", "depends_on": []}, {"id": "a", "depends_on": []}]
+    assert [f["id"] for f in dependency_order(features)] == ["c", "a", "b"]
+
+
+def test_a_long_description_is_split_at_headings_within_the_limit():
+    text = "".join(f"# Part {i}\n\n" + "word " * 200 + "\n\n" for i in range(6))
+    chunks = split_description(text, 2500)
+    assert len(chunks) > 1 and all(len(c) <= 2500 for c in chunks)
+    assert "".join(chunks) == text and all(c.startswith("# Part") for c in chunks)
+    assert split_description("short", 100) == ["short"]
+
+
+def test_check_files_stay_inside_the_project_and_never_replace_its_files(tmp_path):
+    (tmp_path / "app.py").write_text("x = 1\n")
+    (tmp_path / "out").symlink_to("/tmp")
+    files = CheckFiles(tmp_path)
+    for bad in ("/etc/passwd", "../x.py", ".autonomous/x.py", ".git/hooks/pre-commit", "app.py", "out/x.py"):
+        assert files.problems("f1", [bad]), bad
+    files.replace("f1", {"tests/features/test_f1.py": "def test(): pass\n"})
+    assert files.problems("f1", ["tests/features/test_f1.py"]) == []  # its own, rewritten
+    assert files.problems("f2", ["tests/features/test_f1.py"])  # another feature's
+    files.replace("f1", {"tests/features/test_f1b.py": "x = 1\n"})
+    assert not (tmp_path / "tests/features/test_f1.py").exists()
+    files.rollback()
+    assert not (tmp_path / "tests/features/test_f1b.py").exists() and (tmp_path / "app.py").exists()
+
+
+def test_the_planner_schema_is_the_spec_models_own():
+    feature = spec_tool()["input_schema"]["properties"]["features"]["items"]
+    assert tuple(feature["properties"]) == PLANNED_FEATURE_FIELDS
+    for name in PLANNED_FEATURE_FIELDS:
+        assert feature["properties"][name]["description"] == Feature.model_fields[name].description
+
+
+def test_old_specs_stay_valid_and_red_round_trips_without_changing_the_feature_hash():
+    old = {"features": [{"id": "a", "name": "A", "description": "d", "verify": "true"}]}
+    before = parse_spec(json.dumps(old).encode()).spec
+    assert before.features[0].red is None
+    old["features"][0]["red"] = True
+    after = parse_spec(json.dumps(old).encode()).spec
+    assert after.features[0].red is True and after.features[0].text_hash() == before.features[0].text_hash()
+    written = json.loads(planned_spec_json(after))
+    assert written["features"][0] == {**old["features"][0], "category": "uncategorized", "acceptance": [], "depends_on": []}
+
+
+def test_the_runner_comes_from_the_project_or_the_description(tmp_path):
+    assert detect_runner(tmp_path, "a web page") is None
+    assert detect_runner(tmp_path, "tested with Jest") == "jest"
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    assert detect_runner(tmp_path, "a web page") == "pytest"
+
+
+def test_the_fake_api_answers_a_forced_tool_call_with_a_tool_use(fake_api):
+    tool = spec_tool()
+    message = fake_api.client().messages.create(
+        model=default_agent_model(), max_tokens=2000, tools=[tool], tool_choice={"type": "tool", "name": tool["name"]},
+        messages=[{"role": "user", "content": "plan"}],
+    )
+    assert message.stop_reason == "tool_use" and message.content[0].name == "submit_spec"
+    assert set(message.content[0].input) == {"project", "description", "features"}
+    assert fake_api.forced_tool_calls and fake_api.summarizer_calls == 0
+
+
+def test_validate_run_checks_warns_for_each_pending_check_that_already_passes(tmp_path: Path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"features": [
+        {"id": "vacuous", "name": "V", "description": "d", "verify": "true"},
+        {"id": "real", "name": "R", "description": "d", "verify": "test -f built.txt"},
+        {"id": "done", "name": "D", "description": "d", "verify": "true", "passes": True},
+    ]}))
+
+    outcome = run_cli(["validate", str(spec), "--run-checks"], tmp_path, key=None)
+
+    assert outcome.code == 0, outcome.stderr
+    assert "vacuous: its check already passes before the feature is built" in outcome.stderr
+    assert "real:" not in outcome.stderr and "done" not in outcome.stdout
+    assert "1 red, 1 already passing" in outcome.stdout
+    assert load_spec(spec).spec.ids() == ["vacuous", "real", "done"]
+
+
+def test_a_demo_can_script_the_planner_from_a_file(tmp_path):
+    from tests.fake_api.forced_tools import load_tool_answers
+
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"submit_spec": [{"project": "p", "description": "d", "features": []}]}))
+    answers = load_tool_answers(path)
+    assert answers("submit_spec", {})["project"] == "p"
+    assert answers("submit_spec", {"tools": []}) == {}  # past the script: the smallest valid answer
