@@ -74,6 +74,10 @@ def run(
     fresh: bool = typer.Option(False, "--fresh", help="Start over; the old .autonomous is moved aside, not deleted."),
     reset: list[str] = typer.Option([], "--reset", metavar="ID", help="Redo this feature from scratch (repeatable).", show_default=False),
     no_commit: bool = typer.Option(False, "--no-commit", help="Do not commit a git checkpoint per passed feature."),
+    branch: str | None = typer.Option(
+        None, "--branch", metavar="NAME",
+        help="Checkpoint to branch NAME (created from HEAD if missing) in a worktree; your checkout is left alone.",
+    ),
     strict_checks: bool = typer.Option(
         False, "--strict-checks",
         help="Fail an attempt that changed files which can sway its check (conftest.py, pytest config, sitecustomize, .pth, stdlib-named modules).",
@@ -94,7 +98,7 @@ def run(
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
-        "strict_checks": True if strict_checks else None,
+        "strict_checks": True if strict_checks else None, "branch": branch,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
