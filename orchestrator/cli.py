@@ -168,6 +168,38 @@ def summarize(
     raise typer.Exit(run_summarize(paths, config, spec))
 
 
+@app.command("export", cls=Command)
+def export_cmd(
+    directory: Path = typer.Argument(..., metavar="DIR", help="Where to write the artifact (created if missing).", show_default=False),
+    branch: str | None = typer.Option(None, "--branch", metavar="NAME", help="The branch to bundle (default: the run's)."),
+    project_dir: Path | None = ProjectDirOption,
+) -> None:
+    """Write this project's shard artifact to DIR: its branch as a git bundle, its state, logs and context."""
+    from orchestrator.commands.combine import export_command
+
+    paths = open_project(project_dir)
+    raise typer.Exit(export_command(paths, directory, load_config({"branch": branch}, paths.root)))
+
+
+@app.command(cls=Command)
+def combine(
+    spec: Path = SpecArgument,
+    artifacts: list[Path] = typer.Argument(..., metavar="ARTIFACT...", help="Directories written by `orchestrate export`.", show_default=False),
+    branch: str | None = typer.Option(None, "--branch", metavar="NAME", help="The combined branch (default: the checked-out one)."),
+    partial: bool = typer.Option(False, "--partial", help="Exit 0 when what the artifacts passed combines cleanly, even if the spec is not done."),
+    project_dir: Path | None = ProjectDirOption,
+    report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the combined result here."),
+    junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file of the combined result here."),
+) -> None:
+    """Combine shard artifacts: apply their checkpoints with re-checks, union their records, verify it all."""
+    from orchestrator.commands.combine import combine_command
+
+    loaded = read_spec(spec)
+    paths = open_project(project_dir)
+    config = load_config({"branch": branch}, paths.root)
+    raise typer.Exit(combine_command(loaded, paths, config, artifacts, partial=partial, report=report, junit=junit))
+
+
 def main() -> None:
     """The command line, once signal handling is in place (see `orchestrator.entry`)."""
     try:
