@@ -15,7 +15,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from orchestrator.errors import UsageError
 from orchestrator.run.checkpoint import is_git_repo
@@ -41,7 +41,7 @@ class Manifest(CamelModel):
     run_id: str = ""
     spec: str = ""
     spec_hash: str = ""
-    statuses: dict[str, str] = {}
+    statuses: dict[str, str] = Field(default_factory=dict)
     created_at: int = 0
 
 

@@ -164,7 +164,7 @@ class IntegrationTree:
 def _broken_message(feature_id: str, broken: list[str]) -> str:
     own = feature_id in broken
     others = [fid for fid in broken if fid != feature_id]
-    parts = ([f"its own check fails on the combined tree"] if own else []) + (
+    parts = (["its own check fails on the combined tree"] if own else []) + (
         [f"it breaks the check of {', '.join(others)}"] if others else []
     )
     return f"{feature_id}: " + "; ".join(parts)

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from context_agent import ContextFiles
 from context_agent.combine import merge_store_files
 from orchestrator.combine.artifact import Artifact
-from orchestrator.combine.final_check import CheckSettings
 from orchestrator.combine.integration import ApplyResult, IntegrationTree
 from orchestrator.combine.state_union import add_spend, copy_log, load_imports, save_imports, take_entry
 from orchestrator.run.scheduler import ordered, reconcile

@@ -114,7 +114,11 @@ def _branch_workspace(paths: ProjectPaths, config: RunConfig, request: RunReques
     branch = wanted_branch(config.branch, request.shard, commit=config.commit, root=paths.root)
     if branch is None:
         return None
-    return open_branch_workspace(paths, branch, lambda note: sys.stderr.write(f"orchestrate: {note}\n"))
+    return open_branch_workspace(paths, branch, _note)
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"orchestrate: {message}\n")
 
 
 def _start_fresh(paths: ProjectPaths) -> None:
