@@ -14,7 +14,7 @@ from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.fake_api import edit_create, report
 from tests.git_helpers import clone, git, init_repo, subjects
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"), pytest.mark.slow]
 SHARDS = 3
 
 
