@@ -74,6 +74,10 @@ def run(
     fresh: bool = typer.Option(False, "--fresh", help="Start over; the old .autonomous is moved aside, not deleted."),
     reset: list[str] = typer.Option([], "--reset", metavar="ID", help="Redo this feature from scratch (repeatable).", show_default=False),
     no_commit: bool = typer.Option(False, "--no-commit", help="Do not commit a git checkpoint per passed feature."),
+    branch: str | None = typer.Option(
+        None, "--branch", metavar="NAME",
+        help="Checkpoint to branch NAME (created from HEAD if missing) in a worktree; your checkout is left alone.",
+    ),
     strict_checks: bool = typer.Option(
         False, "--strict-checks",
         help="Fail an attempt that changed files which can sway its check (conftest.py, pytest config, sitecustomize, .pth, stdlib-named modules).",
@@ -94,7 +98,7 @@ def run(
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
-        "strict_checks": True if strict_checks else None,
+        "strict_checks": True if strict_checks else None, "branch": branch,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
@@ -202,6 +206,38 @@ def summarize(
     paths = open_project(project_dir)
     config = load_config({"summarizer_model": summarizer_model}, paths.root)
     raise typer.Exit(run_summarize(paths, config, spec))
+
+
+@app.command("export", cls=Command)
+def export_cmd(
+    directory: Path = typer.Argument(..., metavar="DIR", help="Where to write the artifact (created if missing).", show_default=False),
+    branch: str | None = typer.Option(None, "--branch", metavar="NAME", help="The branch to bundle (default: the run's)."),
+    project_dir: Path | None = ProjectDirOption,
+) -> None:
+    """Write this project's shard artifact to DIR: its branch as a git bundle, its state, logs and context."""
+    from orchestrator.commands.combine import export_command
+
+    paths = open_project(project_dir)
+    raise typer.Exit(export_command(paths, directory, load_config({"branch": branch}, paths.root)))
+
+
+@app.command(cls=Command)
+def combine(
+    spec: Path = SpecArgument,
+    artifacts: list[Path] = typer.Argument(..., metavar="ARTIFACT...", help="Directories written by `orchestrate export`.", show_default=False),
+    branch: str | None = typer.Option(None, "--branch", metavar="NAME", help="The combined branch (default: the checked-out one)."),
+    partial: bool = typer.Option(False, "--partial", help="Exit 0 when what the artifacts passed combines cleanly, even if the spec is not done."),
+    project_dir: Path | None = ProjectDirOption,
+    report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the combined result here."),
+    junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file of the combined result here."),
+) -> None:
+    """Combine shard artifacts: apply their checkpoints with re-checks, union their records, verify it all."""
+    from orchestrator.commands.combine import combine_command
+
+    loaded = read_spec(spec)
+    paths = open_project(project_dir)
+    config = load_config({"branch": branch}, paths.root)
+    raise typer.Exit(combine_command(loaded, paths, config, artifacts, partial=partial, report=report, junit=junit))
 
 
 def main() -> None:

@@ -85,6 +85,9 @@ class RunConfig(BaseModel):
     strict_checks: bool = Field(
         False, description="Fail an attempt that changed files able to sway its check (conftest.py, pytest config, ...)."
     )
+    branch: str | None = Field(
+        None, description="Checkpoints go to this git branch (a worktree of it); the checked-out branch is left alone."
+    )
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )

@@ -93,8 +93,9 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets))
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
+            options.workspace = _branch_workspace(paths, config, request)
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
-                clear_stale_index_lock(paths.root, events.warn)
+                clear_stale_index_lock(options.workspace or paths.root, events.warn)
             try:
                 runner = build_runner(loaded, config, options, paths, events, sdk=sdk)
             except SelectionError as err:
@@ -104,6 +105,20 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
         raise UsageError(str(err)) from err
     finally:
         events.close()
+
+
+def _branch_workspace(paths: ProjectPaths, config: RunConfig, request: RunRequest) -> Path | None:
+    """`--branch NAME` (or a shard's own branch): the worktree the run works in; None for the project."""
+    from orchestrator.run.branch_worktree import open_branch_workspace, wanted_branch
+
+    branch = wanted_branch(config.branch, request.shard, commit=config.commit, root=paths.root)
+    if branch is None:
+        return None
+    return open_branch_workspace(paths, branch, _note)
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"orchestrate: {message}\n")
 
 
 def _start_fresh(paths: ProjectPaths) -> None:

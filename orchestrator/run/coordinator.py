@@ -17,6 +17,7 @@ import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
@@ -45,6 +46,8 @@ class RunOptions:
     only: str | None = None
     shard: str | None = None
     resets: list[str] = field(default_factory=list)
+    # Where the agent works and checkpoints are made (`--branch`: a worktree); None: the project.
+    workspace: Path | None = None
 
 
 @dataclass
@@ -88,7 +91,8 @@ class Runner:
         self.loaded, self.spec, self.config, self.options = loaded, loaded.spec, config, options
         self.paths, self.events, self.parts = paths, events, parts
         self.books = RunBooks(parts.store, parts.spend)
-        self.finisher = PassFinisher(self.books, parts.context, paths.root, config.commit, events)
+        self.workspace = options.workspace or paths.root
+        self.finisher = PassFinisher(self.books, parts.context, self.workspace, config.commit, events)
         self.system = strategy_system_prompt(self.spec, config.context)
         self.selected = select(
             self.spec.ids(), {f.id: f.depends_on for f in self.spec.features}, options.only, options.shard
@@ -177,7 +181,7 @@ class Runner:
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
         )
         return FeatureJob(
-            feature, workspace=self.paths.root, client=self.parts.client, context=self.parts.context,
+            feature, workspace=self.workspace, client=self.parts.client, context=self.parts.context,
             verifier=self.parts.verifier, recorder=self._recorder(feature), settings=settings,
             finish_pass=self.finisher.finish,
         )

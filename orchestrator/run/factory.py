@@ -54,4 +54,7 @@ def build_runner(
     sdk: Any = None,
 ) -> Runner:
     """A `Runner` with the real collaborators."""
-    return Runner(loaded, config, options, paths, events, build_parts(loaded, config, paths, events, sdk=sdk))
+    parts = build_parts(loaded, config, paths, events, sdk=sdk)
+    if options.workspace is not None:  # --branch: checks run where the agent works
+        parts.verifier = CheckVerifier(options.workspace, timeout=config.check_timeout, env=run_environment(config, loaded))
+    return Runner(loaded, config, options, paths, events, parts)

@@ -1,0 +1,173 @@
+"""The combine step: shards' artifacts into one branch, one state, one memory, verified.
+
+1. Each artifact's branch is fetched from its bundle; its checkpoint commits are found by subject.
+2. Features go in dependency order. A feature some shard passed has its checkpoint applied onto
+   the combined branch through the `CheckpointApplier` seam, which re-checks it together with
+   every feature combined before it; a conflict or a failed check leaves the branch as it was and
+   the feature `failed`, its dependents `blocked`. A checkpoint already on the branch (a re-run)
+   is not applied again.
+3. The states are unioned (`state_union`), the logs copied, the Context Agent stores merged.
+4. Final verification re-runs every passed feature's check on the combined tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from context_agent import ContextFiles
+from context_agent.combine import merge_store_files
+from orchestrator.combine.artifact import Artifact
+from orchestrator.combine.integration import ApplyResult, IntegrationTree
+from orchestrator.combine.state_union import add_spend, copy_log, load_imports, save_imports, take_entry
+from orchestrator.run.scheduler import ordered, reconcile
+from orchestrator.run.verify import VerificationResult
+from orchestrator.spec.load import Feature, LoadedSpec
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import RunState, StateStore
+
+FinalVerification = Callable[[Sequence[tuple[str, str | None]]], dict[str, VerificationResult]]
+
+
+@dataclass
+class CombineOutcome:
+    state: RunState
+    merges: list[ApplyResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    final_failures: dict[str, VerificationResult] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> list[str]:
+        """What went wrong while combining (not features no shard passed)."""
+        merged = [m.message for m in self.merges if m.result != "merged"]
+        final = [f"{fid}: its check fails on the combined tree (final verification)" for fid in self.final_failures]
+        return merged + final
+
+
+@dataclass
+class Combiner:
+    """Combines `artifacts` into the project at `paths` through `tree`."""
+
+    paths: ProjectPaths
+    loaded: LoadedSpec
+    tree: IntegrationTree
+    final_verification: FinalVerification
+    on_line: Callable[[str], None]
+    store: StateStore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.store = StateStore(self.paths, on_warning=lambda m: self.on_line(f"warning: {m}"))
+
+    def run(self, artifacts: Sequence[Artifact]) -> CombineOutcome:
+        state = self.store.load() or RunState()
+        state.spec_path, state.spec_hash = str(self.loaded.path.resolve()), self.loaded.sha256
+        reconcile(state, self.loaded.spec, [], lambda m: self.on_line(f"warning: {m}"))
+        outcome = CombineOutcome(state)
+        commits = [self.tree.checkpoints(self.tree.fetch(a.bundle, a.manifest.branch or "", i))
+                   if a.bundle else {} for i, a in enumerate(artifacts)]
+        on_branch = self.tree.combined()
+        for feature in dependency_order(self.loaded, self.loaded.spec.ids()):
+            self._combine_feature(feature, artifacts, commits, on_branch, outcome)
+        self._verify(outcome)
+        self._union_books(state, artifacts)
+        return outcome
+
+    def _combine_feature(self, feature: Feature, artifacts: Sequence[Artifact], commits: list[dict[str, str]],
+                         on_branch: set[str], outcome: CombineOutcome) -> None:
+        state, fid = outcome.state, feature.id
+        passed_in = [i for i, a in enumerate(artifacts) if _status(a, fid) == "passed"]
+        if len(passed_in) > 1:
+            names = ", ".join(artifacts[i].name for i in passed_in)
+            outcome.notes.append(f"{fid} passed in several artifacts ({names}); the first one's work is combined")
+        if not passed_in:
+            self._take_unpassed(fid, artifacts, state)
+            return
+        index = passed_in[0]
+        artifact = artifacts[index]
+        missing = [dep for dep in feature.depends_on if state.feature(dep).status != "passed"]
+        if missing:
+            reason = f"dependency {missing[0]} was not combined"
+            take_entry(state, fid, artifact, "blocked", reason)
+            return
+        if fid in on_branch:  # combined before: applied once only
+            if state.feature(fid).status != "passed":
+                take_entry(state, fid, artifact, "passed")
+                copy_log(self.paths, artifact, fid, "passed")
+            return
+        recheck = [(fid, self.loaded.spec.check_command(feature))] + [
+            (f.id, self.loaded.spec.check_command(f)) for f in self.loaded.spec.features
+            if f.id != fid and state.feature(f.id).status == "passed"
+        ]
+        result = self.tree.apply(fid, commits[index].get(fid), recheck)
+        outcome.merges.append(result)
+        self.on_line(_merge_line(result))
+        if result.result == "merged":
+            take_entry(state, fid, artifact, "passed")
+            copy_log(self.paths, artifact, fid, "passed")
+        else:
+            reason = f"combine: {result.result}: {result.message}; rebuild it on the combined code with --reset {fid}"
+            take_entry(state, fid, artifact, "failed", reason)
+            copy_log(self.paths, artifact, fid, "failed", reason)
+
+    def _take_unpassed(self, fid: str, artifacts: Sequence[Artifact], state: RunState) -> None:
+        """No shard passed it: the record of the shard that tried it, unless it passed here."""
+        if state.feature(fid).status == "passed":
+            return
+        for artifact in artifacts:
+            entry = artifact.state.features.get(fid)
+            if entry is not None and (entry.attempts or entry.status in ("failed", "blocked")):
+                take_entry(state, fid, artifact, entry.status if entry.status != "in_progress" else "pending")
+                copy_log(self.paths, artifact, fid, entry.status)
+                return
+
+    def _verify(self, outcome: CombineOutcome) -> None:
+        state, spec = outcome.state, self.loaded.spec
+        checks = [(f.id, spec.check_command(f)) for f in spec.features if state.feature(f.id).status == "passed"]
+        outcome.final_failures = self.final_verification(checks)
+        for fid, result in outcome.final_failures.items():
+            entry = state.feature(fid)
+            entry.status = "failed"
+            entry.reason = f"final verification: its check fails on the combined tree (exit {result.exit_code})"
+            entry.last_verification = result.to_json()
+            self.on_line(f"final verification: {fid}: check failed (exit {result.exit_code})")
+
+    def _union_books(self, state: RunState, artifacts: Sequence[Artifact]) -> None:
+        imports = load_imports(self.paths)
+        for artifact in artifacts:
+            add_spend(state, artifact, imports)
+            schedule = artifact.state.summarization
+            mine = state.summarization
+            mine.unsummarized += [x for x in schedule.unsummarized if x not in mine.unsummarized]
+            mine.summaries = max(mine.summaries, schedule.summaries)
+            merge_store_files(self.paths.context, _context_files(artifact), on_event=None)
+        state.summarization.completed_since_summary = len(state.summarization.unsummarized)
+        self.store.save(state)
+        save_imports(self.paths, imports)
+
+
+def _context_files(artifact: Artifact) -> ContextFiles:
+    return ContextFiles(artifact.context_dir, artifact.directory / "backups", artifact.directory)
+
+
+def _status(artifact: Artifact, feature_id: str) -> str | None:
+    entry = artifact.state.features.get(feature_id)
+    return entry.status if entry else None
+
+
+def dependency_order(loaded: LoadedSpec, ids: Sequence[str]) -> list[Feature]:
+    """`ids` in run order (spec order, then priority), each after the features it depends on."""
+    pending = ordered(loaded.spec, ids)
+    done: set[str] = set()
+    result: list[Feature] = []
+    while pending:
+        ready = next((f for f in pending if all(d in done or d not in ids for d in f.depends_on)), pending[0])
+        pending.remove(ready)
+        done.add(ready.id)
+        result.append(ready)
+    return result
+
+
+def _merge_line(result: ApplyResult) -> str:
+    if result.result == "merged":
+        return f"merge {result.feature_id}: merged ({(result.sha or '')[:12]})"
+    return f"merge {result.feature_id}: {result.result}: {result.message}"

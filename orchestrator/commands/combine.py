@@ -1,0 +1,120 @@
+"""`orchestrate export DIR` and `orchestrate combine SPEC ARTIFACT...`: CI shards that add up.
+
+A shard job runs `orchestrate run SPEC --shard I/N` (checkpoints on `orchestrate/shard-I-of-N`)
+and `orchestrate export DIR`; the final job downloads every DIR and runs `orchestrate combine`,
+which applies each feature's checkpoint onto the combined branch with re-checks, unions the
+states, logs and Context Agent stores, and ends with final verification (`orchestrator.combine`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+from orchestrator.combine.artifact import Artifact, export_artifact
+from orchestrator.combine.final_check import CheckSettings, default_jobs, final_verification
+from orchestrator.combine.integration import IntegrationTree
+from orchestrator.combine.step import CombineOutcome, Combiner
+from orchestrator.config import RunConfig
+from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
+from orchestrator.run.branch_worktree import current_branch, recorded_branch
+from orchestrator.run.checkpoint import exclude_run_state, is_git_repo
+from orchestrator.run.git_safety import CheckpointError
+from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.lock import LockHeld, RunLock
+from orchestrator.store.paths import ProjectPaths
+
+
+def export_command(paths: ProjectPaths, directory: Path, config: RunConfig) -> int:
+    """Write this project's artifact into `directory`: its branch as a bundle, its records."""
+    branch = config.branch or recorded_branch(paths) or (current_branch(paths.root) if is_git_repo(paths.root) else None)
+    manifest = export_artifact(paths, directory, branch)
+    passed = sum(status == "passed" for status in manifest.statuses.values())
+    where = f"branch {manifest.branch} at {manifest.head[:12]}" if manifest.branch and manifest.head else "no branch"
+    sys.stdout.write(f"exported to {directory}: {where}; {passed}/{len(manifest.statuses)} feature(s) passed\n")
+    return EXIT_OK
+
+
+def combine_command(
+    loaded: LoadedSpec, paths: ProjectPaths, config: RunConfig, artifact_dirs: Sequence[Path], *,
+    partial: bool, report: Path | None, junit: Path | None,
+) -> int:
+    """Combine the artifacts into the project's combined branch; 0 only when everything passed."""
+    started = time.monotonic()
+    if not is_git_repo(paths.root):
+        raise UsageError(f"combine: {paths.root} is not a git repository (run it in a clone of the project)")
+    artifacts = [Artifact(directory) for directory in artifact_dirs]
+    branch = config.branch or current_branch(paths.root)
+    if branch is None:
+        raise UsageError("combine: HEAD is detached; say which branch to combine onto with --branch NAME")
+    settings = CheckSettings(env=_check_environment(config, loaded), timeout=config.check_timeout, jobs=default_jobs())
+    try:
+        with RunLock(paths.lock_file):
+            exclude_run_state(paths.root)
+            tree = IntegrationTree.open(paths, branch, settings)
+            combiner = Combiner(paths, loaded, tree, lambda checks: final_verification(tree.worktree, checks, settings),
+                                _say)
+            outcome = combiner.run(artifacts)
+    except LockHeld as err:
+        raise UsageError(str(err)) from err
+    except CheckpointError as err:
+        raise UsageError(f"combine: git failed: {err}") from err
+    code = _verdict(outcome, loaded, artifacts, partial)
+    _finish(outcome, loaded, config, code, branch, report, junit, int((time.monotonic() - started) * 1000))
+    return code
+
+
+def _check_environment(config: RunConfig, loaded: LoadedSpec) -> dict[str, str]:
+    """The checks' environment as a run gives it (`coordinator.run_environment`, which would
+    bring in the SDK: seconds of start-up for a command that never calls the model)."""
+    env = scrubbed_environment(extra_patterns=config.security.secret_env_patterns)
+    env["ORCHESTRATE_SPEC_DIR"] = str(loaded.path.parent.resolve())
+    return env
+
+
+def _verdict(outcome: CombineOutcome, loaded: LoadedSpec, artifacts: Sequence[Artifact], partial: bool) -> int:
+    if outcome.problems:
+        return EXIT_FAILED
+    wanted = _selected(loaded, artifacts, partial)
+    return EXIT_OK if all(outcome.state.feature(fid).status == "passed" for fid in wanted) else EXIT_FAILED
+
+
+def _selected(loaded: LoadedSpec, artifacts: Sequence[Artifact], partial: bool) -> list[str]:
+    """Every feature of the spec; with --partial, those some artifact passed."""
+    if not partial:
+        return loaded.spec.ids()
+    passed = {fid for a in artifacts for fid, s in a.manifest.statuses.items() if s == "passed"}
+    return [fid for fid in loaded.spec.ids() if fid in passed]
+
+
+def _finish(outcome: CombineOutcome, loaded: LoadedSpec, config: RunConfig, code: int, branch: str,
+            report: Path | None, junit: Path | None, duration_ms: int) -> None:
+    from orchestrator.commands import reports
+
+    state = outcome.state
+    for note in outcome.notes:
+        _say(f"note: {note}")
+    problems = outcome.problems
+    passed = sum(state.feature(fid).status == "passed" for fid in loaded.spec.ids())
+    message = "; ".join(problems) if problems else ""
+    result = SimpleNamespace(
+        state=state, selected=loaded.spec.ids(), outcome="passed" if code == EXIT_OK else "failed", exit_code=code,
+        message=message, duration_ms=duration_ms,
+    )
+    try:
+        reports.write_all(result, loaded, config, report_path=report, junit_path=junit)
+    except OSError as err:
+        sys.stderr.write(f"orchestrate: warning: could not write a report: {err}\n")
+    for problem in problems:
+        sys.stderr.write(f"orchestrate: combine: {problem}\n")
+    _say(f"combined onto {branch}: {passed}/{len(loaded.spec.ids())} feature(s) passed; "
+         f"{state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}")
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
