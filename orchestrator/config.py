@@ -85,6 +85,9 @@ class RunConfig(BaseModel):
     strict_checks: bool = Field(
         False, description="Fail an attempt that changed files able to sway its check (conftest.py, pytest config, ...)."
     )
+    jobs: int = Field(
+        1, ge=1, le=64, description="Features run at once, each in its own git worktree, merged one at a time."
+    )
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )
