@@ -44,6 +44,7 @@ from orchestrator.run.scheduler import blocking_dependency
 from orchestrator.run.shared import SharedStateStore
 from orchestrator.run.verify import CheckVerifier, VerificationResult
 from orchestrator.run.worktrees import Worktrees
+from orchestrator.safety.descendants import commands_run_concurrently
 from orchestrator.spec.load import Feature
 from orchestrator.store.state import now_ms
 
@@ -96,6 +97,7 @@ class ParallelRunner(Runner):
         self.by_id = {feature.id: feature for feature in self.spec.features}
         self.running: dict[str, threading.Thread] = {}
         self.done: queue.Queue[tuple[str, BaseException | None]] = queue.Queue()
+        commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
 
     # ---- the loop -----------------------------------------------------------------------
     def _features(self) -> None:

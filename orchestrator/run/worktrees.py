@@ -13,6 +13,7 @@ Git runs here as checkpoints do (`git_safety`): no hooks, no repository-config p
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,6 +47,9 @@ class Worktrees:
         self.base = state_dir / "worktrees"
         self.integration = state_dir / "integration"
         self._safe: list[str] | None = None
+        # Workers add and remove worktrees at once; git's worktree bookkeeping is not made for that
+        # (a prune while another add is half done deletes it).
+        self._lock = threading.RLock()
 
     @property
     def safe(self) -> list[str]:
@@ -62,12 +66,13 @@ class Worktrees:
 
     def create(self, feature_id: str) -> Path:
         """A fresh worktree for `feature_id` on its work branch, made from the user's branch head."""
-        self.remove(feature_id)
-        path = self.path(feature_id)
-        self.base.mkdir(parents=True, exist_ok=True)
-        check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "-B", work_branch(feature_id),
-                  str(path), self.head())
-        return path
+        with self._lock:
+            self.remove(feature_id)
+            path = self.path(feature_id)
+            self.base.mkdir(parents=True, exist_ok=True)
+            check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "-B", work_branch(feature_id),
+                      str(path), self.head())
+            return path
 
     def commit_work(self, feature_id: str) -> None:
         """Commit what the agent changed in its worktree onto its work branch (if anything)."""
@@ -75,15 +80,17 @@ class Worktrees:
 
     def remove(self, feature_id: str) -> None:
         """The feature's worktree and work branch, gone (quietly, if they were not there)."""
-        self._remove_tree(self.path(feature_id))
-        run_git(self.root, "branch", "--quiet", "-D", work_branch(feature_id))
+        with self._lock:
+            self._remove_tree(self.path(feature_id))
+            run_git(self.root, "branch", "--quiet", "-D", work_branch(feature_id))
 
     def reset_integration(self, commit: str) -> Path:
         """The integration worktree, clean, detached at `commit`."""
         path = self.integration
         if not (path / ".git").exists():
-            self._remove_tree(path)
-            check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit)
+            with self._lock:
+                self._remove_tree(path)
+                check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit)
             return path
         check_git(path, *self.safe, "reset", "--quiet", "--hard", commit)
         check_git(path, *self.safe, "clean", "-q", "-f", "-d", "-x")
@@ -91,14 +98,15 @@ class Worktrees:
 
     def prune_all(self) -> None:
         """Every worktree and `orchestrate/work/*` branch of this or a killed run, gone."""
-        if self.base.is_dir():
-            for entry in sorted(self.base.iterdir()):
-                self._remove_tree(entry)
-        self._remove_tree(self.integration)
-        run_git(self.root, "worktree", "prune")
-        listed = run_git(self.root, "for-each-ref", "--format=%(refname:short)", "refs/heads/" + WORK_BRANCH_PREFIX)
-        for branch in listed.stdout.split():
-            run_git(self.root, "branch", "--quiet", "-D", branch)
+        with self._lock:
+            if self.base.is_dir():
+                for entry in sorted(self.base.iterdir()):
+                    self._remove_tree(entry)
+            self._remove_tree(self.integration)
+            run_git(self.root, "worktree", "prune")
+            listed = run_git(self.root, "for-each-ref", "--format=%(refname:short)", "refs/heads/" + WORK_BRANCH_PREFIX)
+            for branch in listed.stdout.split():
+                run_git(self.root, "branch", "--quiet", "-D", branch)
 
     def _remove_tree(self, path: Path) -> None:
         if (path / ".git").exists():
@@ -108,7 +116,7 @@ class Worktrees:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
-        run_git(self.root, "worktree", "prune")
+            run_git(self.root, "worktree", "prune")  # the bookkeeping of a tree removed by hand
 
 
 def prepare_repository(root: Path, on_warning: Callable[[str], None]) -> None:
