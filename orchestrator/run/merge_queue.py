@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from orchestrator.run.git_safety import check_git, run_git
+from orchestrator.run.git_safety import check_git, git_error, run_git
 from orchestrator.run.verify import VerificationResult
 from orchestrator.run.worktrees import Worktrees, identity_options, work_branch
 from orchestrator.spec.load import Feature
@@ -70,11 +70,14 @@ class MergeQueue:
         trees = self.worktrees
         base = trees.head()
         tree = trees.reset_integration(base)
-        merged = run_git(tree, *trees.safe, "merge", "--squash", "--quiet", work_branch(feature.id))
+        identity = identity_options(tree, trees.safe)  # a merge that is not a fast-forward wants one
+        merged = run_git(tree, *trees.safe, *identity, "merge", "--squash", "--quiet", work_branch(feature.id))
         if merged.returncode != 0:
             files, hunks = _conflicts(tree)
+            if not files:  # not a conflict: git could not merge at all
+                raise git_error("git merge --squash", merged)
             trees.reset_integration(base)
-            listed = ", ".join(files) or "(git named none)"
+            listed = ", ".join(files)
             failure = VerificationResult(
                 command=command, success=False, exit_code=None, attempt=attempt, output=hunks[-_CONFLICT_OUTPUT_LIMIT:],
                 error=(f"merge conflict: this attempt's work does not merge onto the branch as it is now (other "
@@ -90,7 +93,7 @@ class MergeQueue:
             return MergeOutcome("recheck_failed", base, failure=failure)
         before_commit(base)
         message = f"orchestrate: {feature.id}: {feature.name}"
-        check_git(tree, *trees.safe, *identity_options(tree, trees.safe), "commit", "--quiet", "--no-verify",
+        check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify",
                   "--allow-empty", "-m", message)
         sha = check_git(tree, "rev-parse", "HEAD").stdout.strip()
         # The user's branch and checkout move to it; fast-forward only, so nothing is ever half-merged there.

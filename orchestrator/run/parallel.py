@@ -122,6 +122,8 @@ class ParallelRunner(Runner):
             self.running.pop(feature_id).join()
             if error is not None:
                 raise error
+            while len(self.running) < self.config.jobs and (feature := self._pick()) is not None:
+                self._start(feature)  # before summarizing: workers go on while the summarizer's call runs
             self._maybe_summarize()
 
     def _pick(self) -> Feature | None:
