@@ -153,8 +153,9 @@ class PlainRenderer:
         if line is None and self.verbosity > 0 and isinstance(event, ToolCall):
             line = _tool_line(event)
         if line is not None:
-            if self.tagged and getattr(event, "id", None):
-                line = f"[{getattr(event, 'id')}] {line.lstrip()}"
+            feature_id = getattr(event, "id", None)
+            if self.tagged and feature_id:
+                line = f"[{feature_id}] {line.lstrip()}"
             self.out.write(printable(line) + "\n")
             self.out.flush()
 

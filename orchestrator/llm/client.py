@@ -8,11 +8,8 @@ retried. Authentication errors stop at once. An API that stays unreachable raise
 
 Every call is journaled as it happens (`journal`): its worst case before it is sent, its
 usage as soon as its answer arrives. A call cut off by an interrupt counts at its worst case
-(`Spend.unconfirmed_cost_usd`): the API may have billed it.
-
-With `--jobs N` every worker has a client of its own on one `SpendPool` (`reservations`): the
-run's spend is the pool's, the feature's the client's, and a call reserves its worst case in the
-pool before it is sent, so the caps hold for all workers together.
+(`Spend.unconfirmed_cost_usd`): the API may have billed it. With `--jobs N`, workers' clients
+share one `SpendPool` (`reservations`), where each call reserves its worst case before it is sent.
 """
 
 from __future__ import annotations
@@ -106,8 +103,7 @@ class ModelClient:
         self.sdk = sdk
         self.spend = spend
         self.pool = pool
-        # Where the run's money is booked: the pool's spend when workers share it.
-        self.run_spend = pool.run if pool is not None else spend
+        self.run_spend: Spend = pool.run if pool is not None else spend  # type: ignore[assignment]
         self.prices: PriceTable = config.price_table()
         self.on_retry = on_retry
         self._sleep = sleep
@@ -180,23 +176,19 @@ class ModelClient:
             self._journal("reserve", purpose, costUsd=worst)
         try:
             message = self._send(model, request)
-        except (ApiAuthError, ApiUnavailable, ModelRequestRejected):
+        except BaseException as err:
             with self._money():
                 self._release(worst)
-                self._journal("release", purpose)  # the API answered with an error: nothing billed
-            raise
-        except BaseException:
-            # Interrupted while the call was in flight: the API may have billed it.
-            with self._money():
-                self._release(worst)
-                self._book_unconfirmed(purpose, worst)
+                if isinstance(err, (ApiAuthError, ApiUnavailable, ModelRequestRejected)):
+                    self._journal("release", purpose)  # the API answered with an error: nothing billed
+                else:  # interrupted while the call was in flight: the API may have billed it
+                    self._book_unconfirmed(purpose, worst)
             raise
         with self._money():
             self._release(worst)
             return self._book(model, message, purpose)
 
-    def _money(self) -> contextlib.AbstractContextManager[object]:
-        """The pool's lock when workers share one; nothing to hold for a lone client."""
+    def _money(self) -> contextlib.AbstractContextManager[object]:  # the pool's lock; a lone client holds none
         return self.pool.lock if self.pool is not None else contextlib.nullcontext()
 
     def _release(self, worst: float) -> None:

@@ -12,16 +12,20 @@ The pool is also how a run stops its workers: `stop()` makes every client's next
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from orchestrator.llm.client import Spend
+
+class RunSpend(Protocol):
+    """What the pool books into: the run's side of `client.Spend`."""
+
+    run_cost_usd: float
+    unconfirmed_cost_usd: float
 
 
 class SpendPool:
     """The run's `Spend`, the worst cases of calls in flight, and the stop switch, under one lock."""
 
-    def __init__(self, run: Spend) -> None:
+    def __init__(self, run: RunSpend) -> None:
         self.run = run
         self.lock = threading.RLock()
         self.reserved_usd = 0.0

@@ -85,12 +85,12 @@ class MergeQueue:
                        "from the current branch: redo the change on top of it"),
             )
             return MergeOutcome("conflict", base, files=files, failure=failure)
-        failure = self.recheck(tree, feature, attempt)
-        if failure is not None:
+        rechecked = self.recheck(tree, feature, attempt)
+        if rechecked is not None:
             trees.reset_integration(base)
-            failure.error = ("after merging onto the current branch (with the features merged meanwhile) the check "
-                             f"failed: {failure.error or 'exit ' + str(failure.exit_code)}")
-            return MergeOutcome("recheck_failed", base, failure=failure)
+            rechecked.error = ("after merging onto the current branch (with the features merged meanwhile) the check "
+                               f"failed: {rechecked.error or 'exit ' + str(rechecked.exit_code)}")
+            return MergeOutcome("recheck_failed", base, failure=rechecked)
         before_commit(base)
         message = f"orchestrate: {feature.id}: {feature.name}"
         check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify",
