@@ -195,3 +195,24 @@ def test_jobs_from_the_environment(tmp_path: Path, fake_api: Any) -> None:
                      ORCHESTRATE_JOBS="2")
     assert result.code == 0, _trouble(result)
     assert [e["result"] for e in result.events() if e["type"] == "merge"] == ["merged", "merged"]
+
+
+def test_ctrl_c_stops_every_worker_and_the_run_resumes(tmp_path: Path, fake_api: Any) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    spec = write_spec(tmp_path, 6)
+    fake_api.latency = 0.5
+    proc = subprocess.Popen(orchestrate_command("run", str(spec), "--jobs", "3"), cwd=root, env=cli_env(fake_api),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    events = root / ".autonomous" / "events.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (events.exists() and events.read_text().count('"api_call"') >= 2):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=20)  # every worker stops within the grace period
+    assert proc.returncode == 130, stderr
+    fake_api.latency = 0.0
+    result = run_cli(["run", str(spec), "--jobs", "3"], cwd=root, fake=fake_api)
+    assert result.code == 0, _trouble(result)
+    assert sorted(_checkpoints(root)) == [f"feat-{i:02d}" for i in range(1, 7)]
+    _assert_nothing_left(root)
