@@ -137,7 +137,7 @@ def test_a_chain_link_starts_only_after_its_predecessor_is_merged(tmp_path: Path
 def test_kill_9_mid_run_then_resume_redoes_nothing_merged(tmp_path: Path, fake_api: Any) -> None:
     root = tmp_path / "project"
     root.mkdir()
-    spec = write_spec(tmp_path, 10)
+    spec = write_spec(tmp_path, 8)
     fake_api.latency = 0.2
     proc = subprocess.Popen(orchestrate_command("run", str(spec), "--jobs", "4"), cwd=root, env=cli_env(fake_api),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -146,21 +146,21 @@ def test_kill_9_mid_run_then_resume_redoes_nothing_merged(tmp_path: Path, fake_a
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
             log = subprocess.run(["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True)
-            if sum(line.count(": ") >= 2 for line in log.stdout.splitlines()) >= 4:
+            if sum(line.count(": ") >= 2 for line in log.stdout.splitlines()) >= 3:  # ~40%
                 break
             time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     merged = set(_checkpoints(root))
-    assert len(merged) >= 4
+    assert len(merged) >= 3
     calls_before = dict(fake_api.feature_calls)
     fake_api.latency = 0.0
     result = run_cli(["run", str(spec), "--jobs", "4"], cwd=root, fake=fake_api)
     assert result.code == 0, _trouble(result)
     for fid in merged:  # never sent to the model again
         assert fake_api.feature_calls[fid] == calls_before[fid], fid
-    ids = [f"feat-{i:02d}" for i in range(1, 11)]
+    ids = [f"feat-{i:02d}" for i in range(1, 9)]
     assert sorted(_checkpoints(root)) == ids
     assert _statuses(root) == {fid: "passed" for fid in ids}
     _assert_nothing_left(root)
