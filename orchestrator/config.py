@@ -88,6 +88,9 @@ class RunConfig(BaseModel):
     branch: str | None = Field(
         None, description="Checkpoints go to this git branch (a worktree of it); the checked-out branch is left alone."
     )
+    jobs: int = Field(
+        1, ge=1, le=64, description="Features run at once, each in its own git worktree, merged one at a time."
+    )
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )

@@ -27,6 +27,7 @@ from orchestrator.store.event_kinds import (
     FeatureBlocked,
     FeatureFinished,
     FeatureStarted,
+    Merge,
     NothingSelected,
     Notice,
     RunFinished,
@@ -75,6 +76,8 @@ def describe(event: Event) -> str | None:
         return f"    context summarized ({event.trigger}, {len(event.features)} feature(s)): {state}"
     if isinstance(event, Checkpoint):
         return f"    checkpoint commit {event.sha[:10]}"
+    if isinstance(event, Merge):
+        return f"    merge {event.result}" + (f": {event.message}" if event.message else "")
     if isinstance(event, RunFinished):
         return (
             f"run {event.outcome}: {event.passed} passed, {event.failed} failed, {event.blocked} blocked, "
@@ -131,10 +134,13 @@ def printable(text: str) -> str:
 class PlainRenderer:
     """Plain lines, no ANSI codes: for CI, pipes and NO_COLOR."""
 
-    def __init__(self, verbosity: int = 0, out: TextIO | None = None, err: TextIO | None = None) -> None:
+    def __init__(
+        self, verbosity: int = 0, out: TextIO | None = None, err: TextIO | None = None, *, tagged: bool = False
+    ) -> None:
         self.verbosity = verbosity
         self.out = out or sys.stdout
         self.err = err or sys.stderr
+        self.tagged = tagged  # --jobs N: features' lines interleave, so each starts with its feature's id
 
     def handle(self, event: Event) -> None:
         if isinstance(event, Notice):
@@ -147,6 +153,9 @@ class PlainRenderer:
         if line is None and self.verbosity > 0 and isinstance(event, ToolCall):
             line = _tool_line(event)
         if line is not None:
+            feature_id = getattr(event, "id", None)
+            if self.tagged and feature_id:
+                line = f"[{feature_id}] {line.lstrip()}"
             self.out.write(printable(line) + "\n")
             self.out.flush()
 
@@ -164,6 +173,7 @@ class _View:
     turn: int = 0
     tokens: int = 0
     cost: float = 0.0
+    started: float = 0.0  # time.monotonic() when its attempt started
 
 
 class LiveRenderer:
@@ -175,6 +185,7 @@ class LiveRenderer:
         self.err_console = Console(stderr=True)
         self.started = time.monotonic()
         self.view = _View()
+        self.busy: dict[str, _View] = {}  # --jobs N: one line per feature at work
         self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=True)
         self.live.start()
 
@@ -182,6 +193,8 @@ class LiveRenderer:
         table = Table.grid(padding=(0, 2))
         elapsed = time.monotonic() - self.started
         v = self.view
+        if len(self.busy) > 1:
+            return self._render_workers(table, elapsed)
         table.add_row(
             f"[bold]{v.position}[/bold] {v.feature}",
             f"attempt {v.attempt}",
@@ -190,6 +203,17 @@ class LiveRenderer:
             _money(v.cost),
             f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s",
         )
+        return table
+
+    def _render_workers(self, table: Table, elapsed: float) -> Table:
+        """One line per busy worker (feature, attempt, turn, its elapsed time), then the run's totals."""
+        now = time.monotonic()
+        for view in self.busy.values():
+            took = now - view.started
+            table.add_row(f"[bold]{view.position}[/bold] {escape(view.feature)}", f"attempt {view.attempt}",
+                          f"turn {view.turn}", "", "", f"{int(took // 60)}m{int(took % 60):02d}s")
+        table.add_row(f"[bold]{len(self.busy)} at work[/bold]", "", "", f"{self.view.tokens:,} tokens",
+                      _money(self.view.cost), f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s")
         return table
 
     def handle(self, event: Event) -> None:
@@ -201,9 +225,14 @@ class LiveRenderer:
         if isinstance(event, FeatureStarted):
             self.view = _View(feature=event.id, position=f"{event.index}/{event.total}",
                               attempt=f"{event.attempt}/{event.max_attempts}", cost=self.view.cost,
-                              tokens=self.view.tokens)
+                              tokens=self.view.tokens, started=time.monotonic())
+            self.busy[event.id] = self.view
         elif isinstance(event, ApiCall):
+            worker = self.busy.get(event.id or event.feature or "", self.view)
+            worker.turn = event.turn
             self.view.turn, self.view.tokens, self.view.cost = event.turn, event.run_tokens, event.run_cost_usd
+        elif isinstance(event, (FeatureFinished, FeatureBlocked)):
+            self.busy.pop(event.id, None)
         line = describe(event)
         if line is not None and (self.verbosity >= 0 or event.type in _FINAL_KINDS):
             self.live.console.print(line, highlight=False, markup=False)
@@ -215,9 +244,12 @@ class LiveRenderer:
         self.live.stop()
 
 
-def make_renderer(json_mode: bool, verbosity: int) -> JsonRenderer | PlainRenderer | LiveRenderer:
+def make_renderer(
+    json_mode: bool, verbosity: int, *, tagged: bool = False
+) -> JsonRenderer | PlainRenderer | LiveRenderer:
+    """The renderer for the terminal; `tagged` (--jobs N) marks each plain line with its feature."""
     if json_mode:
         return JsonRenderer()
     if wants_plain():
-        return PlainRenderer(verbosity)
+        return PlainRenderer(verbosity, tagged=tagged)
     return LiveRenderer(verbosity)

@@ -85,14 +85,20 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     from orchestrator.run.factory import build_runner
 
     sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
+    if config.jobs > 1 and not config.commit:
+        raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
     _create_project_dir(paths)
     if request.fresh:
         _start_fresh(paths)
     _keep_backups_out_of_git(paths)  # also for backups made before the project became a repository
-    events = EventSink(make_renderer(request.json_mode, request.verbosity), paths.events_log)
+    events = EventSink(make_renderer(request.json_mode, request.verbosity, tagged=config.jobs > 1), paths.events_log)
     options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets))
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
+            if config.jobs > 1:  # worktrees need a repository with a commit (a new or empty directory gets one)
+                from orchestrator.run.worktrees import prepare_repository
+
+                prepare_repository(paths.root, events.warn)
             options.workspace = _branch_workspace(paths, config, request)
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
                 clear_stale_index_lock(options.workspace or paths.root, events.warn)

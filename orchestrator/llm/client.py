@@ -8,11 +8,13 @@ retried. Authentication errors stop at once. An API that stays unreachable raise
 
 Every call is journaled as it happens (`journal`): its worst case before it is sent, its
 usage as soon as its answer arrives. A call cut off by an interrupt counts at its worst case
-(`Spend.unconfirmed_cost_usd`): the API may have billed it.
+(`Spend.unconfirmed_cost_usd`): the API may have billed it. With `--jobs N`, workers' clients
+share one `SpendPool` (`reservations`), where each call reserves its worst case before it is sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +35,7 @@ from context_agent.tokens import estimate_json_tokens
 from orchestrator.config import RunConfig
 from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
 from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.sdk import make_sdk_client
 from orchestrator.safety.secrets import redact
 
@@ -94,10 +97,13 @@ class ModelClient:
         on_retry: Callable[[str], None] = lambda _m: None,
         sleep: Callable[[float], None] | None = None,
         journal: Callable[[SpendEntry], None] = lambda _entry: None,
+        pool: SpendPool | None = None,
     ) -> None:
         self.config = config
         self.sdk = sdk
         self.spend = spend
+        self.pool = pool
+        self.run_spend: Spend = pool.run if pool is not None else spend  # type: ignore[assignment]
         self.prices: PriceTable = config.price_table()
         self.on_retry = on_retry
         self._sleep = sleep
@@ -118,11 +124,12 @@ class ModelClient:
         if self.config.max_cost is not None:
             price = self.prices.price_for(model)
             worst_input_cost = input_estimate * max(price.input, price.cache_write) / 1_000_000
-            remaining = self.config.max_cost - self.spend.run_cost_usd - worst_input_cost
+            committed = self.run_spend.run_cost_usd + (self.pool.reserved_usd if self.pool is not None else 0.0)
+            remaining = self.config.max_cost - committed - worst_input_cost
             allowed = min(allowed, int(remaining * 1_000_000 / price.output) if remaining > 0 else 0)
             if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
                 raise LimitReached(
-                    f"cost cap ${self.config.max_cost:.2f} reached: ${self.spend.run_cost_usd:.4f} spent and the next "
+                    f"cost cap ${self.config.max_cost:.2f} reached: ${committed:.4f} spent or reserved and the next "
                     f"call could cost up to ${worst_input_cost + wanted * price.output / 1_000_000:.4f} "
                     "(raise --max-cost and run again to resume)"
                 )
@@ -157,21 +164,36 @@ class ModelClient:
         model = request["model"]
         if input_tokens is None:
             input_tokens = request_tokens(request)
-        request["max_tokens"] = self.affordable_max_tokens(
-            model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
-        )
-        worst = self.worst_case_cost(model, request, input_tokens)
-        self._journal("reserve", purpose, costUsd=worst)
+        with self._money():
+            if self.pool is not None:
+                self.pool.raise_if_stopped()  # the run is stopping: send nothing more
+            request["max_tokens"] = self.affordable_max_tokens(
+                model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
+            )
+            worst = self.worst_case_cost(model, request, input_tokens)
+            if self.pool is not None:  # checked and reserved at once: no other worker slips in between
+                self.pool.hold(worst)
+            self._journal("reserve", purpose, costUsd=worst)
         try:
             message = self._send(model, request)
-        except (ApiAuthError, ApiUnavailable, ModelRequestRejected):
-            self._journal("release", purpose)  # the API answered with an error: nothing billed
+        except BaseException as err:
+            with self._money():
+                self._release(worst)
+                if isinstance(err, (ApiAuthError, ApiUnavailable, ModelRequestRejected)):
+                    self._journal("release", purpose)  # the API answered with an error: nothing billed
+                else:  # interrupted while the call was in flight: the API may have billed it
+                    self._book_unconfirmed(purpose, worst)
             raise
-        except BaseException:
-            # Interrupted while the call was in flight: the API may have billed it.
-            self._book_unconfirmed(purpose, worst)
-            raise
-        return self._book(model, message, purpose)
+        with self._money():
+            self._release(worst)
+            return self._book(model, message, purpose)
+
+    def _money(self) -> contextlib.AbstractContextManager[object]:  # the pool's lock; a lone client holds none
+        return self.pool.lock if self.pool is not None else contextlib.nullcontext()
+
+    def _release(self, worst: float) -> None:
+        if self.pool is not None:
+            self.pool.release(worst)
 
     def _send(self, model: str, request: ApiRequest) -> Any:
         """The call with the outer retries; the SDK's errors mapped to this module's."""
@@ -217,10 +239,13 @@ class ModelClient:
     def _book(self, model: str, message: Any, purpose: str) -> CallResult:
         usage = TokenUsage.from_api(message.usage)
         cost = self.prices.cost(model, usage)
-        spend = self.spend
-        spend.calls += 1
-        spend.run_tokens = spend.run_tokens + usage
-        spend.run_cost_usd += cost
+        if self.pool is not None and self.pool.closed:  # the run gave up on this call and booked its worst case
+            return CallResult(message=message, usage=usage, cost_usd=cost)
+        spend, run = self.spend, self.run_spend
+        run.calls += 1
+        run.run_tokens = run.run_tokens + usage
+        run.run_cost_usd += cost
+        self._mirror_run()
         if purpose == "agent":
             spend.feature_tokens = spend.feature_tokens + usage
             spend.feature_cost_usd += cost
@@ -231,9 +256,12 @@ class ModelClient:
         return CallResult(message=message, usage=usage, cost_usd=cost)
 
     def _book_unconfirmed(self, purpose: str, worst: float) -> None:
-        spend = self.spend
-        spend.run_cost_usd += worst
-        spend.unconfirmed_cost_usd += worst
+        if self.pool is not None and self.pool.closed:
+            return
+        spend, run = self.spend, self.run_spend
+        run.run_cost_usd += worst
+        run.unconfirmed_cost_usd += worst
+        self._mirror_run()
         if purpose == "agent":
             spend.feature_cost_usd += worst
         else:
@@ -242,6 +270,12 @@ class ModelClient:
             self._journal("call", purpose, costUsd=worst, unconfirmed=True)
         except OSError:
             pass  # the open reservation counts as the same worst case when the journal is loaded
+
+    def _mirror_run(self) -> None:
+        """A worker's own spend shows the run's totals too (the live view reads them from it)."""
+        run, spend = self.run_spend, self.spend
+        if run is not spend:
+            spend.run_tokens, spend.run_cost_usd, spend.calls = run.run_tokens, run.run_cost_usd, run.calls
 
     def _journal(self, kind: str, purpose: str, **fields: Any) -> None:
         feature = self.spend.feature_id if purpose == "agent" else None

@@ -93,7 +93,7 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
         outcome.turns = turn
         message = result.message
         session.on_event(
-            "api_call", feature=feature_id, turn=turn, usage=result.usage.dump(), costUsd=round(result.cost_usd, 6),
+            "api_call", id=feature_id, feature=feature_id, turn=turn, usage=result.usage.dump(), costUsd=round(result.cost_usd, 6),
             stopReason=getattr(message, "stop_reason", None),
             runTokens=session.client.spend.run_tokens.total, runCostUsd=round(session.client.spend.run_cost_usd, 6),
         )
@@ -114,7 +114,7 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
             outcome.tool_calls += 1
             tool_result = _run_tool(session, use, outcome)
             session.on_event(
-                "tool_call", feature=feature_id, turn=turn, tool=use["name"],
+                "tool_call", id=feature_id, feature=feature_id, turn=turn, tool=use["name"],
                 summary=summarize_input(use["name"], use.get("input")), isError=tool_result.is_error,
             )
             results.append(

@@ -6,10 +6,14 @@ journal's spend lines add to what its last record says, so each record must say 
 
 from __future__ import annotations
 
+import threading
 import time
 
 from orchestrator.llm.client import Spend
 from orchestrator.store.state import FeatureState, RunState, StateStore
+
+# `--jobs N`: workers count completed features while the run hands some to the summarizer.
+_SCHEDULE_LOCK = threading.Lock()
 
 
 class RunBooks:
@@ -17,12 +21,13 @@ class RunBooks:
 
     def __init__(self, store: StateStore, spend: Spend) -> None:
         self.store = store
-        self.spend = spend
+        self.spend = spend  # the current feature's spend (and the run's, unless `run_spend` is another)
+        self.run_spend = spend  # with --jobs N: the run's spend, shared by every worker's books
         self.state = RunState()
 
     def start_spend(self) -> None:
         """Carry the spend a previous run recorded into this run's counters."""
-        totals, spend = self.state.totals, self.spend
+        totals, spend = self.state.totals, self.run_spend
         spend.run_cost_usd, spend.run_tokens = totals.cost_usd, totals.tokens
         spend.summarizer_tokens, spend.summarizer_cost_usd = totals.summarizer_tokens, totals.summarizer_cost_usd
         spend.calls = totals.api_calls
@@ -37,7 +42,7 @@ class RunBooks:
         self.store.record(self.state, feature_id, fsync=fsync)
 
     def book_totals(self) -> None:
-        totals, spend = self.state.totals, self.spend
+        totals, spend = self.state.totals, self.run_spend
         totals.cost_usd, totals.tokens, totals.api_calls = spend.run_cost_usd, spend.run_tokens, spend.calls
         totals.summarizer_tokens, totals.summarizer_cost_usd = spend.summarizer_tokens, spend.summarizer_cost_usd
         totals.unconfirmed_cost_usd = spend.unconfirmed_cost_usd
@@ -57,9 +62,18 @@ class RunBooks:
     def count_completed(self, feature_id: str) -> None:
         """Count a feature that passed or failed for the next summary (saved with its status)."""
         schedule = self.state.summarization
-        if feature_id not in schedule.unsummarized:
-            schedule.unsummarized.append(feature_id)
-            schedule.completed_since_summary += 1
+        with _SCHEDULE_LOCK:
+            if feature_id not in schedule.unsummarized:
+                schedule.unsummarized.append(feature_id)
+                schedule.completed_since_summary += 1
+
+    def summarized(self, feature_ids: list[str]) -> None:
+        """`feature_ids` were summarized: what completed meanwhile waits for the next summary."""
+        schedule = self.state.summarization
+        with _SCHEDULE_LOCK:
+            done = set(feature_ids)
+            schedule.unsummarized = [x for x in schedule.unsummarized if x not in done]
+            schedule.completed_since_summary = len(schedule.unsummarized)
 
     def status(self, feature_id: str) -> str:
         entry = self.state.features.get(feature_id)

@@ -7,6 +7,7 @@ coordinator asks it to summarize. Tests and benchmarks pass a subclass to watch 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,33 +28,41 @@ class ContextView:
         self.paths = paths
         self.strategy = strategy_named(strategy)
         self.depth = depth
+        # `--jobs N`: workers read and record at once; the Context Agent's files are read-modify-write.
+        self.lock = threading.RLock()
 
     def turn(
         self, feature: Feature, *, verification: Mapping[str, Any] | None, recent_ids: Sequence[str],
         interrupted_attempt: int | None,
     ) -> FeatureTurn:
         """`feature`'s turn: its strategy's context and its first user message."""
-        return feature_turn(
-            feature, self.spec, self.strategy.name, self.paths, injections=self, verification=verification,
-            recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
-        )
+        with self.lock:
+            return feature_turn(
+                feature, self.spec, self.strategy.name, self.paths, injections=self, verification=verification,
+                recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
+            )
 
     def get_injection(self, feature_id: str) -> ContextInjection:
         """The Context Agent's project context for `feature_id` (the compressed strategy's)."""
-        return self.agent.get_injection(feature_id)
+        with self.lock:
+            return self.agent.get_injection(feature_id)
 
     def record_report(self, feature_id: str, report: Mapping[str, Any]) -> None:
-        self.agent.record_report(feature_id, report)
+        with self.lock:
+            self.agent.record_report(feature_id, report)
 
     def record_failure(self, feature_id: str, attempt: int, verification: Mapping[str, Any]) -> None:
-        self.agent.record_failure(feature_id, attempt, verification)
+        with self.lock:
+            self.agent.record_failure(feature_id, attempt, verification)
 
     def record_prevention(self, feature_id: str, learned: str) -> None:
-        self.agent.record_prevention(feature_id, learned)
+        with self.lock:
+            self.agent.record_prevention(feature_id, learned)
 
     def summarize(self, feature_ids: Sequence[str], trigger: str) -> SummaryResult:
         """Fold the features' records; only a strategy that injects the summary asks the model."""
-        return self.agent.summarize(feature_ids, trigger, use_model=self.strategy.summarizes_with_model)
+        with self.lock:
+            return self.agent.summarize(feature_ids, trigger, use_model=self.strategy.summarizes_with_model)
 
 
 def feature_reader(paths: ProjectPaths) -> Callable[[str], FeatureRecord | None]:

@@ -27,6 +27,7 @@ from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_job import FeatureJob, JobSettings
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.finishing import PassFinisher
+from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.prompts import strategy_system_prompt
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
@@ -131,13 +132,8 @@ class Runner:
 
     def _work(self) -> tuple[int, str, str]:
         """Every runnable feature, then the last summary; a stop maps to its exit code here."""
-        queue = RunQueue(self.run_order)  # after reconcile, which may make features pending again
         try:
-            self.finisher.finish_interrupted(self.parts.logs)
-            while (feature := self._next_feature(queue)) is not None:
-                self._job(feature).run()
-                self._maybe_summarize()
-            self._summarize("end")
+            self._features()
             return (EXIT_OK, "passed", "") if self._all_passed() else (EXIT_FAILED, "failed", "")
         except (LimitReached, ApiUnavailable) as err:
             return EXIT_STOPPED, "stopped", str(err)
@@ -149,6 +145,17 @@ class Runner:
             raise  # a link planted in .autonomous/: the CLI stops with exit 2, writing nothing through it
         except OSError as err:  # a full disk, a read-only mount: what was written so far still counts
             return EXIT_STOPPED, "stopped", f"could not write the run's files ({err}); fix that, then run again to resume"
+        except CheckpointError as err:  # --jobs N: a worktree or merge git could not do
+            return EXIT_STOPPED, "stopped", f"git failed: {err}; fix that, then run again to resume"
+
+    def _features(self) -> None:
+        """Every runnable feature, one after another, then the last summary."""
+        queue = RunQueue(self.run_order)  # after reconcile, which may make features pending again
+        self.finisher.finish_interrupted(self.parts.logs)
+        while (feature := self._next_feature(queue)) is not None:
+            self._job(feature).run()
+            self._maybe_summarize()
+        self._summarize("end")
 
     def _save_final(self, exit_code: int, outcome: str, message: str) -> tuple[int, str, str]:
         self.state.stop_reason = message or None
@@ -201,7 +208,7 @@ class Runner:
             return
         ids = list(schedule.unsummarized)
         result = self.parts.context.summarize(ids, trigger)
-        schedule.unsummarized, schedule.completed_since_summary = [], 0
+        self.books.summarized(ids)
         schedule.summaries += 1
         schedule.last_summarized_at = now_ms()
         self.books.record(ids[-1])

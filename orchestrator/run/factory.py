@@ -53,7 +53,14 @@ def build_runner(
     loaded: LoadedSpec, config: RunConfig, options: RunOptions, paths: ProjectPaths, events: EventSink, *,
     sdk: Any = None,
 ) -> Runner:
-    """A `Runner` with the real collaborators."""
+    """A `Runner` with the real collaborators; with `config.jobs` > 1, a `ParallelRunner`."""
+    if config.jobs > 1:
+        from orchestrator.run.parallel import ParallelRunner
+        from orchestrator.run.shared import SharedStateStore
+
+        store = SharedStateStore(paths, on_warning=events.warn)
+        parts = build_parts(loaded, config, paths, events, sdk=sdk, store=store)
+        return ParallelRunner(loaded, config, options, paths, events, parts)
     parts = build_parts(loaded, config, paths, events, sdk=sdk)
     if options.workspace is not None:  # --branch: checks run where the agent works
         parts.verifier = CheckVerifier(options.workspace, timeout=config.check_timeout, env=run_environment(config, loaded))

@@ -38,6 +38,15 @@ _subreaper: bool | None = None
 # Markers of the commands running in this process right now. Adopted orphans can only be
 # told apart by command when one command runs at a time.
 _active: set[str] = set()
+# Set when other threads start children of their own at any moment (`--jobs N`): then a child
+# outside our session may be theirs (a git, another worker's check), so only markers count.
+_concurrent = False
+
+
+def commands_run_concurrently() -> None:
+    """Tell this module that several threads start processes at once (for the rest of the process)."""
+    global _concurrent
+    _concurrent = True
 
 
 def become_subreaper() -> bool:
@@ -129,8 +138,8 @@ class CommandProcesses:
 
     def _adopted(self, table: Mapping[int, _Process], owned_pid: int | None) -> set[int]:
         """Our children that came from the command: adopted while it ran, outside our session."""
-        if len(_active) > 1:
-            return set()  # another command runs too: its shell and orphans look the same
+        if len(_active) > 1 or _concurrent:
+            return set()  # another command (or thread) runs too: its shell and orphans look the same
         return {
             p.pid for p in table.values()
             if p.ppid == self._me and p.session != self._my_session

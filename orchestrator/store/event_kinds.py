@@ -52,6 +52,7 @@ class ApiCall(_Event):
     """One model call of the agent: its usage and the run's totals after it."""
 
     type: Literal["api_call"]
+    id: str | None = Field(None, exclude_if=_absent)  # the feature's, as on every event of a feature
     feature: str | None = None
     turn: int
     usage: TokenUsage
@@ -63,6 +64,7 @@ class ApiCall(_Event):
 
 class ToolCall(_Event):
     type: Literal["tool_call"]
+    id: str | None = Field(None, exclude_if=_absent)
     feature: str | None = None
     turn: int
     tool: str
@@ -119,6 +121,18 @@ class Checkpoint(_Event):
     sha: str
 
 
+class Merge(_Event):
+    """`--jobs N`: a feature's work through the merge queue onto the user's branch."""
+
+    type: Literal["merge"]
+    id: str
+    result: Literal["merged", "conflict", "recheck_failed"]
+    attempt: int
+    sha: str | None = Field(None, exclude_if=_absent)  # the checkpoint commit, when merged
+    files: list[str] = Field(default_factory=list, exclude_if=lambda found: not found)  # conflicting files
+    message: str | None = Field(None, exclude_if=_absent)
+
+
 class RunFinished(_Event):
     type: Literal["run_finished"]
     outcome: str
@@ -162,7 +176,7 @@ class Notice(_Event):
 
 Event = Annotated[
     RunStarted | FeatureStarted | ApiCall | ToolCall | Verification | FeatureFinished | FeatureBlocked
-    | Summarization | Checkpoint | RunFinished | NothingSelected | DryRunPrompt | Notice,
+    | Summarization | Checkpoint | Merge | RunFinished | NothingSelected | DryRunPrompt | Notice,
     Field(discriminator="type"),
 ]
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)

@@ -7,6 +7,7 @@ event, log line or output can carry the API key.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,11 +30,17 @@ class EventSink:
         self.renderer = renderer
         self.log_path = log_path
         self._log_failed = False
+        self._lock = threading.RLock()  # `--jobs N`: workers emit at once; each event is one whole line
 
     def emit(self, kind: str, **data: Any) -> Event:
         """Emit the event of kind `kind` with the fields `data` (its JSON keys); a kind or a
         field `event_kinds` does not declare raises `pydantic.ValidationError`."""
         event = parse_event(redact_value({"type": kind, "ts": int(time.time() * 1000), **data}))
+        with self._lock:
+            self._write(event)
+        return event
+
+    def _write(self, event: Event) -> None:
         if self.log_path is not None and not self._log_failed:
             try:
                 append_jsonl(self.log_path, event.dump(), fsync=False)
@@ -42,7 +49,6 @@ class EventSink:
                 self._log_failed = True
                 self.renderer.handle(Notice(type="warning", ts=event.ts, message=f"event log not written: {err}"))
         self.renderer.handle(event)
-        return event
 
     def warn(self, message: str, **data: Any) -> None:
         self.emit("warning", message=message, **data)

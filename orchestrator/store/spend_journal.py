@@ -43,19 +43,34 @@ class SpendEntry(BaseModel):
         return cost
 
 
-def replay_spend(state: RunState, spend: SpendEntry, reserved: SpendEntry | None) -> SpendEntry | None:
-    """Apply one spend line to `state`; returns the reservation still open after it."""
+# Calls sent and not answered yet, by (purpose, feature): with `--jobs N` several workers'
+# calls are in flight at once, and each answer closes its own worker's reservation.
+OpenCalls = dict[tuple[str | None, str | None], SpendEntry]
+
+
+def replay_spend(state: RunState, spend: SpendEntry, open_calls: OpenCalls) -> None:
+    """Apply one spend line to `state`, keeping `open_calls` (reservations not answered yet) up to date."""
+    key = (spend.purpose, spend.feature)
     if spend.kind == "reserve":
-        if reserved is not None:  # two reservations in a row: the first one's answer never came
-            close_unanswered(state, reserved)
-        return spend
+        earlier = open_calls.get(key)
+        if earlier is not None:  # two reservations in a row for one caller: the first one's answer never came
+            close_unanswered(state, earlier)
+        open_calls[key] = spend
+        return
+    open_calls.pop(key, None)
     if spend.kind == "call":
         _add_cost(state, spend, spend.usage or TokenUsage())
         if spend.unconfirmed:  # interrupted in flight: its worst case
             state.totals.unconfirmed_cost_usd += spend.cost_usd
         else:
             state.totals.api_calls += 1
-    return None
+
+
+def close_all_unanswered(state: RunState, open_calls: OpenCalls) -> None:
+    """Calls still open when the journal ends (killed mid-call): each counts at its worst case."""
+    for reserved in open_calls.values():
+        close_unanswered(state, reserved)
+    open_calls.clear()
 
 
 def close_unanswered(state: RunState, reserved: SpendEntry) -> None:

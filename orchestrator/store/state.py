@@ -34,7 +34,7 @@ from orchestrator.store.run_state import (
     SummarizationSchedule,
     now_ms,
 )
-from orchestrator.store.spend_journal import SpendEntry, close_unanswered, replay_spend
+from orchestrator.store.spend_journal import OpenCalls, SpendEntry, close_all_unanswered, replay_spend
 
 __all__ = [  # the model, for the modules that load and save it through here
     "STATE_VERSION", "AwaitingCheck", "CamelModel", "CheckFiles", "FeatureState", "FeatureStatus", "PassToFinish",
@@ -227,12 +227,12 @@ def _replay_lines(state: RunState, raw_lines: list[bytes], *, torn_tail: bool) -
 
     A torn last line after a kill (`torn_tail`) is expected, and not counted as damage."""
     damaged = 0
-    reserved: SpendEntry | None = None  # a call sent and not answered yet
+    open_calls: OpenCalls = {}  # calls sent and not answered yet
     for number, raw in enumerate(raw_lines, start=1):
         try:
             line = json.loads(raw.decode("utf-8"))
             if isinstance(line, dict) and "spend" in line:
-                reserved = replay_spend(state, SpendEntry.model_validate(line["spend"]), reserved)
+                replay_spend(state, SpendEntry.model_validate(line["spend"]), open_calls)
                 continue
             entry = JournalEntry.model_validate(line)
             if not is_safe_id(entry.feature):
@@ -245,9 +245,8 @@ def _replay_lines(state: RunState, raw_lines: list[bytes], *, torn_tail: bool) -
         state.stop_reason = entry.stop_reason
         if "recent_completed" in entry.model_fields_set:
             state.recent_completed = [x for x in entry.recent_completed if is_safe_id(x)]
-    if reserved is not None:
-        # Killed while a call was in flight: the API may have billed it, so its worst case counts.
-        close_unanswered(state, reserved)
+    # Killed while calls were in flight: the API may have billed them, so their worst case counts.
+    close_all_unanswered(state, open_calls)
     return damaged
 
 

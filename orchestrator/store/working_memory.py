@@ -16,6 +16,7 @@ is oversized or has no readable entry at all.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ class WorkingMemory:
         self.path = path
         self.enabled = enabled
         self._last_ts = 0
+        self._lock = threading.Lock()  # `--jobs N`: workers append at once; the log stays one line per entry
         self.error: str | None = None
         if on_warning is not None:
             # The run is about to append to (and maybe replay) this log: make sure it is ours.
@@ -54,14 +56,15 @@ class WorkingMemory:
     def append(self, kind: str, **data: Any) -> None:
         if not self.enabled:
             return
-        # Strictly increasing timestamps keep replay order equal to append order.
-        ts = max(int(time.time() * 1000), self._last_ts + 1)
-        self._last_ts = ts
-        line = dump_entry(entry_of(kind, ts, data))  # a kind or key not declared there raises
-        try:
-            append_jsonl(self.path, line, fsync=False)
-        except OSError as err:
-            self.error = str(err)
+        with self._lock:
+            # Strictly increasing timestamps keep replay order equal to append order.
+            ts = max(int(time.time() * 1000), self._last_ts + 1)
+            self._last_ts = ts
+            line = dump_entry(entry_of(kind, ts, data))  # a kind or key not declared there raises
+            try:
+                append_jsonl(self.path, line, fsync=False)
+            except OSError as err:
+                self.error = str(err)
 
 
 @dataclass

@@ -112,7 +112,7 @@ def _handle(
 
     _authenticate(fake, entry.headers)
 
-    delay = 0.0
+    delay = fake.latency  # a model's time, when the test or benchmark wants one
     fault = fake.faults(entry.index, entry.body) if fake.faults is not None else None
     if fault is not None:
         label = str(fault.status) if fault.kind == "status" else fault.body or fault.kind

@@ -38,7 +38,8 @@ class FakeAPI:
     - ``known_models``: when a set, other models get the API's 404.
 
     ``keep_requests=N`` keeps only the newest N requests in `requests` (counters and usage
-    stay exact), for long benchmark runs.
+    stay exact), for long benchmark runs. ``latency`` (seconds, settable) delays every answer to
+    a Messages call, as a real model's time would (a ``slow`` fault's delay replaces it).
     """
 
     def __init__(
@@ -58,8 +59,10 @@ class FakeAPI:
         known_models: Iterable[str] | None = None,
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         keep_requests: int | None = None,
+        latency: float = 0.0,
     ) -> None:
         self.host = host
+        self.latency = latency
         self.plans: dict[str, Plan] = dict(plans or {})
         self.default_plan: Plan = default_plan
         self.summarizer: Summarizer = summarizer

@@ -1,0 +1,119 @@
+"""Wall-clock speedup of `orchestrate run --jobs N` against the fake API with a fixed latency.
+
+    python3 bench/parallel.py [--latency 0.7] [--jobs 1,2,4,8] [--svg docs/parallel-speedup.svg]
+
+Two specs of 12 features, each feature three model calls (the fake's default plan):
+`independent` (no dependencies) and `dag` (three chains of three, plus three loose features:
+critical path 3). For each N it runs the real CLI in a fresh project and prints the run's own
+duration (`run_finished.durationMs`: process start-up and imports left out), the speedup over
+N=1, the ideal bound min(N, total work / critical path), and the share of that bound reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.cli_helpers import run_cli, write_spec  # noqa: E402
+from tests.fake_api.fixtures import running_fake_api  # noqa: E402
+
+FEATURES = 12
+CHAINS = {"feat-02": ["feat-01"], "feat-03": ["feat-02"], "feat-05": ["feat-04"], "feat-06": ["feat-05"],
+          "feat-08": ["feat-07"], "feat-09": ["feat-08"]}
+SPECS = {"independent": ({}, 1), "dag": ({fid: {"depends_on": deps} for fid, deps in CHAINS.items()}, 3)}
+
+
+def run_once(spec_name: str, jobs: int, latency: float) -> dict[str, Any]:
+    extra, _ = SPECS[spec_name]
+    with tempfile.TemporaryDirectory() as scratch, running_fake_api(latency=latency) as fake:
+        base = Path(scratch)
+        spec = write_spec(base, FEATURES, extra=extra)
+        root = base / "project"
+        root.mkdir()
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        started = time.monotonic()
+        result = run_cli(["run", str(spec), "--jobs", str(jobs), "--json"], cwd=root, fake=fake, timeout=900)
+        wall = time.monotonic() - started
+        if result.code != 0:
+            raise SystemExit(f"{spec_name} --jobs {jobs} exited {result.code}: {result.stderr[-2000:]}")
+        finished = [e for e in result.events() if e["type"] == "run_finished"][-1]
+        return {"spec": spec_name, "jobs": jobs, "run_s": finished["durationMs"] / 1000, "wall_s": wall,
+                "calls": fake.calls}
+
+
+def table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for row in rows:
+        base = next(r for r in rows if r["spec"] == row["spec"] and r["jobs"] == 1)
+        critical = SPECS[row["spec"]][1]
+        bound = min(row["jobs"], FEATURES / critical)
+        speedup = base["run_s"] / row["run_s"]
+        out.append({**row, "speedup": speedup, "bound": bound, "of_bound": speedup / bound})
+    return out
+
+
+def svg(rows: list[dict[str, Any]], path: Path) -> None:
+    """A small line chart: speedup and ideal bound against N, one colour per spec (hand-written SVG)."""
+    width, height, pad = 520, 320, 50
+    jobs = sorted({r["jobs"] for r in rows})
+    top = max(max(r["bound"] for r in rows), max(r["speedup"] for r in rows))
+
+    def xy(n: int, value: float) -> str:
+        x = pad + (width - 2 * pad) * jobs.index(n) / max(1, len(jobs) - 1)
+        y = height - pad - (height - 2 * pad) * value / top
+        return f"{x:.1f},{y:.1f}"
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+             'font-size="12">', f'<rect width="{width}" height="{height}" fill="white"/>',
+             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>',
+             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>',
+             f'<text x="{width / 2 - 70}" y="{height - 12}">--jobs N (x) / speedup (y)</text>']
+    for n in jobs:
+        x = xy(n, 0).split(",")[0]
+        parts.append(f'<text x="{float(x) - 4}" y="{height - pad + 16}">{n}</text>')
+    for tick in range(0, int(top) + 1):
+        y = xy(jobs[0], tick).split(",")[1]
+        parts.append(f'<text x="{pad - 20}" y="{float(y) + 4}">{tick}</text>')
+    for spec, colour in (("independent", "#1f77b4"), ("dag", "#d62728")):
+        mine = sorted((r for r in rows if r["spec"] == spec), key=lambda r: r["jobs"])
+        measured = " ".join(xy(r["jobs"], r["speedup"]) for r in mine)
+        bound = " ".join(xy(r["jobs"], r["bound"]) for r in mine)
+        parts.append(f'<polyline points="{measured}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        parts.append(f'<polyline points="{bound}" fill="none" stroke="{colour}" stroke-dasharray="5,4"/>')
+        label_y = pad + (0 if spec == "independent" else 18)
+        parts.append(f'<text x="{pad + 10}" y="{label_y}" fill="{colour}">{spec}: measured (solid), '
+                     'ideal bound (dashed)</text>')
+    parts.append("</svg>")
+    path.write_text("\n".join(parts) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.7, help="seconds each fake model call takes")
+    parser.add_argument("--jobs", default="1,2,4,8")
+    parser.add_argument("--svg", type=Path, default=None, help="also draw the figures as an SVG here")
+    args = parser.parse_args()
+    rows = [run_once(spec, int(n), args.latency) for spec in SPECS for n in args.jobs.split(",")]
+    rows = table(rows)
+    print(f"latency {args.latency}s per call, {FEATURES} features x 3 calls")
+    print("| spec | --jobs | run (s) | wall (s) | speedup | ideal bound | share of bound |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['spec']} | {r['jobs']} | {r['run_s']:.1f} | {r['wall_s']:.1f} | {r['speedup']:.2f} | "
+              f"{r['bound']:.0f} | {100 * r['of_bound']:.0f}% |")
+    print(json.dumps(rows))
+    if args.svg:
+        svg(rows, args.svg)
+
+
+if __name__ == "__main__":
+    main()

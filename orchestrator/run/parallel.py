@@ -1,0 +1,261 @@
+"""`orchestrate run --jobs N`: up to N features at once, each in its own git worktree, merged
+onto the user's branch one at a time through a checked queue.
+
+The `ParallelRunner` is the `Runner` with another loop: a feature is ready once every
+dependency is merged (a passed feature is a merged one here); ready features start by priority,
+then spec order, in worker threads (the work is waiting on the model and on checks, not on
+Python). Each worker runs a `WorkerJob` (`parallel_job`) in `.autonomous/worktrees/<id>`; its
+pass goes through the `MergeQueue`. All workers share one Context Agent, one state journal, one
+working memory and one `SpendPool` (the caps hold for all of them together).
+
+Three steps are pluggable (`ParallelHooks`) for what the integrity work adds: the re-check after
+a merge (default: the feature's own check on the merged tree), which features are likely to
+touch the same files (default: none), and what happens to a failed feature's work (default:
+its worktree and branch are deleted).
+
+Stopping: Ctrl-C, a limit or an error stops every worker at its next model call, check or turn
+in the queue; after a few seconds' grace, calls still in flight are booked at their worst case
+and the state is saved without them (they restart next run). Worktrees and work branches are
+removed when the run ends, and those a killed run left behind are pruned when the next starts.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.llm.reservations import SpendPool
+from orchestrator.run import checkpoint as git_checkpoint
+from orchestrator.run.books import RunBooks
+from orchestrator.run.coordinator import Runner
+from orchestrator.run.feature_job import JobSettings
+from orchestrator.run.finishing import PassFinisher
+from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.merge_queue import MergeQueue, Recheck
+from orchestrator.run.parallel_job import Lane, WorkerJob
+from orchestrator.run.recorder import FeatureRecorder, LogHeading
+from orchestrator.run.scheduler import blocking_dependency
+from orchestrator.run.shared import SharedStateStore
+from orchestrator.run.verify import CheckVerifier, VerificationResult
+from orchestrator.run.worktrees import Worktrees
+from orchestrator.safety.descendants import commands_run_concurrently
+from orchestrator.spec.load import Feature
+from orchestrator.store.state import now_ms
+
+GRACE_SECONDS = 3.0  # how long a stop waits for workers before it gives up on them
+
+LikelyConflict = Callable[[Feature, Feature], bool]
+ParkFailed = Callable[[Feature, Worktrees], None]
+
+
+def _never(_a: Feature, _b: Feature) -> bool:
+    return False
+
+
+def _delete_work(feature: Feature, worktrees: Worktrees) -> None:
+    worktrees.remove(feature.id)
+
+
+@dataclass
+class ParallelHooks:
+    """The pluggable steps of a parallel run (see the module's docstring)."""
+
+    recheck: Recheck | None = None  # None: the feature's own check on the merged tree
+    likely_conflict: LikelyConflict = _never
+    park_failed: ParkFailed = _delete_work
+
+
+class _StoppingVerifier(CheckVerifier):
+    """A worker's verifier: no new check once the run is stopping."""
+
+    pool: SpendPool | None = None
+
+    def check(self, command: str | None, attempt: int) -> VerificationResult:
+        if self.pool is not None:
+            self.pool.raise_if_stopped()
+        return super().check(command, attempt)
+
+
+class ParallelRunner(Runner):
+    """Runs the selected features of one spec, up to `config.jobs` at once."""
+
+    def __init__(self, *args: Any, hooks: ParallelHooks | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hooks = hooks or ParallelHooks()
+        self.pool = SpendPool(self.parts.spend)
+        client = self.parts.client  # the summarizer's calls join the pool too
+        client.pool, client.run_spend = self.pool, self.parts.spend
+        self.worktrees = Worktrees(self.workspace, self.paths.autonomous)
+        self.queue = MergeQueue(self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping)
+        self.lane = Lane(self.worktrees, self.queue, self.events)
+        self.by_id = {feature.id: feature for feature in self.spec.features}
+        self.running: dict[str, threading.Thread] = {}
+        self.done: queue.Queue[tuple[str, BaseException | None]] = queue.Queue()
+        commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
+
+    # ---- the loop -----------------------------------------------------------------------
+    def _features(self) -> None:
+        self._prepare()
+        try:
+            self._loop()
+        finally:
+            self._stop_workers()
+            self._clean_up()
+        self._summarize("end")
+
+    def _loop(self) -> None:
+        while True:
+            while len(self.running) < self.config.jobs and (feature := self._pick()) is not None:
+                self._start(feature)
+            if not self.running:
+                return
+            try:
+                feature_id, error = self.done.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.running.pop(feature_id).join()
+            if error is not None:
+                raise error
+            while len(self.running) < self.config.jobs and (feature := self._pick()) is not None:
+                self._start(feature)  # before summarizing: workers go on while the summarizer's call runs
+            self._maybe_summarize()
+
+    def _pick(self) -> Feature | None:
+        """The next feature to start: ready, by run order, not likely to clash with a busy one if it can be."""
+        ready = self._ready()
+        busy = [self.by_id[feature_id] for feature_id in self.running]
+        for feature in ready:
+            if not any(self.hooks.likely_conflict(feature, other) for other in busy):
+                return feature
+        return ready[0] if ready else None
+
+    def _ready(self) -> list[Feature]:
+        """Pending features whose dependencies are all merged; settles those that never can run."""
+        state, selected = self.state, set(self.selected)
+        ready: list[Feature] = []
+        progress = True
+        while progress:
+            progress, ready = False, []
+            for feature in self.run_order:
+                entry = state.feature(feature.id)
+                if feature.id in self.running or entry.status != "pending":
+                    continue
+                reason = blocking_dependency(feature, state, selected)
+                if reason or entry.attempts >= self._attempts_for(feature):
+                    entry.status = "blocked" if reason else "failed"
+                    entry.reason = reason or entry.reason or "no attempts left"
+                    self._settle(feature)
+                    progress = True
+                elif all(state.feature(dep).status == "passed" for dep in feature.depends_on):
+                    ready.append(feature)
+        return ready
+
+    def _settle(self, feature: Feature) -> None:
+        entry = self.state.feature(feature.id)
+        entry.completed_at = now_ms()
+        if entry.status == "failed":
+            self.books.count_completed(feature.id)
+        self._recorder(feature).settled()
+
+    # ---- workers ------------------------------------------------------------------------
+    def _start(self, feature: Feature) -> None:
+        thread = threading.Thread(target=self._work_on, args=(feature,), name=f"orchestrate:{feature.id}", daemon=True)
+        self.running[feature.id] = thread
+        thread.start()
+
+    def _work_on(self, feature: Feature) -> None:
+        """A worker thread: the feature in a fresh worktree, to its end; then its worktree goes."""
+        error: BaseException | None = None
+        try:
+            self.worktrees.create(feature.id)
+            self._job(feature).run()
+            if self.state.feature(feature.id).status == "failed":
+                self.hooks.park_failed(feature, self.worktrees)
+            else:
+                self.worktrees.remove(feature.id)
+        except BaseException as err:  # handed to the run's thread, which stops the others
+            error = err
+        self.done.put((feature.id, error))
+
+    def _job(self, feature: Feature) -> WorkerJob:
+        """A worker's job: its own client and spend on the shared pool, its worktree and verifier."""
+        spend = Spend()
+        client = ModelClient(self.config, self.parts.client.sdk, spend, on_retry=self.events.warn,
+                             journal=self.parts.store.record_spend, pool=self.pool)
+        books = RunBooks(self.parts.store, spend)
+        books.state, books.run_spend = self.state, self.parts.spend
+        workspace = self.worktrees.path(feature.id)
+        heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
+        recorder = FeatureRecorder(feature, books, self.parts.logs, self.events, self.parts.memory, heading)
+        finisher = PassFinisher(books, self.parts.context, self.workspace, self.config.commit, self.events)
+        verifier = _StoppingVerifier(workspace, timeout=self.config.check_timeout, env=self.env)
+        verifier.pool = self.pool
+        settings = JobSettings(
+            config=self.config, spec=self.spec, system=self.system, env=self.env,
+            max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
+        )
+        return WorkerJob(
+            feature, workspace=workspace, client=client, context=self.parts.context, verifier=verifier,
+            recorder=recorder, settings=settings, finish_pass=finisher.finish, lane=self.lane,
+        )
+
+    def _own_check(self, tree: Path, feature: Feature, attempt: int) -> VerificationResult | None:
+        """The default re-check: the feature's own check, on the merged tree."""
+        result = CheckVerifier(tree, timeout=self.config.check_timeout, env=self.env).check(
+            self.spec.check_command(feature), attempt
+        )
+        return None if result.success or result.skipped else result
+
+    # ---- start and end ------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """Prune what a killed run left, and take up what it merged but did not record."""
+        self.worktrees.prune_all()
+        for feature_id, entry in self.state.features.items():
+            if entry.status != "passed":
+                entry.awaiting_check = None  # its work went with its worktree: the attempt is redone
+                self._take_up_merge(feature_id)
+        self.finisher.finish_interrupted(self.parts.logs)
+
+    def _take_up_merge(self, feature_id: str) -> None:
+        """A feature killed in the merge queue: passed if its checkpoint is on the branch, else redone."""
+        entry = self.state.feature(feature_id)
+        finishing = entry.finishing
+        if finishing is None:
+            return
+        message = finishing.checkpoint_message
+        sha = git_checkpoint.find_checkpoint(self.workspace, message, finishing.checkpoint_base) if message else None
+        if sha is None:
+            entry.finishing = None
+        else:
+            entry.status, entry.reason, entry.completed_at = "passed", None, now_ms()
+            entry.attempts += 1
+            self.state.iteration += 1
+            entry.iteration = self.state.iteration
+        self.books.record(feature_id)
+
+    def _stop_workers(self) -> None:
+        """Stop every busy worker; give up on those still busy after the grace period."""
+        if not self.running:
+            return
+        self.pool.stop()
+        deadline = time.monotonic() + GRACE_SECONDS
+        for thread in self.running.values():
+            thread.join(max(0.0, deadline - time.monotonic()))
+        if any(thread.is_alive() for thread in self.running.values()):
+            self.pool.abandon_in_flight()
+            store = self.parts.store
+            if isinstance(store, SharedStateStore):
+                store.freeze()
+        self.running.clear()
+
+    def _clean_up(self) -> None:
+        try:
+            self.worktrees.prune_all()
+        except CheckpointError as err:
+            self.events.warn(f"could not remove the run's worktrees: {err}; the next run prunes them")
