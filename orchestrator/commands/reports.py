@@ -90,7 +90,7 @@ def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> Run
             id=feature_id, name=feature.name, category=feature.category, status=entry.status,
             attempts=entry.attempts, duration_ms=entry.duration_ms, tokens=entry.tokens,
             cost_usd=round(entry.cost_usd, 6), reason=entry.reason,
-            verification=CheckRecord.model_validate(entry.last_verification) if entry.last_verification else None,
+            verification=entry.last_verification,
         ))
     counts = {s: sum(f.status == s for f in features) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
     totals = state.totals

@@ -16,6 +16,7 @@ from orchestrator.run.strategies import strategy_named
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.records import CheckRecord
 
 
 class ContextView:
@@ -29,7 +30,7 @@ class ContextView:
         self.depth = depth
 
     def turn(
-        self, feature: Feature, *, verification: Mapping[str, Any] | None, recent_ids: Sequence[str],
+        self, feature: Feature, *, verification: CheckRecord | None, recent_ids: Sequence[str],
         interrupted_attempt: int | None,
     ) -> FeatureTurn:
         """`feature`'s turn: its strategy's context and its first user message."""
@@ -45,8 +46,8 @@ class ContextView:
     def record_report(self, feature_id: str, report: Mapping[str, Any]) -> None:
         self.agent.record_report(feature_id, report)
 
-    def record_failure(self, feature_id: str, attempt: int, verification: Mapping[str, Any]) -> None:
-        self.agent.record_failure(feature_id, attempt, verification)
+    def record_failure(self, feature_id: str, attempt: int, verification: CheckRecord) -> None:
+        self.agent.record_failure(feature_id, attempt, verification.dump())
 
     def record_prevention(self, feature_id: str, learned: str) -> None:
         self.agent.record_prevention(feature_id, learned)

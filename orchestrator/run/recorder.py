@@ -17,7 +17,6 @@ from orchestrator.run.feature_logs import AttemptRecord, FeatureLogs, Report
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature
 from orchestrator.store.events import EventSink
-from orchestrator.store.feature_log import AttemptRecord as LoggedAttempt
 from orchestrator.store.feature_log import ReplayStats, build_feature_log
 from orchestrator.store.state import FeatureState
 from orchestrator.store.working_memory import WorkingMemory
@@ -103,7 +102,7 @@ class FeatureRecorder:
         log = build_feature_log(
             self.feature, self.entry, model=self.heading.model, strategy=self.heading.strategy,
             check_command=self.heading.check_command,
-            attempts_log=[LoggedAttempt.model_validate(record) for record in self.draft.attempts],
+            attempts_log=list(self.draft.attempts),
             report=self.draft.report,
             replay_stats=ReplayStats.model_validate(self.draft.replay_stats) if self.draft.replay_stats else None,
         )
