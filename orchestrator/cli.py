@@ -78,6 +78,11 @@ def run(
         False, "--strict-checks",
         help="Fail an attempt that changed files which can sway its check (conftest.py, pytest config, sitecustomize, .pth, stdlib-named modules).",
     ),
+    regression: str | None = typer.Option(
+        None, "--regression", metavar="MODE",
+        help="After each feature, re-run the checks of passed features it may affect: affected | all | none (default affected).",
+    ),
+    no_final_verify: bool = typer.Option(False, "--no-final-verify", help="Do not re-run every passed feature's check at the end."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
@@ -95,6 +100,7 @@ def run(
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
         "strict_checks": True if strict_checks else None,
+        "regression": regression, "final_verify": False if no_final_verify else None,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,

@@ -85,6 +85,13 @@ class RunConfig(BaseModel):
     strict_checks: bool = Field(
         False, description="Fail an attempt that changed files able to sway its check (conftest.py, pytest config, ...)."
     )
+    regression: Literal["affected", "all", "none"] = Field(
+        "affected", description="Re-run passed features' checks after each feature: those it may affect, all, or none."
+    )
+    final_verify: bool = Field(True, description="Re-run every passed feature's check on the final tree.")
+    check_concurrency: int | None = Field(
+        None, ge=1, description="Re-run checks at once (default: the CPU count; 1 when checks share a port or file)."
+    )
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )

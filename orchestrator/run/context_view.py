@@ -31,12 +31,13 @@ class ContextView:
 
     def turn(
         self, feature: Feature, *, verification: CheckRecord | None, recent_ids: Sequence[str],
-        interrupted_attempt: int | None,
+        interrupted_attempt: int | None, regression_note: str = "",
     ) -> FeatureTurn:
         """`feature`'s turn: its strategy's context and its first user message."""
         return feature_turn(
             feature, self.spec, self.strategy.name, self.paths, injections=self, verification=verification,
             recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
+            regression_note=regression_note,
         )
 
     def get_injection(self, feature_id: str) -> ContextInjection:

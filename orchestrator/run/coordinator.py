@@ -24,8 +24,12 @@ from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, 
 from orchestrator.run.books import RunBooks
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_job import FeatureJob, JobSettings
+from orchestrator.run.check_pool import check_runner, default_concurrency
 from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.final_verify import final_verification
 from orchestrator.run.finishing import PassFinisher
+from orchestrator.run.integrity import Integrity
+from orchestrator.run.regression import RegressionGuard
 from orchestrator.run.prompts import strategy_system_prompt
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
@@ -96,6 +100,9 @@ class Runner:
         self.run_order = ordered(self.spec, self.selected)
         self.positions = {feature_id: index + 1 for index, feature_id in enumerate(self.selected)}
         self.env = run_environment(config, loaded)
+        self.check_runner = check_runner(config.check_timeout, self.env)  # re-run checks: guard and final verification
+        self.concurrency = config.check_concurrency or default_concurrency()
+        self.integrity: Integrity | None = None
 
     @property
     def state(self) -> RunState:
@@ -130,10 +137,15 @@ class Runner:
         queue = RunQueue(self.run_order)  # after reconcile, which may make features pending again
         try:
             self.finisher.finish_interrupted(self.parts.logs)
+            self.integrity = self._integrity()
             while (feature := self._next_feature(queue)) is not None:
                 self._job(feature).run()
                 self._maybe_summarize()
+            regressed = self._final_verification()
             self._summarize("end")
+            if regressed:
+                return EXIT_FAILED, "failed", (f"regressed on the final tree: {', '.join(regressed)} (their checks fail "
+                                               "now); the next run rebuilds them with the failure fed back")
             return (EXIT_OK, "passed", "") if self._all_passed() else (EXIT_FAILED, "failed", "")
         except (LimitReached, ApiUnavailable) as err:
             return EXIT_STOPPED, "stopped", str(err)
@@ -179,7 +191,23 @@ class Runner:
         return FeatureJob(
             feature, workspace=self.paths.root, client=self.parts.client, context=self.parts.context,
             verifier=self.parts.verifier, recorder=self._recorder(feature), settings=settings,
-            finish_pass=self.finisher.finish,
+            finish_pass=self.finisher.finish, integrity=self.integrity,
+        )
+
+    def _integrity(self) -> Integrity:
+        guard = RegressionGuard(
+            self.spec, self.state, mode=self.config.regression, concurrency=self.concurrency, runner=self.check_runner,
+            on_warning=self.events.warn,
+        )
+        return Integrity.for_run(self.paths.root, self.spec, guard, self.events, self.config.commit)
+
+    def _final_verification(self) -> list[str]:
+        """Every passed feature's check on the tree the run leaves behind; the ids that fail there."""
+        if not self.config.final_verify:
+            return []
+        return final_verification(
+            self.paths.root, self.spec, self.books, self.parts.logs, self.events, runner=self.check_runner,
+            concurrency=self.concurrency,
         )
 
     def _recorder(self, feature: Feature) -> FeatureRecorder:

@@ -25,6 +25,7 @@ from orchestrator.run import checkpoint as git_checkpoint
 from orchestrator.run.agent_loop import AgentSession, AttemptOutcome, run_agent
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import AttemptRecord, Report
+from orchestrator.run.integrity import Integrity
 from orchestrator.run.prompts import FeatureTurn
 from orchestrator.run.recorder import FeatureRecorder
 from orchestrator.run.verify import VerificationResult, Verifier
@@ -66,7 +67,7 @@ class FeatureJob:
 
     def __init__(
         self, feature: Feature, *, workspace: Path, client: ModelClient, context: ContextView, verifier: Verifier,
-        recorder: FeatureRecorder, settings: JobSettings, finish_pass: FinishPass,
+        recorder: FeatureRecorder, settings: JobSettings, finish_pass: FinishPass, integrity: Integrity | None = None,
     ) -> None:
         self.feature, self.workspace, self.client = feature, workspace, client
         self.context, self.verifier, self.recorder, self.settings = context, verifier, recorder, settings
@@ -76,6 +77,9 @@ class FeatureJob:
             workspace, strict=settings.config.strict_checks, on_warning=recorder.events.warn
         )
         self.unrestored: protect.Guard | None = None  # an attempt's guard whose protected files stuck
+        # The assessment before, the regression guard after each check, failed work off the tree.
+        self.watch = integrity.watch(workspace, feature) if integrity else None
+        recorder.draft.assessment = self.watch.assessment if self.watch else None
 
     def run(self) -> None:
         entry, recorder = self.recorder.entry, self.recorder
@@ -118,8 +122,9 @@ class FeatureJob:
         self._start_attempt(attempt)
         # History is read before this attempt adds to the log: it holds what came before.
         turn = self.context.turn(
-            self.feature, verification=entry.last_verification if attempt > 1 else None,
+            self.feature, verification=entry.last_verification if attempt > 1 or entry.reopened else None,
             recent_ids=self.recorder.books.state.recent_completed, interrupted_attempt=interrupted,
+            regression_note=self.watch.note if self.watch else "",
         )
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats
@@ -191,6 +196,8 @@ class FeatureJob:
             # No check at all: the agent's report decides, and the log says it was not verified.
             result.success = reported
             result.error = None if reported else f"no check command and the agent did not report ({stop})"
+        if self.watch:  # the passed features' checks this change may have broken
+            result = self.watch.after_check(attempt, result)
         self.recorder.verified(result)
         return result
 
@@ -198,6 +205,7 @@ class FeatureJob:
     def _settle(self, attempt: int, step: AttemptStep) -> None:
         entry, recorder = self.recorder.entry, self.recorder
         step.record.verification = CheckRecord.model_validate(step.verification.to_json())
+        step.record.regression_checks = self.watch.records() if self.watch else []
         recorder.draft.attempts = _with_attempt(recorder.draft.attempts, step.record)
         recorder.draft.report = step.report
         entry.attempts = attempt
@@ -217,7 +225,8 @@ class FeatureJob:
     def _record_pass(self) -> None:
         """Record the pass, and what is left to do after it, before doing any of it."""
         entry, books = self.recorder.entry, self.recorder.books
-        entry.status = "passed"
+        entry.status, entry.reopened = "passed", False
+        entry.footprint = self.watch.footprint(entry) if self.watch else entry.footprint
         entry.completed_at = now_ms()
         books.state.iteration += 1
         entry.iteration = books.state.iteration
@@ -237,8 +246,10 @@ class FeatureJob:
 
     def _fail(self) -> None:
         entry, recorder = self.recorder.entry, self.recorder
-        entry.status = "failed"
+        entry.status, entry.reopened = "failed", False
         entry.reason = f"check still failing after {entry.attempts} attempt(s)"
+        if self.watch:
+            self.watch.failed(entry)
         if recorder.draft.report:
             self.context.record_report(self.feature.id, recorder.draft.report)
         entry.completed_at = now_ms()

@@ -99,12 +99,15 @@ def feature_prompt(
     project_context: str,
     strategy_sections: Sequence[str] = (),
     request_prefix: str = "",
+    regression_note: str = "",
 ) -> str:
-    """The first user message: sections in the fixed order, each left out when empty."""
+    """The first user message: sections in the fixed order, each left out when empty.
+    `regression_note` is the assessment's line naming the checks that will be re-run."""
     sections = [
         request_prefix,
         last_verification_section(verification),
         feature_section(feature, spec.check_command(feature)),
+        regression_note,
         project_context,
         *strategy_sections,
     ]
@@ -130,6 +133,7 @@ def feature_turn(
     recent_ids: Sequence[str] = (),
     depth: int = 0,
     interrupted_attempt: int | None = None,
+    regression_note: str = "",
 ) -> FeatureTurn:
     """Build `feature`'s turn under `strategy`; `injections` is the Context Agent (compressed)."""
     inputs = StrategyInputs(
@@ -139,6 +143,6 @@ def feature_turn(
     context = strategy_named(strategy).build(inputs)
     prompt = feature_prompt(
         feature, spec, verification=verification, project_context=context.project_context,
-        strategy_sections=context.sections, request_prefix=context.request_prefix,
+        strategy_sections=context.sections, request_prefix=context.request_prefix, regression_note=regression_note,
     )
     return FeatureTurn(prompt=prompt, context=context)

@@ -19,11 +19,11 @@ from orchestrator.llm.pricing import TokenUsage
 from orchestrator.spec.models import Feature
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import AttemptRecord, CamelModel, CheckRecord, Influencer
+from orchestrator.store.records import AttemptRecord, Assessment, CamelModel, CheckRecord, Footprint, Influencer
 from orchestrator.store.run_state import FeatureState
 
 __all__ = [
-    "AttemptRecord", "CheckRecord", "FeatureLog", "Influencer", "ReplayStats", "UnusableLog", "build_feature_log",
+    "Assessment", "AttemptRecord", "CheckRecord", "Footprint", "FeatureLog", "Influencer", "ReplayStats", "UnusableLog", "build_feature_log",
     "find_feature_log", "load_feature_log", "log_json", "read_log_json", "write_feature_log",
 ]
 
@@ -68,6 +68,9 @@ class FeatureLog(CamelModel):
     reason: str | None = None
     attempt_history: list[AttemptRecord] = Field(default_factory=list)
     replay: ReplayStats | None = Field(None, exclude_if=lambda stats: stats is None)
+    footprint: Footprint | None = Field(None, exclude_if=lambda value: value is None)
+    assessment: Assessment | None = Field(None, exclude_if=lambda value: value is None)
+    failed_branch: str | None = Field(None, exclude_if=lambda value: value is None)
 
     def summary(self) -> str | None:
         """The agent's own summary of the feature, when its report gave one as text."""
@@ -85,6 +88,7 @@ def build_feature_log(
     attempts_log: list[AttemptRecord],
     report: dict[str, Any] | None,  # the agent's report, free-form (see FeatureLog.report)
     replay_stats: ReplayStats | None = None,
+    assessment: Assessment | None = None,
 ) -> FeatureLog:
     """The log of a feature as its state `entry` stands."""
     return FeatureLog(
@@ -93,7 +97,8 @@ def build_feature_log(
         verification=entry.last_verification,
         verified=bool(check_command), tokens=entry.tokens, cost_usd=round(entry.cost_usd, 6),
         duration_ms=entry.duration_ms, model=model, context_strategy=strategy, report=report,
-        reason=entry.reason, attempt_history=attempts_log, replay=replay_stats,
+        reason=entry.reason, attempt_history=attempts_log, replay=replay_stats, footprint=entry.footprint,
+        assessment=assessment, failed_branch=entry.failed_branch,
     )
 
 

@@ -44,6 +44,17 @@ class CheckRecord(CamelModel):
     influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
 
 
+class ReCheck(CamelModel):
+    """One passed feature's check, run again: by the regression guard, final verification or `verify`."""
+
+    id: str  # the feature whose check it is
+    command: str | None = None
+    success: bool = False
+    exit_code: int | None = None
+    error: str | None = None
+    duration_ms: int = 0
+
+
 class AttemptRecord(CamelModel):
     """One `attemptHistory` entry. An attempt a kill cut short (`stop: "interrupted"`) is
     logged with its number, its stop and its (absent) verification only."""
@@ -55,6 +66,8 @@ class AttemptRecord(CamelModel):
     masked_outputs: int = 0
     error: str | None = None
     verification: CheckRecord | None = None
+    # The passed features' checks the regression guard ran again after this attempt's own check passed.
+    regression_checks: list[ReCheck] = Field(default_factory=list, exclude_if=lambda runs: not runs)
 
     @model_serializer(mode="wrap")
     def _short_when_interrupted(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -62,3 +75,25 @@ class AttemptRecord(CamelModel):
         if self.stop == "interrupted":
             return {key: value for key, value in data.items() if key in ("attempt", "stop", "verification")}
         return data
+
+
+class Footprint(CamelModel):
+    """The files a passed feature touched: what its checkpoint changed and what its check names.
+
+    A later feature that changes one of them may break this feature's check, so the regression
+    guard re-runs it (`orchestrator.run.regression`). Paths are relative to the project root.
+    """
+
+    changed: list[str] = Field(default_factory=list)
+    check: list[str] = Field(default_factory=list)
+
+    def files(self) -> set[str]:
+        return {*self.changed, *self.check}
+
+
+class Assessment(CamelModel):
+    """What is known before a feature starts (the Checkpoint Agent's deterministic assessment)."""
+
+    predicted_footprint: list[str] = Field(default_factory=list)
+    affected: list[str] = Field(default_factory=list)  # passed features whose checks will be re-run
+    history: list[str] = Field(default_factory=list)  # failures of related features, one line each

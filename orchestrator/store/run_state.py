@@ -14,10 +14,11 @@ from pydantic import Field, field_serializer, field_validator
 
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.store.paths import is_project_key
-from orchestrator.store.records import AttemptRecord, CheckRecord
+from orchestrator.store.records import AttemptRecord, CheckRecord, Footprint
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
 
-FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped"]
+# `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.
+FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped", "regressed"]
 STATE_VERSION = 1
 # A settled feature's check output is in its log; the state keeps output only for a retry.
 _SETTLED = frozenset({"passed", "failed", "blocked", "skipped"})
@@ -85,6 +86,11 @@ class FeatureState(CamelModel):
     check_files: CheckFiles | None = Field(None, exclude_if=_unset)
     awaiting_check: AwaitingCheck | None = Field(None, exclude_if=_unset)
     finishing: PassToFinish | None = Field(None, exclude_if=_unset)
+    # A passed feature's files (`Footprint`); where a failed feature's work was kept (`orchestrate/failed/<id>`);
+    # and whether a regressed feature's rebuild is still to feed its failure back.
+    footprint: Footprint | None = Field(None, exclude_if=_unset)
+    failed_branch: str | None = Field(None, exclude_if=_unset)
+    reopened: bool = Field(False, exclude_if=lambda value: not value)
 
     @field_serializer("last_verification")
     def _output_only_for_a_retry(self, value: CheckRecord | None) -> dict[str, Any] | None:
