@@ -156,6 +156,23 @@ def context_command(
     raise typer.Exit(print_context(paths, load_config({}, paths.root), spec, feature_id, strategy))
 
 
+@app.command("verify", cls=Command)
+def verify_cmd(
+    spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
+    only: str | None = typer.Option(None, "--only", metavar="ID,...", help="Verify only these feature ids (comma-separated)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the results as one JSON object."),
+    junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here."),
+    reopen: bool = typer.Option(False, "--reopen", help="Mark failing features regressed: the next run rebuilds them."),
+    project_dir: Path | None = ProjectDirOption,
+) -> None:
+    """Re-run the passed features' checks on the current tree (no model): exit 0 all pass, 1 any fails."""
+    from orchestrator.commands.verify import verify_command
+
+    paths = open_project(project_dir)
+    config = load_config({}, paths.root)
+    raise typer.Exit(verify_command(paths, config, spec, only=only, json_output=json_output, junit=junit, reopen=reopen))
+
+
 @app.command(cls=Command)
 def summarize(
     spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),

@@ -22,16 +22,16 @@ from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
 from orchestrator.run.books import RunBooks
+from orchestrator.run.check_pool import check_runner, default_concurrency
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_job import FeatureJob, JobSettings
-from orchestrator.run.check_pool import check_runner, default_concurrency
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.final_verify import final_verification
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.integrity import Integrity
-from orchestrator.run.regression import RegressionGuard
 from orchestrator.run.prompts import strategy_system_prompt
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
+from orchestrator.run.regression import RegressionGuard
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
 from orchestrator.run.verify import Verifier
 from orchestrator.safety.secrets import scrubbed_environment

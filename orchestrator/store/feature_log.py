@@ -19,12 +19,24 @@ from orchestrator.llm.pricing import TokenUsage
 from orchestrator.spec.models import Feature
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import AttemptRecord, Assessment, CamelModel, CheckRecord, Footprint, Influencer
+from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, CheckRecord, Footprint, Influencer
 from orchestrator.store.run_state import FeatureState
 
 __all__ = [
-    "Assessment", "AttemptRecord", "CheckRecord", "Footprint", "FeatureLog", "Influencer", "ReplayStats", "UnusableLog", "build_feature_log",
-    "find_feature_log", "load_feature_log", "log_json", "read_log_json", "write_feature_log",
+    "Assessment",
+    "AttemptRecord",
+    "CheckRecord",
+    "FeatureLog",
+    "Footprint",
+    "Influencer",
+    "ReplayStats",
+    "UnusableLog",
+    "build_feature_log",
+    "find_feature_log",
+    "load_feature_log",
+    "log_json",
+    "read_log_json",
+    "write_feature_log",
 ]
 
 # A feature log is a few kilobytes; a bigger one is not ours, and not worth reading.
