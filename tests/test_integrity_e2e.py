@@ -196,3 +196,26 @@ def test_an_existing_branch_name_and_a_dirty_tree_lose_nothing(fake_api, project
     assert _git(project, "show", "orchestrate/failed/feat-02-2:broken.py") == "half done\n"
     assert (project / "README").read_text() == "changed\n"  # not reset: it held the user's uncommitted work
     assert not (project / "broken.py").exists()
+
+
+def test_verify_names_a_feature_an_external_edit_broke_survives_a_hanging_and_a_deleting_check(fake_api, project):
+    fake_api.plans["feat-01"] = _plan([edit_create("lib.py", "def value():\n    return 1\n")])
+    fake_api.plans["feat-02"] = _plan([edit_create("two.txt", "2\n")])
+    hang_or_delete = "test -f two.txt && { test -f hang && sleep 60; test -f del && rm -f README; true; }"
+    spec = _spec(project, [{"id": "feat-01", "verify": CHECK_1}, {"id": "feat-02", "verify": hang_or_delete}])
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+    (project / "del").write_text("")
+    deleting = run_cli(["verify"], project)
+    assert deleting.code == 0 and "README" in deleting.stderr and "put back" in deleting.stderr
+    assert (project / "README").read_text() == "project\n"  # the check deleted it; it was put back
+    (project / "lib.py").write_text("def value():\n    return 3\n")  # an external edit breaks feat-01
+    (project / "hang").write_text("")
+    broken = run_cli(["verify", "--junit", str(project.parent / "v.xml")], project, ORCHESTRATE_CHECK_TIMEOUT="1")
+
+    assert broken.code == 1
+    assert "feat-01" in broken.stdout and "FAILED" in broken.stdout and "timed out after 1 s" in broken.stdout
+    assert 'name="feat-01"' in (project.parent / "v.xml").read_text()
+    only = run_cli(["verify", "--only", "feat-01", "--json", "--reopen"], project)
+    assert only.code == 1 and json.loads(only.stdout)["failed"] == ["feat-01"]
+    assert _state(project)["feat-01"]["status"] == "regressed"
+    assert run_cli(["verify", "--only", "nope"], project).code == 2
