@@ -86,6 +86,11 @@ def run(
         None, "--jobs", "-j", metavar="N",
         help="Run up to N features at once, each in a git worktree, merged one at a time (default 1).",
     ),
+    regression: str | None = typer.Option(
+        None, "--regression", metavar="MODE",
+        help="After each feature, re-run the checks of passed features it may affect: affected | all | none (default affected).",
+    ),
+    no_final_verify: bool = typer.Option(False, "--no-final-verify", help="Do not re-run every passed feature's check at the end."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
@@ -103,7 +108,7 @@ def run(
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
         "strict_checks": True if strict_checks else None, "branch": branch,
-        "jobs": jobs,
+        "jobs": jobs, "regression": regression, "final_verify": False if no_final_verify else None,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
@@ -197,6 +202,23 @@ def context_command(
 
     paths = open_project(project_dir)
     raise typer.Exit(print_context(paths, load_config({}, paths.root), spec, feature_id, strategy))
+
+
+@app.command("verify", cls=Command)
+def verify_cmd(
+    spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
+    only: str | None = typer.Option(None, "--only", metavar="ID,...", help="Verify only these feature ids (comma-separated)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the results as one JSON object."),
+    junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here."),
+    reopen: bool = typer.Option(False, "--reopen", help="Mark failing features regressed: the next run rebuilds them."),
+    project_dir: Path | None = ProjectDirOption,
+) -> None:
+    """Re-run the passed features' checks on the current tree (no model): exit 0 all pass, 1 any fails."""
+    from orchestrator.commands.verify import verify_command
+
+    paths = open_project(project_dir)
+    config = load_config({}, paths.root)
+    raise typer.Exit(verify_command(paths, config, spec, only=only, json_output=json_output, junit=junit, reopen=reopen))
 
 
 @app.command(cls=Command)

@@ -91,6 +91,13 @@ class RunConfig(BaseModel):
     jobs: int = Field(
         1, ge=1, le=64, description="Features run at once, each in its own git worktree, merged one at a time."
     )
+    regression: Literal["affected", "all", "none"] = Field(
+        "affected", description="Re-run passed features' checks after each feature: those it may affect, all, or none."
+    )
+    final_verify: bool = Field(True, description="Re-run every passed feature's check on the final tree.")
+    check_concurrency: int | None = Field(
+        None, ge=1, description="Re-run checks at once (default: the CPU count; 1 when checks share a port or file)."
+    )
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )

@@ -66,7 +66,7 @@ def test_settled_features_keep_no_check_output_in_the_saved_state(tmp_path: Path
     # The feature being retried keeps its output: its next prompt shows it.
     assert saved["retrying"]["lastVerification"]["output"] == LOUD_OUTPUT[-DEFAULT_OUTPUT_LIMIT:]
     # The state in memory is untouched: the run's reports still have it.
-    assert state.features["feat-00001"].last_verification["output"]
+    assert state.features["feat-00001"].last_verification.output
 
 
 def test_the_journal_is_folded_before_it_passes_its_bound(tmp_path: Path, no_fsync: None) -> None:
@@ -88,7 +88,7 @@ def test_the_journal_is_folded_before_it_passes_its_bound(tmp_path: Path, no_fsy
     print(f"\njournal at most {largest / 2**20:.1f} MiB over 8000 loud records (bound {MAX_JOURNAL_BYTES / 2**20:.0f} MiB)")
     assert largest < MAX_JOURNAL_BYTES + 10_000
     loaded = StateStore(paths).load()
-    assert loaded is not None and loaded.features["feat-07999"].last_verification["output"]
+    assert loaded is not None and loaded.features["feat-07999"].last_verification.output
 
 
 def test_a_run_whose_checks_fail_loudly_leaves_their_output_in_the_logs_not_the_state(fake_api, tmp_path):

@@ -24,6 +24,7 @@ from orchestrator.run.scheduler import ordered, reconcile
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature, LoadedSpec
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.records import CheckRecord
 from orchestrator.store.state import RunState, StateStore
 
 FinalVerification = Callable[[Sequence[tuple[str, str | None]]], dict[str, VerificationResult]]
@@ -126,9 +127,9 @@ class Combiner:
         outcome.final_failures = self.final_verification(checks)
         for fid, result in outcome.final_failures.items():
             entry = state.feature(fid)
-            entry.status = "failed"
+            entry.status = "regressed"  # passed in its shard; the next run rebuilds it with this failure fed back
             entry.reason = f"final verification: its check fails on the combined tree (exit {result.exit_code})"
-            entry.last_verification = result.to_json()
+            entry.last_verification = CheckRecord.model_validate(result.to_json())
             self.on_line(f"final verification: {fid}: check failed (exit {result.exit_code})")
 
     def _union_books(self, state: RunState, artifacts: Sequence[Artifact]) -> None:

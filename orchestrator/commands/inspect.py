@@ -19,7 +19,7 @@ from orchestrator.run.prompts import feature_turn, strategy_system_prompt
 from orchestrator.run.request_size import first_request_size
 from orchestrator.run.strategies import STRATEGIES
 from orchestrator.safety.secrets import redact
-from orchestrator.spec.load import LoadedSpec
+from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import UnusableLog, load_feature_log, log_json
 from orchestrator.store.lock import LockHeld, RunLock
@@ -162,7 +162,23 @@ def print_context(
             f"whole first request (estimate): {size.total} tokens (system prompt {size.system}, "
             f"tools {size.tools}, messages {size.messages})\n\n"
         )
+    sys.stdout.write(_assessment_text(feature, spec, state or RunState(), config))
     return 0
+
+
+def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, config: RunConfig) -> str:
+    """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.assessment`)."""
+    from orchestrator.run.assessment import assess, prompt_line
+    from orchestrator.run.check_pool import check_runner
+    from orchestrator.run.regression import RegressionGuard
+
+    guard = RegressionGuard(spec, state, mode=config.regression, concurrency=1, runner=check_runner())
+    found = assess(feature, spec, state, guard)
+    lines = [f"=== assessment: feature {feature.id} ===",
+             f"predicted footprint: {', '.join(found.predicted_footprint) or '(none known)'}",
+             f"may affect (checks re-run after it): {', '.join(found.affected) or '(none)'}",
+             *(f"history: {line}" for line in found.history), prompt_line(found, spec)]
+    return "\n".join(_shown(line) for line in lines if line) + "\n"
 
 
 def _to_summarize(state: RunState, config: RunConfig) -> list[str]:

@@ -27,9 +27,11 @@ from orchestrator.store.event_kinds import (
     FeatureBlocked,
     FeatureFinished,
     FeatureStarted,
+    FinalVerification,
     Merge,
     NothingSelected,
     Notice,
+    RegressionCheck,
     RunFinished,
     RunStarted,
     Summarization,
@@ -68,7 +70,14 @@ def describe(event: Event) -> str | None:
         return (
             f"    {event.id} {event.status.upper()} after {event.attempts} attempt(s), "
             f"{event.duration_ms / 1000:.1f}s, {event.tokens} tokens, {_money(event.cost_usd)}"
+            + (f"; its work is on branch {event.failed_branch}" if event.failed_branch else "")
         )
+    if isinstance(event, RegressionCheck):
+        verdict = "ok" if event.success else f"FAILED (exit {event.exit_code})"
+        return f"    regression check of {event.checked}: {verdict}"
+    if isinstance(event, FinalVerification):
+        failed = f"; regressed: {', '.join(event.failed)}" if event.failed else ""
+        return f"final verification: {event.passed}/{event.checked} check(s) pass on the final tree{failed}"
     if isinstance(event, FeatureBlocked):
         return f"    {event.id} BLOCKED: {event.reason}"
     if isinstance(event, Summarization):

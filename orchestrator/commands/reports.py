@@ -53,6 +53,7 @@ class ReportTotals(CamelModel):
     features: int
     passed: int
     failed: int
+    regressed: int = 0
     blocked: int
     pending: int
     in_progress: int = Field(alias="in_progress")  # spelled as the status it counts
@@ -90,9 +91,9 @@ def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> Run
             id=feature_id, name=feature.name, category=feature.category, status=entry.status,
             attempts=entry.attempts, duration_ms=entry.duration_ms, tokens=entry.tokens,
             cost_usd=round(entry.cost_usd, 6), reason=entry.reason,
-            verification=CheckRecord.model_validate(entry.last_verification) if entry.last_verification else None,
+            verification=entry.last_verification,
         ))
-    counts = {s: sum(f.status == s for f in features) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
+    counts = {s: sum(f.status == s for f in features) for s in ("passed", "failed", "regressed", "blocked", "pending", "in_progress")}
     totals = state.totals
     report = RunReport(
         run_id=state.run_id, spec=str(loaded.path), spec_hash=loaded.sha256, outcome=result.outcome,
@@ -111,8 +112,8 @@ def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> Run
 def junit_xml(report: RunReport) -> str:
     """One testcase per feature: failed features as failures, blocked or unfinished ones as skipped."""
     features = report.features
-    failures = sum(f.status == "failed" for f in features)
-    skipped = sum(f.status not in ("passed", "failed") for f in features)
+    failures = sum(f.status in ("failed", "regressed") for f in features)
+    skipped = sum(f.status not in ("passed", "failed", "regressed") for f in features)
     suite = ET.Element("testsuite", {
         "name": f"orchestrate:{Path(report.spec).stem}", "tests": str(len(features)),
         "failures": str(failures), "errors": "0", "skipped": str(skipped),
@@ -123,9 +124,10 @@ def junit_xml(report: RunReport) -> str:
             "classname": feature.category, "name": feature.id, "time": f"{feature.duration_ms / 1000:.3f}",
         })
         check = feature.verification or CheckRecord()
-        if feature.status == "failed":
+        if feature.status in ("failed", "regressed"):
             node = ET.SubElement(case, "failure", {
-                "message": feature.reason or "check failed",
+                "message": (f"regressed: {feature.reason}" if feature.status == "regressed" else feature.reason)
+                or "check failed",
                 "type": f"exit {check.exit_code if feature.verification else None}",
             })
             node.text = _xml_safe(check.output or check.error or "")
@@ -150,7 +152,8 @@ def step_summary(report: RunReport) -> str:
         "|---|---|---:|---:|---:|",
     ]
     for f in report.features:
-        lines.append(f"| `{f.id}` | {f.status} | {f.attempts} | {f.tokens.total:,} | {f.cost_usd:.4f} |")
+        status = "**regressed**" if f.status == "regressed" else f.status
+        lines.append(f"| `{f.id}` | {status} | {f.attempts} | {f.tokens.total:,} | {f.cost_usd:.4f} |")
     lines += ["", f"Total: {totals.tokens.total:,} tokens, ${totals.cost_usd:.4f}, "
               f"{report.duration_ms / 1000:.1f}s.", ""]
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from orchestrator.run.strategies import strategy_named
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.records import CheckRecord
 
 
 class ContextView:
@@ -32,14 +33,15 @@ class ContextView:
         self.lock = threading.RLock()
 
     def turn(
-        self, feature: Feature, *, verification: Mapping[str, Any] | None, recent_ids: Sequence[str],
-        interrupted_attempt: int | None,
+        self, feature: Feature, *, verification: CheckRecord | None, recent_ids: Sequence[str],
+        interrupted_attempt: int | None, regression_note: str = "",
     ) -> FeatureTurn:
         """`feature`'s turn: its strategy's context and its first user message."""
         with self.lock:
             return feature_turn(
                 feature, self.spec, self.strategy.name, self.paths, injections=self, verification=verification,
                 recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
+                regression_note=regression_note,
             )
 
     def get_injection(self, feature_id: str) -> ContextInjection:
@@ -51,9 +53,9 @@ class ContextView:
         with self.lock:
             self.agent.record_report(feature_id, report)
 
-    def record_failure(self, feature_id: str, attempt: int, verification: Mapping[str, Any]) -> None:
+    def record_failure(self, feature_id: str, attempt: int, verification: CheckRecord) -> None:
         with self.lock:
-            self.agent.record_failure(feature_id, attempt, verification)
+            self.agent.record_failure(feature_id, attempt, verification.dump())
 
     def record_prevention(self, feature_id: str, learned: str) -> None:
         with self.lock:

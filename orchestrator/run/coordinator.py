@@ -23,13 +23,17 @@ from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
 from orchestrator.run.books import RunBooks
+from orchestrator.run.check_pool import check_runner, default_concurrency
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_job import FeatureJob, JobSettings
 from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.final_verify import final_verification
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.integrity import Integrity
 from orchestrator.run.prompts import strategy_system_prompt
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
+from orchestrator.run.regression import RegressionGuard
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
 from orchestrator.run.verify import Verifier
 from orchestrator.safety.secrets import scrubbed_environment
@@ -101,6 +105,9 @@ class Runner:
         self.run_order = ordered(self.spec, self.selected)
         self.positions = {feature_id: index + 1 for index, feature_id in enumerate(self.selected)}
         self.env = run_environment(config, loaded)
+        self.check_runner = check_runner(config.check_timeout, self.env)  # re-run checks: guard and final verification
+        self.concurrency = config.check_concurrency or default_concurrency()
+        self.integrity: Integrity | None = None
 
     @property
     def state(self) -> RunState:
@@ -133,7 +140,13 @@ class Runner:
     def _work(self) -> tuple[int, str, str]:
         """Every runnable feature, then the last summary; a stop maps to its exit code here."""
         try:
+            self.integrity = self._integrity()
             self._features()
+            regressed = self._final_verification()
+            self._summarize("end")
+            if regressed:
+                return EXIT_FAILED, "failed", (f"regressed on the final tree: {', '.join(regressed)} (their checks fail "
+                                               "now); the next run rebuilds them with the failure fed back")
             return (EXIT_OK, "passed", "") if self._all_passed() else (EXIT_FAILED, "failed", "")
         except (LimitReached, ApiUnavailable) as err:
             return EXIT_STOPPED, "stopped", str(err)
@@ -149,13 +162,12 @@ class Runner:
             return EXIT_STOPPED, "stopped", f"git failed: {err}; fix that, then run again to resume"
 
     def _features(self) -> None:
-        """Every runnable feature, one after another, then the last summary."""
+        """Every runnable feature, one after another."""
         queue = RunQueue(self.run_order)  # after reconcile, which may make features pending again
         self.finisher.finish_interrupted(self.parts.logs)
         while (feature := self._next_feature(queue)) is not None:
             self._job(feature).run()
             self._maybe_summarize()
-        self._summarize("end")
 
     def _save_final(self, exit_code: int, outcome: str, message: str) -> tuple[int, str, str]:
         self.state.stop_reason = message or None
@@ -190,7 +202,23 @@ class Runner:
         return FeatureJob(
             feature, workspace=self.workspace, client=self.parts.client, context=self.parts.context,
             verifier=self.parts.verifier, recorder=self._recorder(feature), settings=settings,
-            finish_pass=self.finisher.finish,
+            finish_pass=self.finisher.finish, integrity=self.integrity,
+        )
+
+    def _integrity(self) -> Integrity:
+        guard = RegressionGuard(
+            self.spec, self.state, mode=self.config.regression, concurrency=self.concurrency, runner=self.check_runner,
+            on_warning=self.events.warn,
+        )
+        return Integrity.for_run(self.workspace, self.spec, guard, self.events, self.config.commit)
+
+    def _final_verification(self) -> list[str]:
+        """Every passed feature's check on the tree the run leaves behind; the ids that fail there."""
+        if not self.config.final_verify:
+            return []
+        return final_verification(
+            self.workspace, self.spec, self.books, self.parts.logs, self.events, runner=self.check_runner,
+            concurrency=self.concurrency,
         )
 
     def _recorder(self, feature: Feature) -> FeatureRecorder:

@@ -25,10 +25,12 @@ from orchestrator.run import checkpoint as git_checkpoint
 from orchestrator.run.agent_loop import AgentSession, AttemptOutcome, run_agent
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import AttemptRecord, Report
+from orchestrator.run.integrity import Integrity
 from orchestrator.run.prompts import FeatureTurn
 from orchestrator.run.recorder import FeatureRecorder
 from orchestrator.run.verify import VerificationResult, Verifier
 from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.store.records import CheckRecord
 from orchestrator.store.state import AwaitingCheck, CheckFiles, PassToFinish, now_ms
 from orchestrator.tools import ToolContext
 from orchestrator.tools.shell_policy import ShellPolicy
@@ -65,7 +67,7 @@ class FeatureJob:
 
     def __init__(
         self, feature: Feature, *, workspace: Path, client: ModelClient, context: ContextView, verifier: Verifier,
-        recorder: FeatureRecorder, settings: JobSettings, finish_pass: FinishPass,
+        recorder: FeatureRecorder, settings: JobSettings, finish_pass: FinishPass, integrity: Integrity | None = None,
     ) -> None:
         self.feature, self.workspace, self.client = feature, workspace, client
         self.context, self.verifier, self.recorder, self.settings = context, verifier, recorder, settings
@@ -75,6 +77,9 @@ class FeatureJob:
             workspace, strict=settings.config.strict_checks, on_warning=recorder.events.warn
         )
         self.unrestored: protect.Guard | None = None  # an attempt's guard whose protected files stuck
+        # The assessment before, the regression guard after each check, failed work off the tree.
+        self.watch = integrity.watch(workspace, feature) if integrity else None
+        recorder.draft.assessment = self.watch.assessment if self.watch else None
 
     def run(self) -> None:
         entry, recorder = self.recorder.entry, self.recorder
@@ -82,7 +87,7 @@ class FeatureJob:
         interrupted = entry.attempts + 1 if entry.reason == RESUMED and entry.awaiting_check is None else None
         if interrupted is not None:
             # The attempt a kill cut short is run again; the log keeps that it was cut short.
-            recorder.draft.attempts.append({"attempt": interrupted, "stop": "interrupted", "verification": None})
+            recorder.draft.attempts.append(AttemptRecord(attempt=interrupted, stop="interrupted"))
         try:
             while entry.attempts < self.settings.max_attempts and entry.status != "passed":
                 attempt = entry.attempts + 1
@@ -105,9 +110,9 @@ class FeatureJob:
         """The agent finished this attempt before the run stopped: only its check is left."""
         self._start_attempt(attempt)
         self.recorder.in_progress(attempt)
-        record = dict(awaiting.record)
+        record = awaiting.record.model_copy() if awaiting.record else AttemptRecord(attempt=attempt)
         report = self.recorder.draft.report = awaiting.report or self.recorder.draft.report
-        verification = self._check(attempt, reported=awaiting.report is not None, stop=str(record.get("stop")))
+        verification = self._check(attempt, reported=awaiting.report is not None, stop=str(record.stop))
         learned = (awaiting.report or {}).get("summary")
         return AttemptStep(record, verification, report, learned)
 
@@ -117,8 +122,9 @@ class FeatureJob:
         self._start_attempt(attempt)
         # History is read before this attempt adds to the log: it holds what came before.
         turn = self.context.turn(
-            self.feature, verification=entry.last_verification if attempt > 1 else None,
+            self.feature, verification=entry.last_verification if attempt > 1 or entry.reopened else None,
             recent_ids=self.recorder.books.state.recent_completed, interrupted_attempt=interrupted,
+            regression_note=self.watch.note if self.watch else "",
         )
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats
@@ -190,25 +196,28 @@ class FeatureJob:
             # No check at all: the agent's report decides, and the log says it was not verified.
             result.success = reported
             result.error = None if reported else f"no check command and the agent did not report ({stop})"
+        if self.watch:  # the passed features' checks this change may have broken
+            result = self.watch.after_check(attempt, result)
         self.recorder.verified(result)
         return result
 
     # ---- after the check ----------------------------------------------------------------
     def _settle(self, attempt: int, step: AttemptStep) -> None:
         entry, recorder = self.recorder.entry, self.recorder
-        step.record["verification"] = step.verification.to_json()
+        step.record.verification = CheckRecord.model_validate(step.verification.to_json())
+        step.record.regression_checks = self.watch.records() if self.watch else []
         recorder.draft.attempts = _with_attempt(recorder.draft.attempts, step.record)
         recorder.draft.report = step.report
         entry.attempts = attempt
         entry.awaiting_check = None
-        entry.last_verification = step.verification.to_json()
+        entry.last_verification = step.record.verification
         recorder.book()
         if step.verification.success:
             self._record_pass()
             learned = (step.learned or f"attempt {attempt} passed after the fix") if attempt > 1 else None
             self.finish_pass(self.feature.id, step.report, learned)
         else:
-            self.context.record_failure(self.feature.id, attempt, entry.last_verification)
+            self.context.record_failure(self.feature.id, attempt, step.record.verification)
             entry.status = "pending"  # between attempts: nothing is running
             recorder.write_log()
             recorder.record()
@@ -216,7 +225,8 @@ class FeatureJob:
     def _record_pass(self) -> None:
         """Record the pass, and what is left to do after it, before doing any of it."""
         entry, books = self.recorder.entry, self.recorder.books
-        entry.status = "passed"
+        entry.status, entry.reopened = "passed", False
+        entry.footprint = self.watch.footprint(entry) if self.watch else entry.footprint
         entry.completed_at = now_ms()
         books.state.iteration += 1
         entry.iteration = books.state.iteration
@@ -228,16 +238,18 @@ class FeatureJob:
         # The log first: if the kill comes before the state says passed, the check runs again
         # and its record replaces this one.
         self.recorder.write_log()
-        if entry.last_verification and entry.last_verification.get("output"):
+        if entry.last_verification and entry.last_verification.output:
             # The log keeps the passing check's output; in the state it would only weigh on
             # every snapshot (4,000 characters a feature is 40 MB at 10,000 features).
-            entry.last_verification = {**entry.last_verification, "output": ""}
+            entry.last_verification = entry.last_verification.model_copy(update={"output": ""})
         self.recorder.record()
 
     def _fail(self) -> None:
         entry, recorder = self.recorder.entry, self.recorder
-        entry.status = "failed"
+        entry.status, entry.reopened = "failed", False
         entry.reason = f"check still failing after {entry.attempts} attempt(s)"
+        if self.watch:
+            self.watch.failed(entry)
         if recorder.draft.report:
             self.context.record_report(self.feature.id, recorder.draft.report)
         entry.completed_at = now_ms()
@@ -264,17 +276,14 @@ class FeatureJob:
 
 def _attempt_record(attempt: int, outcome: AttemptOutcome) -> AttemptRecord:
     """The attempt's `attemptHistory` entry; its verification is added once the check ran."""
-    return {
-        "attempt": attempt, "stop": outcome.stop, "turns": outcome.turns, "toolCalls": outcome.tool_calls,
-        "maskedOutputs": outcome.masked, "error": outcome.error, "verification": None,
-    }
+    return AttemptRecord(
+        attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
+        masked_outputs=outcome.masked, error=outcome.error,
+    )
 
 
 def _with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:
     """`history` with `record` in it once: a check run again after a kill replaces the
     record the log may already hold for the same attempt (the cut-short entries stay)."""
-    kept = [
-        entry for entry in history
-        if not (isinstance(entry, dict) and entry.get("attempt") == record["attempt"] and entry.get("stop") != "interrupted")
-    ]
+    kept = [entry for entry in history if not (entry.attempt == record.attempt and entry.stop != "interrupted")]
     return [*kept, record]

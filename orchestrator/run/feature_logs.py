@@ -10,9 +10,11 @@ from typing import Any
 
 from orchestrator.store.feature_log import FeatureLog, find_feature_log, write_feature_log
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.records import AttemptRecord
 
-AttemptRecord = dict[str, Any]  # one `attemptHistory` entry, as the feature log holds it
 Report = dict[str, Any]  # the agent's `report_feature` input, as the feature log holds it
+
+__all__ = ["AttemptRecord", "FeatureLogs", "Report"]
 
 
 class FeatureLogs:
@@ -33,4 +35,4 @@ class FeatureLogs:
         log = self.read(feature_id)
         if log is None:
             return [], None
-        return [record.dump() for record in log.attempt_history], log.report
+        return list(log.attempt_history), log.report

@@ -111,16 +111,20 @@ def _parse_config_list(text: str, *, with_scope: bool) -> list[tuple[str, str, s
     return entries
 
 
-def run_git(project_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(project_root: Path, *args: str, index_file: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run git in `project_root`, without a terminal, to the end; raise CheckpointError if it cannot run.
 
     Git gets a session of its own, so a signal to the run's process group does not reach it,
     and an interrupt (Ctrl-C, SIGTERM) raised here waits for git to finish before it goes on:
     a commit is never torn halfway. A second interrupt leaves git to finish on its own.
+    `index_file` makes git use that index instead of the repository's (`GIT_INDEX_FILE`),
+    leaving the user's staging area alone.
     """
     # No secrets, no hooks, no prompts: the agent can write .git/hooks by routes the shell
     # policy misses, and a hook run here would otherwise see the API key.
     env = dict(scrubbed_environment(), GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_EDITOR=":")
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = str(index_file)
     argv = ["git", *_always_options(), *args]
     try:
         proc = subprocess.Popen(
@@ -166,9 +170,9 @@ def _kill(proc: subprocess.Popen[str]) -> None:
     proc.communicate()
 
 
-def check_git(project_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def check_git(project_root: Path, *args: str, index_file: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run git and raise CheckpointError unless it succeeds."""
-    result = run_git(project_root, *args)
+    result = run_git(project_root, *args, index_file=index_file)
     if result.returncode != 0:
         raise git_error(_describe(args), result)
     return result

@@ -8,10 +8,10 @@ Python). Each worker runs a `WorkerJob` (`parallel_job`) in `.autonomous/worktre
 pass goes through the `MergeQueue`. All workers share one Context Agent, one state journal, one
 working memory and one `SpendPool` (the caps hold for all of them together).
 
-Three steps are pluggable (`ParallelHooks`) for what the integrity work adds: the re-check after
-a merge (default: the feature's own check on the merged tree), which features are likely to
-touch the same files (default: none), and what happens to a failed feature's work (default:
-its worktree and branch are deleted).
+Three steps are pluggable (`ParallelHooks`): the re-check after a merge (default: the feature's
+own check on the merged tree, then the regression guard's checks), which features are likely to
+touch the same files (default: their predicted footprints overlap), and what happens to a failed
+feature's worktree (default: deleted, once its job has parked the work on `orchestrate/failed/<id>`).
 
 Stopping: Ctrl-C, a limit or an error stops every worker at its next model call, check or turn
 in the queue; after a few seconds' grace, calls still in flight are booked at their worst case
@@ -37,7 +37,9 @@ from orchestrator.run.coordinator import Runner
 from orchestrator.run.feature_job import JobSettings
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.integrity import Integrity
 from orchestrator.run.merge_queue import MergeQueue, Recheck
+from orchestrator.run.parallel_integrity import footprints_overlap, guarded_recheck, worker_integrity
 from orchestrator.run.parallel_job import Lane, WorkerJob
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.scheduler import blocking_dependency
@@ -87,7 +89,7 @@ class ParallelRunner(Runner):
 
     def __init__(self, *args: Any, hooks: ParallelHooks | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.hooks = hooks or ParallelHooks()
+        self.hooks = hooks or ParallelHooks(likely_conflict=self._likely_conflict)
         self.pool = SpendPool(self.parts.spend)
         client = self.parts.client  # the summarizer's calls join the pool too
         client.pool, client.run_spend = self.pool, self.parts.spend
@@ -107,7 +109,6 @@ class ParallelRunner(Runner):
         finally:
             self._stop_workers()
             self._clean_up()
-        self._summarize("end")
 
     def _loop(self) -> None:
         while True:
@@ -203,14 +204,25 @@ class ParallelRunner(Runner):
         return WorkerJob(
             feature, workspace=workspace, client=client, context=self.parts.context, verifier=verifier,
             recorder=recorder, settings=settings, finish_pass=finisher.finish, lane=self.lane,
+            integrity=worker_integrity(self._guarding()),
         )
 
     def _own_check(self, tree: Path, feature: Feature, attempt: int) -> VerificationResult | None:
-        """The default re-check: the feature's own check, on the merged tree."""
+        """The default re-check: the feature's own check on the merged tree, then the regression guard's."""
         result = CheckVerifier(tree, timeout=self.config.check_timeout, env=self.env).check(
             self.spec.check_command(feature), attempt
         )
-        return None if result.success or result.skipped else result
+        own = None if result.success or result.skipped else result
+        return guarded_recheck(self._guarding(), own, tree, feature, attempt)
+
+    def _guarding(self) -> Integrity:
+        """The run's integrity collaborator: built once the state is loaded, before any worker starts."""
+        if self.integrity is None:
+            self.integrity = self._integrity()
+        return self.integrity
+
+    def _likely_conflict(self, a: Feature, b: Feature) -> bool:
+        return footprints_overlap(self._guarding(), a, b)
 
     # ---- start and end ------------------------------------------------------------------
     def _prepare(self) -> None:

@@ -9,13 +9,13 @@ context` all build it there.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from orchestrator.run.strategies import InjectionSource, StrategyContext, StrategyInputs, strategy_named
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.records import CheckRecord
 
 REPLAY_NOTE = (
     "Messages that start with `WM_KIND=` are history from the working-memory log, not "
@@ -56,17 +56,17 @@ def system_prompt(spec: FeatureSpec, *, replay: bool = False) -> str:
     return "\n".join(parts)
 
 
-def last_verification_section(verification: Mapping[str, Any] | None) -> str:
+def last_verification_section(verification: CheckRecord | None) -> str:
     """`## Last Verification Result`: only on a retry; the failure visible at a glance."""
-    if not verification:
+    if verification is None:
         return ""
-    verdict = "PASSED" if verification.get("success") else "FAILED"
-    glance = f"The check of attempt {verification.get('attempt')} {verdict}"
-    if verification.get("exitCode") is not None:
-        glance += f" with exit code {verification.get('exitCode')}"
-    if verification.get("error"):
-        glance += f": {verification.get('error')}"
-    body = json.dumps(dict(verification), indent=2, ensure_ascii=False)
+    verdict = "PASSED" if verification.success else "FAILED"
+    glance = f"The check of attempt {verification.attempt} {verdict}"
+    if verification.exit_code is not None:
+        glance += f" with exit code {verification.exit_code}"
+    if verification.error:
+        glance += f": {verification.error}"
+    body = json.dumps(verification.dump(), indent=2, ensure_ascii=False)
     return f"## Last Verification Result\n\n{glance}. Fix the cause before anything else.\n\n```json\n{body}\n```"
 
 
@@ -95,16 +95,19 @@ def feature_prompt(
     feature: Feature,
     spec: FeatureSpec,
     *,
-    verification: Mapping[str, Any] | None,
+    verification: CheckRecord | None,
     project_context: str,
     strategy_sections: Sequence[str] = (),
     request_prefix: str = "",
+    regression_note: str = "",
 ) -> str:
-    """The first user message: sections in the fixed order, each left out when empty."""
+    """The first user message: sections in the fixed order, each left out when empty.
+    `regression_note` is the assessment's line naming the checks that will be re-run."""
     sections = [
         request_prefix,
         last_verification_section(verification),
         feature_section(feature, spec.check_command(feature)),
+        regression_note,
         project_context,
         *strategy_sections,
     ]
@@ -126,10 +129,11 @@ def feature_turn(
     paths: ProjectPaths,
     *,
     injections: InjectionSource | None,
-    verification: Mapping[str, Any] | None = None,
+    verification: CheckRecord | None = None,
     recent_ids: Sequence[str] = (),
     depth: int = 0,
     interrupted_attempt: int | None = None,
+    regression_note: str = "",
 ) -> FeatureTurn:
     """Build `feature`'s turn under `strategy`; `injections` is the Context Agent (compressed)."""
     inputs = StrategyInputs(
@@ -139,6 +143,6 @@ def feature_turn(
     context = strategy_named(strategy).build(inputs)
     prompt = feature_prompt(
         feature, spec, verification=verification, project_context=context.project_context,
-        strategy_sections=context.sections, request_prefix=context.request_prefix,
+        strategy_sections=context.sections, request_prefix=context.request_prefix, regression_note=regression_note,
     )
     return FeatureTurn(prompt=prompt, context=context)

@@ -17,8 +17,8 @@ from orchestrator.run.feature_logs import AttemptRecord, FeatureLogs, Report
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature
 from orchestrator.store.events import EventSink
-from orchestrator.store.feature_log import AttemptRecord as LoggedAttempt
 from orchestrator.store.feature_log import ReplayStats, build_feature_log
+from orchestrator.store.records import Assessment
 from orchestrator.store.state import FeatureState
 from orchestrator.store.working_memory import WorkingMemory
 
@@ -39,6 +39,7 @@ class FeatureLogDraft:
     attempts: list[AttemptRecord] = field(default_factory=list)
     report: Report | None = None
     replay_stats: dict[str, int] | None = None
+    assessment: Assessment | None = None
 
 
 class FeatureRecorder:
@@ -103,9 +104,10 @@ class FeatureRecorder:
         log = build_feature_log(
             self.feature, self.entry, model=self.heading.model, strategy=self.heading.strategy,
             check_command=self.heading.check_command,
-            attempts_log=[LoggedAttempt.model_validate(record) for record in self.draft.attempts],
+            attempts_log=list(self.draft.attempts),
             report=self.draft.report,
             replay_stats=ReplayStats.model_validate(self.draft.replay_stats) if self.draft.replay_stats else None,
+            assessment=self.draft.assessment,
         )
         self.logs.write(log)
 
@@ -141,5 +143,5 @@ class FeatureRecorder:
         self.events.emit(
             "feature_finished", id=self.feature.id, status=entry.status, attempts=entry.attempts,
             durationMs=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens.dump(),
-            costUsd=round(entry.cost_usd, 6), reason=entry.reason,
+            costUsd=round(entry.cost_usd, 6), reason=entry.reason, failedBranch=entry.failed_branch,
         )

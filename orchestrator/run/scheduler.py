@@ -40,6 +40,9 @@ def reconcile(
         if entry.status == "in_progress":
             entry.status = "pending"
             entry.reason = "resumed after an interrupted attempt"
+        if entry.status == "regressed":
+            # Its check failed on a later tree: rebuilt with fresh attempts, the failure fed back.
+            entry.status, entry.attempts, entry.reopened = "pending", 0, True
         if entry.status == "blocked":
             # Recomputed each run: the dependency may have been reset or fixed.
             entry.status = "pending"
@@ -49,6 +52,7 @@ def reconcile(
         entry.status = "pending"
         entry.attempts = 0
         entry.last_verification = None
+        entry.reopened = False
         entry.reason = "reset with --reset"
         entry.started_at = entry.completed_at = None
 

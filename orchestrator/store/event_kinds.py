@@ -97,6 +97,30 @@ class FeatureFinished(_Event):
     usage: TokenUsage
     cost_usd: float
     reason: str | None = None
+    failed_branch: str | None = Field(None, exclude_if=_absent)  # where a failed feature's work was kept
+
+
+class RegressionCheck(_Event):
+    """A passed feature's check (`checked`), re-run by the regression guard after feature `id`'s check passed."""
+
+    type: Literal["regression_check"]
+    id: str
+    checked: str
+    command: str | None = None
+    success: bool
+    exit_code: int | None = None
+    error: str | None = None
+    duration_ms: int = 0
+
+
+class FinalVerification(_Event):
+    """Every passed feature's check re-run on the final tree (by a run, or by `orchestrate verify`)."""
+
+    type: Literal["final_verification"]
+    checked: int
+    passed: int
+    failed: list[str]
+    duration_ms: int
 
 
 class FeatureBlocked(_Event):
@@ -176,7 +200,8 @@ class Notice(_Event):
 
 Event = Annotated[
     RunStarted | FeatureStarted | ApiCall | ToolCall | Verification | FeatureFinished | FeatureBlocked
-    | Summarization | Checkpoint | Merge | RunFinished | NothingSelected | DryRunPrompt | Notice,
+    | Summarization | Checkpoint | Merge | RunFinished | NothingSelected | DryRunPrompt | Notice | RegressionCheck
+    | FinalVerification,
     Field(discriminator="type"),
 ]
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)

@@ -13,13 +13,31 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import BaseModel, Field, ValidationError
 
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.spec.models import Feature
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.run_state import CamelModel, FeatureState
+from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, CheckRecord, Footprint, Influencer
+from orchestrator.store.run_state import FeatureState
+
+__all__ = [
+    "Assessment",
+    "AttemptRecord",
+    "CheckRecord",
+    "FeatureLog",
+    "Footprint",
+    "Influencer",
+    "ReplayStats",
+    "UnusableLog",
+    "build_feature_log",
+    "find_feature_log",
+    "load_feature_log",
+    "log_json",
+    "read_log_json",
+    "write_feature_log",
+]
 
 # A feature log is a few kilobytes; a bigger one is not ours, and not worth reading.
 MAX_LOG_BYTES = 16 * 1024 * 1024
@@ -27,48 +45,6 @@ MAX_LOG_BYTES = 16 * 1024 * 1024
 
 class UnusableLog(ValueError):
     """A file in the logs directory that is not a feature log we can trust; says why."""
-
-
-class Influencer(BaseModel):
-    """A check-influencing file changed during the feature (`orchestrator.run.check_influence`)."""
-
-    path: str
-    kind: str
-    change: str
-
-
-class CheckRecord(CamelModel):
-    """One check's result as logged: the camelCase `VerificationResult` (`orchestrator.run.verify`)."""
-
-    command: str | None = None
-    success: bool = False
-    exit_code: int | None = None
-    output: str = ""
-    error: str | None = None
-    skipped: bool = False
-    attempt: int = 0
-    # Only when there are some, so the usual result keeps its seven keys.
-    influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
-
-
-class AttemptRecord(CamelModel):
-    """One `attemptHistory` entry. An attempt a kill cut short (`stop: "interrupted"`) is
-    logged with its number, its stop and its (absent) verification only."""
-
-    attempt: int
-    stop: str | None = None  # the agent loop's stop reason, or "interrupted"
-    turns: int = 0
-    tool_calls: int = 0
-    masked_outputs: int = 0
-    error: str | None = None
-    verification: CheckRecord | None = None
-
-    @model_serializer(mode="wrap")
-    def _short_when_interrupted(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data: dict[str, object] = handler(self)
-        if self.stop == "interrupted":
-            return {key: value for key, value in data.items() if key in ("attempt", "stop", "verification")}
-        return data
 
 
 class ReplayStats(BaseModel):
@@ -104,6 +80,9 @@ class FeatureLog(CamelModel):
     reason: str | None = None
     attempt_history: list[AttemptRecord] = Field(default_factory=list)
     replay: ReplayStats | None = Field(None, exclude_if=lambda stats: stats is None)
+    footprint: Footprint | None = Field(None, exclude_if=lambda value: value is None)
+    assessment: Assessment | None = Field(None, exclude_if=lambda value: value is None)
+    failed_branch: str | None = Field(None, exclude_if=lambda value: value is None)
 
     def summary(self) -> str | None:
         """The agent's own summary of the feature, when its report gave one as text."""
@@ -121,15 +100,17 @@ def build_feature_log(
     attempts_log: list[AttemptRecord],
     report: dict[str, Any] | None,  # the agent's report, free-form (see FeatureLog.report)
     replay_stats: ReplayStats | None = None,
+    assessment: Assessment | None = None,
 ) -> FeatureLog:
     """The log of a feature as its state `entry` stands."""
     return FeatureLog(
         id=feature.id, name=feature.name, category=feature.category, status=entry.status, started_at=entry.started_at,
         completed_at=entry.completed_at, iteration=entry.iteration, attempts=entry.attempts,
-        verification=CheckRecord.model_validate(entry.last_verification) if entry.last_verification else None,
+        verification=entry.last_verification,
         verified=bool(check_command), tokens=entry.tokens, cost_usd=round(entry.cost_usd, 6),
         duration_ms=entry.duration_ms, model=model, context_strategy=strategy, report=report,
-        reason=entry.reason, attempt_history=attempts_log, replay=replay_stats,
+        reason=entry.reason, attempt_history=attempts_log, replay=replay_stats, footprint=entry.footprint,
+        assessment=assessment, failed_branch=entry.failed_branch,
     )
 
 

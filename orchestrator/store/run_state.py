@@ -10,13 +10,15 @@ import time
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_serializer, field_validator
 
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.store.paths import is_project_key
+from orchestrator.store.records import AttemptRecord, CheckRecord, Footprint
+from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
 
-FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped"]
+# `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.
+FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped", "regressed"]
 STATE_VERSION = 1
 # A settled feature's check output is in its log; the state keeps output only for a retry.
 _SETTLED = frozenset({"passed", "failed", "blocked", "skipped"})
@@ -24,15 +26,6 @@ _SETTLED = frozenset({"passed", "failed", "blocked", "skipped"})
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class CamelModel(BaseModel):
-    """Saved with camelCase keys, readable with either spelling."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-    def dump(self) -> dict[str, Any]:  # a JSON object, keyed as saved
-        return self.model_dump(mode="json", by_alias=True)
 
 
 def _unset(value: object) -> bool:
@@ -61,9 +54,8 @@ class AwaitingCheck(CamelModel):
     A run killed while the check ran resumes by running the check again, not the agent."""
 
     attempt: int
-    # The attempt's `attemptHistory` entry without its verification, as the run loop builds it
-    # (its shape: `feature_log.AttemptRecord`); the agent's report, free-form as it gave it.
-    record: dict[str, Any] = Field(default_factory=dict)
+    # The attempt's `attemptHistory` entry without its verification; the agent's report, free-form as it gave it.
+    record: AttemptRecord | None = None
     report: dict[str, Any] | None = None  # decides when the feature has no check
 
 
@@ -87,22 +79,28 @@ class FeatureState(CamelModel):
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     cost_usd: float = 0.0
     duration_ms: int = 0
-    # The last attempt's `VerificationResult.to_json()`, as the run loop and prompts use it
-    # (its shape: `feature_log.CheckRecord`).
-    last_verification: dict[str, Any] | None = None
+    # The last attempt's check (`VerificationResult.to_json()`, typed), as the run loop and prompts use it.
+    last_verification: CheckRecord | None = None
     reason: str | None = None  # why failed / blocked / skipped
     # Left out of the saved state while unset: most features never need them.
     check_files: CheckFiles | None = Field(None, exclude_if=_unset)
     awaiting_check: AwaitingCheck | None = Field(None, exclude_if=_unset)
     finishing: PassToFinish | None = Field(None, exclude_if=_unset)
+    # A passed feature's files (`Footprint`); where a failed feature's work was kept (`orchestrate/failed/<id>`);
+    # and whether a regressed feature's rebuild is still to feed its failure back.
+    footprint: Footprint | None = Field(None, exclude_if=_unset)
+    failed_branch: str | None = Field(None, exclude_if=_unset)
+    reopened: bool = Field(False, exclude_if=lambda value: not value)
 
     @field_serializer("last_verification")
-    def _output_only_for_a_retry(self, value: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _output_only_for_a_retry(self, value: CheckRecord | None) -> dict[str, Any] | None:
         # Up to 4,000 characters a feature: at 100,000 features with failures the state would
         # pass its own read limit. The feature log keeps the output.
-        if value and value.get("output") and self.status in _SETTLED:
-            return {**value, "output": ""}
-        return value
+        if value is None:
+            return None
+        if value.output and self.status in _SETTLED:
+            return value.model_copy(update={"output": ""}).dump()
+        return value.dump()
 
 
 class SummarizationSchedule(CamelModel):

@@ -1,0 +1,154 @@
+"""`orchestrate verify`: re-run the passed features' checks on the current tree, without the model.
+
+Exit 0 when every check passes, 1 when any fails (each named), 2 on a usage problem. With
+`--reopen` the failing features become `regressed`, so the next `orchestrate run` rebuilds
+them with the failure fed back. What a nightly CI job runs to catch drift in a built project.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from orchestrator.commands.arguments import read_spec
+from orchestrator.config import RunConfig
+from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
+from orchestrator.run.check_pool import CheckRun, check_runner, default_concurrency
+from orchestrator.run.coordinator import run_environment
+from orchestrator.run.final_verify import mark_regressed, passed_checks, verify_passed
+from orchestrator.safety.secrets import redact
+from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.atomic import write_text_atomic
+from orchestrator.store.feature_log import find_feature_log, write_feature_log
+from orchestrator.store.lock import LockHeld, RunLock
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state import RunState, StateStore
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"orchestrate: warning: {redact(message)}\n")
+
+
+def verify_command(
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, *, only: str | None, json_output: bool,
+    junit: Path | None, reopen: bool,
+) -> int:
+    """Re-run the checks; print, write the JUnit file, mark regressions when asked; the exit code."""
+    try:
+        # A run writing the same state at the same time would lose one side's changes; checks
+        # running beside a run's agent would see half-done work.
+        with RunLock(paths.lock_file, on_warning=_warn):
+            return _verify(paths, config, spec_path, only=only, json_output=json_output, junit=junit, reopen=reopen)
+    except LockHeld as err:
+        raise UsageError(f"cannot verify now: {err}") from err
+
+
+def _verify(
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, *, only: str | None, json_output: bool,
+    junit: Path | None, reopen: bool,
+) -> int:
+    store = StateStore(paths, on_warning=_warn)
+    state = store.load()
+    if state is None:
+        raise UsageError(f"no run state in {paths.autonomous}: nothing has passed yet (run: orchestrate run SPEC)")
+    loaded = _spec(state, spec_path)
+    wanted = _only(only, loaded, state)
+    started = time.monotonic()
+    runs = verify_passed(
+        paths.root, loaded.spec, state, runner=check_runner(config.check_timeout, run_environment(config, loaded)),
+        concurrency=config.check_concurrency or default_concurrency(), only=wanted, on_warning=_warn,
+    )
+    failed = [run for run in runs if not run.success]
+    if reopen and failed:
+        for run in failed:
+            mark_regressed(state, run)
+            _update_log(paths, state, run.feature_id)
+        store.save(state)
+    duration = time.monotonic() - started
+    if junit is not None:
+        write_text_atomic(junit, _junit(runs, loaded, duration))
+    sys.stdout.write(_json(runs, reopen) if json_output else _text(runs, reopen, duration))
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _spec(state: RunState, spec_path: Path | None) -> LoadedSpec:
+    if spec_path is None:
+        if not state.spec_path:
+            raise UsageError("the run state names no spec; pass --spec SPEC")
+        spec_path = Path(state.spec_path)
+    return read_spec(spec_path)
+
+
+def _only(only: str | None, loaded: LoadedSpec, state: RunState) -> list[str] | None:
+    if only is None:
+        return None
+    ids = [part.strip() for part in only.split(",") if part.strip()]
+    known = set(loaded.spec.ids())
+    unknown = [fid for fid in ids if fid not in known]
+    if unknown or not ids:
+        raise UsageError(f"--only: unknown feature id(s): {', '.join(unknown) or '(none given)'}")
+    not_passed = [fid for fid in ids if fid not in {f for f, _ in passed_checks(loaded.spec, state)}]
+    if not_passed:
+        _warn(f"not verified (not passed, or no check): {', '.join(not_passed)}")
+    return ids
+
+
+def _update_log(paths: ProjectPaths, state: RunState, feature_id: str) -> None:
+    log = find_feature_log(paths, feature_id)
+    if log is not None:
+        entry = state.feature(feature_id)
+        write_feature_log(paths, log.model_copy(
+            update={"status": entry.status, "reason": entry.reason, "verification": entry.last_verification}
+        ))
+
+
+def _text(runs: list[CheckRun], reopen: bool, duration: float) -> str:
+    lines = []
+    for run in runs:
+        verdict = "ok" if run.success else f"FAILED (exit {run.result.exit_code})"
+        why = f": {run.result.error}" if run.result.error else ""
+        lines.append(f"{run.feature_id}: `{run.result.command}` {verdict}{why}")
+        if not run.success and run.result.output:
+            lines += ["    " + line for line in run.result.output.rstrip("\n").splitlines()[-10:]]
+    failed = [run.feature_id for run in runs if not run.success]
+    if failed:
+        after = "marked regressed; the next `orchestrate run` rebuilds them" if reopen else \
+            "run `orchestrate verify --reopen` to have the next run rebuild them"
+        lines.append(f"verify: {len(failed)} of {len(runs)} check(s) FAILED: {', '.join(failed)}; {after}")
+    else:
+        lines.append(f"verify: all {len(runs)} check(s) passed in {duration:.1f}s")
+    return redact("\n".join(lines)) + "\n"
+
+
+def _json(runs: list[CheckRun], reopen: bool) -> str:
+    data = {
+        "checked": len(runs), "passed": sum(run.success for run in runs),
+        "failed": [run.feature_id for run in runs if not run.success], "reopened": reopen,
+        "results": [{**run.record().dump(), "output": run.result.output} for run in runs],
+    }
+    return redact(json.dumps(data, ensure_ascii=False)) + "\n"
+
+
+def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
+    failures = sum(not run.success for run in runs)
+    suite = ET.Element("testsuite", {
+        "name": f"orchestrate-verify:{loaded.path.stem}", "tests": str(len(runs)), "failures": str(failures),
+        "errors": "0", "skipped": "0", "time": f"{duration:.3f}",
+    })
+    for run in runs:
+        feature = loaded.spec.feature(run.feature_id)
+        case = ET.SubElement(suite, "testcase", {
+            "classname": feature.category, "name": run.feature_id, "time": f"{run.duration_ms / 1000:.3f}",
+        })
+        if not run.success:
+            node = ET.SubElement(case, "failure", {
+                "message": f"regressed: {run.result.error or 'check failed'}", "type": f"exit {run.result.exit_code}",
+            })
+            node.text = "".join(ch if ch in "\t\n\r" or ord(ch) >= 0x20 else "\ufffd" for ch in redact(run.result.output))
+    suites = ET.Element("testsuites")
+    suites.append(suite)
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -1,0 +1,126 @@
+"""Passed features' checks, run again, several at once: for the regression guard, final
+verification and `orchestrate verify`.
+
+Up to `concurrency` checks run at the same time (`check_concurrency`: the CPU count by default;
+1 when checks share a port or a file), each with its own timeout. In a git project the tree is
+recorded before and the files the checks modified or deleted are put back after, so a check
+that deletes files loses nothing (and the caller hears which files it touched).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.run.checkpoint import is_git_repo
+from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.tree_git import TreeSnapshot
+from orchestrator.run.verify import DEFAULT_TIMEOUT, VerificationResult, run_check
+from orchestrator.store.records import ReCheck
+
+CheckRunner = Callable[[str, Path], VerificationResult]  # (command, workspace) -> its result
+
+
+def default_concurrency() -> int:
+    """The CPUs this process may use."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def check_runner(timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None) -> CheckRunner:
+    """The real runner: `run_check` with the run's timeout and environment."""
+
+    def run(command: str, workspace: Path) -> VerificationResult:
+        return run_check(command, workspace, attempt=0, timeout=timeout, env=env)
+
+    return run
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """One feature's check, run again."""
+
+    feature_id: str
+    result: VerificationResult
+    duration_ms: int
+
+    @property
+    def success(self) -> bool:
+        return self.result.success
+
+    def record(self) -> ReCheck:
+        result = self.result
+        return ReCheck(
+            id=self.feature_id, command=result.command, success=result.success, exit_code=result.exit_code,
+            error=result.error, duration_ms=self.duration_ms,
+        )
+
+
+def run_checks(
+    checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int,
+    on_warning: Callable[[str], None] = lambda _m: None,
+) -> list[CheckRun]:
+    """Run each `(feature id, command)` in `workspace`, up to `concurrency` at once; results in the given order."""
+    if not checks:
+        return []
+    snapshot = _snapshot(workspace, on_warning)
+    try:
+        runs = _run_all(checks, workspace, runner, concurrency)
+    finally:
+        if snapshot is not None:
+            _put_back(snapshot, [feature_id for feature_id, _ in checks], on_warning)
+    return runs
+
+
+def _run_all(checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int) -> list[CheckRun]:
+    """Each distinct command once (features sharing the spec's one `verify` share its run)."""
+
+    def one(command: str) -> tuple[VerificationResult, int]:
+        started = time.monotonic()
+        result = runner(command, workspace)
+        return result, int((time.monotonic() - started) * 1000)
+
+    commands = list(dict.fromkeys(command for _, command in checks))
+    workers = max(1, min(concurrency, len(commands)))
+    if workers == 1:
+        done = dict(zip(commands, map(one, commands), strict=True))
+    else:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recheck")
+        try:
+            done = dict(zip(commands, pool.map(one, commands), strict=True))
+        finally:
+            # Interrupted: the checks not started never start; the running ones end with their timeout.
+            pool.shutdown(wait=False, cancel_futures=True)
+    return [CheckRun(feature_id, *done[command]) for feature_id, command in checks]
+
+
+def _snapshot(workspace: Path, on_warning: Callable[[str], None]) -> TreeSnapshot | None:
+    if not is_git_repo(workspace):
+        return None
+    try:
+        return TreeSnapshot(workspace)
+    except CheckpointError as err:
+        on_warning(f"could not record the tree before re-running checks ({err}); files they change stay changed")
+        return None
+
+
+def _put_back(snapshot: TreeSnapshot, feature_ids: list[str], on_warning: Callable[[str], None]) -> None:
+    with snapshot:
+        try:
+            touched = snapshot.changed()
+            snapshot.restore(touched)
+        except CheckpointError as err:
+            on_warning(f"could not check what the re-run checks changed: {err}")
+            return
+    if touched:
+        shown = ", ".join(touched[:10]) + (f" and {len(touched) - 10} more" if len(touched) > 10 else "")
+        on_warning(
+            f"re-running the checks of {', '.join(feature_ids[:10])} modified or deleted {shown}; put back as they "
+            "were (a check should leave the project's files alone)"
+        )

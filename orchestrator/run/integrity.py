@@ -1,0 +1,122 @@
+"""What a feature job does so that a pass stays a pass: the assessment before it, the
+regression guard after its check, and a failure's work moved out of the tree.
+
+`Integrity` is one of the job's collaborators (optional: without it a job behaves as before);
+the coordinator builds one per run. Everything it does to git goes through
+`orchestrator.run.failed_work` and `orchestrator.run.check_pool`, which take a workspace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.run import checkpoint as git_checkpoint
+from orchestrator.run.assessment import assess, prompt_line
+from orchestrator.run.check_pool import CheckRun
+from orchestrator.run.failed_work import StartOfRun, park_failed_work
+from orchestrator.run.footprint import ChangeWatch, footprint
+from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.regression import RegressionGuard, broken_result, failures
+from orchestrator.run.verify import VerificationResult
+from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.store.events import EventSink
+from orchestrator.store.records import Assessment, Footprint, ReCheck
+from orchestrator.store.state import FeatureState
+
+
+@dataclass
+class Integrity:
+    """The run's regression guard and failed-work keeper, for its feature jobs."""
+
+    spec: FeatureSpec
+    guard: RegressionGuard
+    events: EventSink
+    park_failures: bool  # commits are on in a git project
+    start: StartOfRun | None = None
+    _warned_no_git: bool = False
+
+    @classmethod
+    def for_run(cls, root: Path, spec: FeatureSpec, guard: RegressionGuard, events: EventSink, commit: bool) -> Integrity:
+        """Record the tree as the run found it (for what must never be reset)."""
+        park = commit and git_checkpoint.is_git_repo(root)
+        integrity = cls(spec, guard, events, park)
+        if park:
+            try:
+                integrity.start = StartOfRun.take(root)
+            except CheckpointError as err:
+                events.warn(f"could not record the tree at the start of the run ({err}); failed work will not be reset")
+            else:
+                if integrity.start.dirty:
+                    events.warn(
+                        f"the tree has uncommitted changes ({len(integrity.start.dirty)} file(s)); a failed feature's "
+                        "work will not reset those files"
+                    )
+        return integrity
+
+    def assessment(self, feature: Feature) -> tuple[Assessment, str]:
+        """The feature's assessment and its line for the prompt."""
+        found = assess(feature, self.spec, self.guard.state, self.guard)
+        return found, prompt_line(found, self.spec)
+
+    def rechecked(self, feature_id: str, runs: list[CheckRun]) -> None:
+        for run in runs:
+            self.events.emit(
+                "regression_check", id=feature_id, checked=run.feature_id, command=run.result.command,
+                success=run.success, exitCode=run.result.exit_code, error=run.result.error, durationMs=run.duration_ms,
+            )
+
+    def park(self, workspace: Path, feature: Feature, entry: FeatureState) -> None:
+        """Move a failed feature's work to its branch, and say where it went."""
+        if not self.park_failures:
+            if not self._warned_no_git:
+                self._warned_no_git = True
+                self.events.warn(f"{feature.id} failed; its work stays in the tree (no git checkpoints to return to)",
+                                 id=feature.id)
+            return
+        try:
+            parked = park_failed_work(workspace, feature.id, f"orchestrate: failed: {feature.id}: {feature.name}",
+                                      self.start)
+        except CheckpointError as err:
+            self.events.warn(f"{feature.id} failed; its work could not be moved to a branch ({err}); it stays in the tree",
+                             id=feature.id)
+            return
+        entry.failed_branch = parked.branch
+        where = f"its work is on branch {parked.branch}" if parked.branch else "no work to keep"
+        notes = "; ".join(parked.notes)
+        self.events.warn(f"{feature.id} failed; {where}" + (f" ({notes})" if notes else ""), id=feature.id)
+
+    def watch(self, workspace: Path, feature: Feature) -> FeatureWatch:
+        return FeatureWatch(self, workspace, feature)
+
+
+class FeatureWatch:
+    """One feature job's side of `Integrity`: its assessment, its changes, its re-run checks."""
+
+    def __init__(self, integrity: Integrity, workspace: Path, feature: Feature) -> None:
+        self.integrity, self.workspace, self.feature = integrity, workspace, feature
+        self.assessment, self.note = integrity.assessment(feature)
+        self.changes = ChangeWatch(workspace)
+        self.changed: list[str] | None = None
+        self.runs: list[CheckRun] = []
+
+    def after_check(self, attempt: int, result: VerificationResult) -> VerificationResult:
+        """The attempt's result once the regression guard had its say: the broken feature's check if one broke."""
+        self.runs, self.changed = [], None
+        if not result.success:
+            return result
+        self.changed = self.changes.changed()
+        self.runs = self.integrity.guard.check(self.workspace, self.feature, self.changed)
+        self.integrity.rechecked(self.feature.id, self.runs)
+        broken = failures(self.runs)
+        return broken_result(broken, attempt) if broken else result
+
+    def records(self) -> list[ReCheck]:
+        return [run.record() for run in self.runs]
+
+    def footprint(self, entry: FeatureState) -> Footprint:
+        changed = self.changed if self.changed is not None else self.changes.changed()
+        return footprint(changed, entry.check_files.files if entry.check_files else [], entry.footprint)
+
+    def failed(self, entry: FeatureState) -> None:
+        self.integrity.park(self.workspace, self.feature, entry)

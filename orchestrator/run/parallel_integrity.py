@@ -1,0 +1,54 @@
+"""The integrity work (`orchestrator.run.integrity`) plugged into a parallel run's steps.
+
+- The re-check after a merge: the feature's own check on the merged tree, then the regression
+  guard over the files the merge changed, so a feature that breaks one merged meanwhile is
+  caught there, where the two meet, and fed back.
+- Which ready features are likely to touch the same files: their predicted footprints (the
+  Checkpoint Agent's assessment) overlap.
+- A worker's `Integrity`: the same guard, and failed work parked on `orchestrate/failed/<id>`
+  from the worker's worktree (which holds nothing of the user's: no start-of-run tree to spare).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.run.assessment import assess
+from orchestrator.run.git_safety import run_git
+from orchestrator.run.integrity import Integrity
+from orchestrator.run.regression import broken_result, failures
+from orchestrator.run.verify import VerificationResult
+from orchestrator.spec.load import Feature
+
+
+def merged_changes(tree: Path) -> list[str]:
+    """The files a squash merge staged in `tree`: what the feature brings onto the branch."""
+    staged = run_git(tree, "diff", "--cached", "--name-only", "-z")
+    return [name for name in staged.stdout.split("\0") if name]
+
+
+def guarded_recheck(
+    integrity: Integrity, own_check: VerificationResult | None, tree: Path, feature: Feature, attempt: int
+) -> VerificationResult | None:
+    """None when the merged tree passes the feature's check (`own_check`, None for a pass) and
+    every check the guard picks; else the failure to feed back."""
+    if own_check is not None:
+        return own_check
+    runs = integrity.guard.check(tree, feature, merged_changes(tree))
+    integrity.rechecked(feature.id, runs)
+    broken = failures(runs)
+    return broken_result(broken, attempt) if broken else None
+
+
+def footprints_overlap(integrity: Integrity, a: Feature, b: Feature) -> bool:
+    """True when the two features' predicted footprints share a file."""
+    state = integrity.guard.state
+    first = set(assess(a, integrity.spec, state, integrity.guard).predicted_footprint)
+    if not first:
+        return False
+    return bool(first & set(assess(b, integrity.spec, state, integrity.guard).predicted_footprint))
+
+
+def worker_integrity(run_integrity: Integrity) -> Integrity:
+    """The run's guard for a worker; its failed work parked from a worktree that is all its own."""
+    return Integrity(run_integrity.spec, run_integrity.guard, run_integrity.events, park_failures=True, start=None)
