@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anthropic
@@ -33,12 +33,15 @@ from context_agent.tokens import estimate_json_tokens
 from orchestrator.config import RunConfig
 from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
 from orchestrator.llm.pricing import PriceTable, TokenUsage
-from orchestrator.llm.sdk import make_sdk_client
+from orchestrator.llm.attempt_model import fit_thinking_budget
+from orchestrator.llm.providers import native_model_id
+from orchestrator.llm.sdk import credentials_hint, make_sdk_client
+from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
 from orchestrator.safety.secrets import redact
 
 __all__ = [
     "ApiAuthError", "ApiUnavailable", "CallResult", "LimitReached", "MalformedResponse", "ModelClient",
-    "ModelRequestRejected", "Spend", "make_sdk_client", "request_tokens",
+    "ModelRequestRejected", "ModelSpend", "Spend", "SpendEntry", "make_sdk_client", "request_tokens",
 ]
 
 # Estimates of input size err high, but not always enough: keep a margin on top.
@@ -48,9 +51,6 @@ _MIN_OUTPUT_TOKENS = 1024
 # A Messages API request (model, max_tokens, system, tools, messages, ...) as the SDK takes it:
 # JSON whose shape is the API's, free-form here.
 ApiRequest = dict[str, Any]
-# One line of the spend journal: kind ("reserve" | "call" | "release"), purpose, feature, and
-# costUsd / usage / unconfirmed; written as it is by the state store.
-SpendEntry = dict[str, Any]
 
 
 def _is_transient(err: BaseException) -> bool:
@@ -59,21 +59,6 @@ def _is_transient(err: BaseException) -> bool:
     if isinstance(err, anthropic.APIStatusError):
         return err.status_code in (408, 409, 429) or err.status_code >= 500
     return False
-
-
-@dataclass
-class Spend:
-    """What calls have cost so far: the run's and the current feature's."""
-
-    run_cost_usd: float = 0.0
-    run_tokens: TokenUsage = field(default_factory=TokenUsage)
-    feature_tokens: TokenUsage = field(default_factory=TokenUsage)
-    feature_cost_usd: float = 0.0
-    summarizer_tokens: TokenUsage = field(default_factory=TokenUsage)
-    summarizer_cost_usd: float = 0.0
-    calls: int = 0
-    unconfirmed_cost_usd: float = 0.0  # worst case of calls cut off before their answer (in run_cost_usd too)
-    feature_id: str | None = None  # the feature the agent's calls are for, named in the journal
 
 
 @dataclass
@@ -160,16 +145,19 @@ class ModelClient:
         request["max_tokens"] = self.affordable_max_tokens(
             model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
         )
+        too_little = fit_thinking_budget(request, request["max_tokens"])
+        if too_little:
+            raise LimitReached(f"{too_little} (raise --max-cost or max_feature_tokens and run again to resume)")
         worst = self.worst_case_cost(model, request, input_tokens)
-        self._journal("reserve", purpose, costUsd=worst)
+        self._journal(SpendEntry(kind="reserve", purpose=purpose, cost_usd=worst, model=model))
         try:
             message = self._send(model, request)
         except (ApiAuthError, ApiUnavailable, ModelRequestRejected):
-            self._journal("release", purpose)  # the API answered with an error: nothing billed
+            self._journal(SpendEntry(kind="release", purpose=purpose))  # the API answered with an error: nothing billed
             raise
         except BaseException:
             # Interrupted while the call was in flight: the API may have billed it.
-            self._book_unconfirmed(purpose, worst)
+            self._book_unconfirmed(purpose, worst, model)
             raise
         return self._book(model, message, purpose)
 
@@ -187,10 +175,12 @@ class ModelClient:
             message = retrying(self._call_once, request)
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as err:
             raise ApiAuthError(
-                f"the API refused the credentials ({_describe(err)}): check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN"
+                f"the API refused the credentials ({_describe(err)}): {credentials_hint(self.config.provider)}"
             ) from None
         except anthropic.NotFoundError as err:
-            raise ApiAuthError(f"model {model!r} not found ({_describe(err)}): check --model / --summarizer-model") from None
+            raise ApiAuthError(
+                f"model {model!r} not found ({_describe(err)}): check --model / --escalate-model / --summarizer-model"
+            ) from None
         except anthropic.APIStatusError as err:
             if _is_transient(err) or err.status_code == 402:
                 raise ApiUnavailable(f"the API kept failing: {_describe(err)}") from None
@@ -204,8 +194,10 @@ class ModelClient:
         self.on_retry(f"model call failed ({_describe(err)}); retrying (attempt {state.attempt_number + 1})")
 
     def _call_once(self, request: ApiRequest) -> Any:
+        # The provider's own name for the model; the books keep the name the user gave.
+        sent = {**request, "model": native_model_id(self.config.provider, request["model"])}
         try:
-            message = self.sdk.messages.create(**request)
+            message = self.sdk.messages.create(**sent)
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise MalformedResponse(f"response body is not JSON: {err}") from None
         if isinstance(message, str) or not isinstance(getattr(message, "content", None), list) or getattr(
@@ -221,16 +213,17 @@ class ModelClient:
         spend.calls += 1
         spend.run_tokens = spend.run_tokens + usage
         spend.run_cost_usd += cost
+        spend.book_model(model, usage, cost)
         if purpose == "agent":
             spend.feature_tokens = spend.feature_tokens + usage
             spend.feature_cost_usd += cost
         else:
             spend.summarizer_tokens = spend.summarizer_tokens + usage
             spend.summarizer_cost_usd += cost
-        self._journal("call", purpose, costUsd=cost, usage=usage.dump())
+        self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=cost, usage=usage, model=model))
         return CallResult(message=message, usage=usage, cost_usd=cost)
 
-    def _book_unconfirmed(self, purpose: str, worst: float) -> None:
+    def _book_unconfirmed(self, purpose: str, worst: float, model: str) -> None:
         spend = self.spend
         spend.run_cost_usd += worst
         spend.unconfirmed_cost_usd += worst
@@ -239,13 +232,13 @@ class ModelClient:
         else:
             spend.summarizer_cost_usd += worst
         try:
-            self._journal("call", purpose, costUsd=worst, unconfirmed=True)
+            self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=worst, unconfirmed=True, model=model))
         except OSError:
             pass  # the open reservation counts as the same worst case when the journal is loaded
 
-    def _journal(self, kind: str, purpose: str, **fields: Any) -> None:
-        feature = self.spend.feature_id if purpose == "agent" else None
-        self.journal({"kind": kind, "purpose": purpose, "feature": feature, **fields})
+    def _journal(self, entry: SpendEntry) -> None:
+        entry.feature = self.spend.feature_id if entry.purpose == "agent" else None
+        self.journal(entry)
 
     def summarizer_call(self, **request: Any) -> Any:
         """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""

@@ -62,6 +62,8 @@ class AttemptRecord(CamelModel):
     masked_outputs: int = 0
     error: str | None = None
     verification: CheckRecord | None = None
+    # The model of the attempt's calls (absent from logs written before `--escalate-model`).
+    model: str | None = Field(None, exclude_if=lambda model: model is None)
 
     @model_serializer(mode="wrap")
     def _short_when_interrupted(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:

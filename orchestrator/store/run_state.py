@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 from pydantic.alias_generators import to_camel
 
 from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.spend import ModelSpend
 from orchestrator.store.paths import is_project_key
 
 FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped"]
@@ -95,6 +96,8 @@ class FeatureState(CamelModel):
     check_files: CheckFiles | None = Field(None, exclude_if=_unset)
     awaiting_check: AwaitingCheck | None = Field(None, exclude_if=_unset)
     finishing: PassToFinish | None = Field(None, exclude_if=_unset)
+    # The models the feature's attempts ran on, in the order first used (`--escalate-model`).
+    models: list[str] = Field(default_factory=list, exclude_if=lambda models: not models)
 
     @field_serializer("last_verification")
     def _output_only_for_a_retry(self, value: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -121,6 +124,8 @@ class RunTotals(CamelModel):
     # The worst case of calls whose answer never arrived (the run was killed or interrupted
     # while they were in flight): the API may have billed them, so it is part of `cost_usd`.
     unconfirmed_cost_usd: float = 0.0
+    # Answered calls per model (`--escalate-model` runs use two); absent from older states.
+    by_model: dict[str, ModelSpend] = Field(default_factory=dict, exclude_if=lambda spend: not spend)
 
 
 class RunState(CamelModel):
