@@ -23,6 +23,7 @@ from .ledger import RecordedRequest
 from .prompt import prompt_blocks, prompt_tokens
 from .responses import build_message, stream_events
 from .summarizer import is_summarizer_request
+from .thinking import thinking_blocks, thinking_on, validate_thinking
 from .validation import validate_request
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ def _handle(
     endpoint = "count_tokens" if path == COUNT_TOKENS_PATH else "messages"
     beta = query.get("beta") == ["true"]
     validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens)
+    validate_thinking(body, [b.strip() for b in entry.headers.get("anthropic-beta", "").split(",") if b.strip()])
     if fake.known_models is not None and body["model"] not in fake.known_models:
         raise ApiError(404, f"model: {body['model']}", "not_found_error")
 
@@ -177,7 +179,10 @@ def _answer(fake: "FakeAPI", kind: str, body: dict[str, Any]) -> list[dict[str, 
     if turn is None:
         return [plan_builders.text(NO_FEATURE_REPLY)]
     plan = fake.plans.get(turn.feature_id, fake.default_plan)
-    return plan_builders.play(plan, turn)
+    blocks = plan_builders.play(plan, turn)
+    if thinking_on(body):  # the "model" thinks first; its blocks must come back unchanged
+        blocks = thinking_blocks(turn.feature_id, turn.step, json.dumps(body["messages"][-1])) + blocks
+    return blocks
 
 
 def _retry_headers(seconds: float | None) -> dict[str, str]:
