@@ -147,12 +147,16 @@ def context_command(
         show_default=False,
     ),
     project_dir: Path | None = ProjectDirOption,
+    count: bool = typer.Option(False, "--count", help="Also ask the API's count_tokens for the exact figure (needs credentials)."),
+    model: str | None = typer.Option(None, "--model", metavar="ID", help="The model to count for (default: the run's)."),
+    provider: str | None = typer.Option(None, "--provider", metavar="NAME", help="anthropic | bedrock | vertex."),
 ) -> None:
     """Show the context a feature would get, with its token count."""
     from orchestrator.commands.inspect import print_context
 
     paths = open_project(project_dir)
-    raise typer.Exit(print_context(paths, load_config({}, paths.root), spec, feature_id, strategy))
+    config = load_config({"model": model, "provider": provider}, paths.root)
+    raise typer.Exit(print_context(paths, config, spec, feature_id, strategy, count=count))
 
 
 @app.command(cls=Command)

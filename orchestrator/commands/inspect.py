@@ -16,7 +16,8 @@ from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
 from orchestrator.run.context_view import feature_reader
 from orchestrator.run.prompts import feature_turn, strategy_system_prompt
-from orchestrator.run.request_size import first_request_size
+from orchestrator.commands.token_count import count_line
+from orchestrator.run.request_size import first_request, first_request_size
 from orchestrator.run.strategies import STRATEGIES
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
@@ -120,7 +121,8 @@ def _spec_for(paths: ProjectPaths, spec_path: Path | None) -> LoadedSpec:
 
 
 def print_context(
-    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, feature_id: str | None, strategy: str
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, feature_id: str | None, strategy: str,
+    count: bool = False,
 ) -> int:
     """The context a feature would get under one strategy, or all three side by side."""
     if strategy not in (*STRATEGIES, "all"):
@@ -157,11 +159,16 @@ def print_context(
             stats = ctx.replay_stats or {}
             sys.stdout.write(f"{len(ctx.history)} replayed message(s); {json.dumps(stats)}\n")
             sys.stdout.write(f"tokenCount: {history_tokens}\n")
-        size = first_request_size(strategy_system_prompt(spec, name), tool_definitions(), ctx.history, prompt)
+        system = strategy_system_prompt(spec, name)
+        size = first_request_size(system, tool_definitions(), ctx.history, prompt)
         sys.stdout.write(
             f"whole first request (estimate): {size.total} tokens (system prompt {size.system}, "
-            f"tools {size.tools}, messages {size.messages})\n\n"
+            f"tools {size.tools}, messages {size.messages})\n"
         )
+        if count:
+            request = first_request(system, tool_definitions(), ctx.history, prompt)
+            sys.stdout.write(count_line(config, request, size.total))
+        sys.stdout.write("\n")
     return 0
 
 

@@ -37,6 +37,7 @@ from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.providers import native_model_id
 from orchestrator.llm.sdk import credentials_hint, make_sdk_client
 from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
+from orchestrator.llm.tool_overhead import tool_overhead_tokens
 from orchestrator.safety.secrets import redact
 
 __all__ = [
@@ -246,8 +247,9 @@ class ModelClient:
 
 
 def request_tokens(request: ApiRequest) -> int:
-    """Estimated input tokens of a whole request, measured from scratch."""
-    return estimate_json_tokens({k: request.get(k) for k in ("system", "tools", "messages", "output_config")})
+    """Estimated input tokens of a whole request, measured from scratch, with what the API adds for its tools."""
+    measured = estimate_json_tokens({k: request.get(k) for k in ("system", "tools", "messages", "output_config")})
+    return measured + tool_overhead_tokens(request.get("tools"), request.get("tool_choice"))
 
 
 def _describe(err: BaseException | None) -> str:
