@@ -12,11 +12,11 @@ from context_agent import ContextAgent, estimate_tokens
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.text_table import render_table
+from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
 from orchestrator.run.context_view import feature_reader
 from orchestrator.run.prompts import feature_turn, strategy_system_prompt
-from orchestrator.commands.token_count import count_line
 from orchestrator.run.request_size import first_request, first_request_size
 from orchestrator.run.strategies import STRATEGIES
 from orchestrator.safety.secrets import redact

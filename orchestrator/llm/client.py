@@ -31,9 +31,9 @@ from tenacity.nap import sleep as default_sleep
 
 from context_agent.tokens import estimate_json_tokens
 from orchestrator.config import RunConfig
+from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
 from orchestrator.llm.pricing import PriceTable, TokenUsage
-from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.providers import native_model_id
 from orchestrator.llm.sdk import credentials_hint, make_sdk_client
 from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry

@@ -94,8 +94,7 @@ def _bedrock_client(common: dict[str, Any]) -> Any:
     env = os.environ
     if not env.get("AWS_BEARER_TOKEN_BEDROCK"):
         _require("boto3", "bedrock")
-        import boto3
-
+        boto3 = importlib.import_module("boto3")  # untyped, and only there with the bedrock extra
         if boto3.Session().get_credentials() is None:
             raise ConfigError(f"--provider bedrock: no AWS credentials found; {_HINTS['bedrock']}")
     try:

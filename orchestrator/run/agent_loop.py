@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.llm.client import ModelClient, ModelRequestRejected
+from orchestrator.llm.client import CallResult, ModelClient, ModelRequestRejected
 from orchestrator.llm.conversation import (
     RequestSize,
     cached_system,
@@ -102,12 +102,7 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
             return outcome
         outcome.turns = turn
         message = result.message
-        session.on_event(
-            "api_call", feature=feature_id, turn=turn, model=session.model, usage=result.usage.dump(),
-            costUsd=round(result.cost_usd, 6),
-            stopReason=getattr(message, "stop_reason", None),
-            runTokens=session.client.spend.run_tokens.total, runCostUsd=round(session.client.spend.run_cost_usd, 6),
-        )
+        _call_event(session, feature_id, turn, result)
         blocks = [_block_dict(block) for block in message.content]
         if not blocks:
             blocks = [{"type": "text", "text": "(no content)"}]
@@ -137,6 +132,15 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
             outcome.stop = "reported"
             return outcome
     return outcome
+
+
+def _call_event(session: AgentSession, feature_id: str, turn: int, result: CallResult) -> None:
+    spend = session.client.spend
+    session.on_event(
+        "api_call", feature=feature_id, turn=turn, model=session.model, usage=result.usage.dump(),
+        costUsd=round(result.cost_usd, 6), stopReason=getattr(result.message, "stop_reason", None),
+        runTokens=spend.run_tokens.total, runCostUsd=round(spend.run_cost_usd, 6),
+    )
 
 
 def _run_tool(session: AgentSession, use: dict[str, Any], outcome: AttemptOutcome) -> ToolResult:

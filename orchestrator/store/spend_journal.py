@@ -9,6 +9,7 @@ answered counts as its worst case, so a killed run never records less than the A
 from __future__ import annotations
 
 import math
+
 from pydantic import field_validator
 
 from orchestrator.llm.pricing import TokenUsage

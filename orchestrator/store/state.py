@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from orchestrator.llm.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import append_jsonl, set_aside, write_text_atomic
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
@@ -34,7 +35,6 @@ from orchestrator.store.run_state import (
     SummarizationSchedule,
     now_ms,
 )
-from orchestrator.llm.spend import SpendEntry as ModelCallSpend
 from orchestrator.store.spend_journal import SpendEntry, close_unanswered, replay_spend
 
 __all__ = [  # the model, for the modules that load and save it through here
