@@ -58,7 +58,6 @@ def test_context_count_on_vertex_uses_its_count_tokens_route(fake_api, project):
         ["context", "feat-01", "--spec", str(spec), "--count", "--provider", "vertex", "--model", "claude-sonnet-4-5"],
         project, None, key=None, CLOUD_ML_REGION="us-east5", ANTHROPIC_VERTEX_PROJECT_ID="proj-1",
         GOOGLE_OAUTH_ACCESS_TOKEN=TEST_VERTEX_TOKEN, ANTHROPIC_VERTEX_BASE_URL=fake_api.base_url + "/v1",
-        ORCHESTRATE_SUMMARIZER_MODEL="claude-haiku-4-5",
     )
     assert shown.code == 0, shown.stderr
     assert COUNTED.search(shown.stdout), shown.stdout

@@ -194,7 +194,7 @@ def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None
 def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> int:
     from orchestrator.llm.client import ModelClient, Spend, make_sdk_client
 
-    sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
+    sdk = make_sdk_client(config, models=("summarizer_model",))  # ConfigError (a UsageError) without a key
     store = StateStore(paths, on_warning=_warn)
     state = store.load() or RunState()
     ids = _to_summarize(state, config)

@@ -26,7 +26,7 @@ def counted_tokens(config: RunConfig, request: dict[str, Any]) -> tuple[int | No
     from orchestrator.safety.secrets import redact
 
     try:
-        sdk = make_sdk_client(config)
+        sdk = make_sdk_client(config, models=("model",))
     except ConfigError as err:
         return None, f"no credentials ({str(err).split(':')[0]})"
     model = native_model_id(config.provider, config.model)

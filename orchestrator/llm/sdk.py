@@ -57,10 +57,10 @@ def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
     )
 
 
-def check_model_ids(config: RunConfig) -> None:
-    """Every model of the run has an id on its provider; ConfigError naming the one that has none."""
-    for setting, model in (("--model", config.model), ("--escalate-model", config.escalate_model),
-                           ("--summarizer-model", config.summarizer_model)):
+def check_model_ids(config: RunConfig, settings: tuple[str, ...] = ("model", "escalate_model", "summarizer_model")) -> None:
+    """Each model of `settings` has an id on the provider; ConfigError naming the one that has none."""
+    for name in settings:
+        model, setting = getattr(config, name), "--" + name.replace("_", "-")
         if model is None:
             continue
         try:
@@ -69,9 +69,12 @@ def check_model_ids(config: RunConfig) -> None:
             raise ConfigError(f"{setting}: {UnknownModelMapping(config.provider, model, setting)}") from None
 
 
-def make_sdk_client(config: RunConfig) -> Any:
-    """The SDK client of `config.provider`, after checking its model ids and credentials."""
-    check_model_ids(config)
+def make_sdk_client(
+    config: RunConfig, models: tuple[str, ...] = ("model", "escalate_model", "summarizer_model")
+) -> Any:
+    """The SDK client of `config.provider`, after checking the ids of the `models` settings the
+    command will use, and the provider's credentials."""
+    check_model_ids(config, models)
     common: dict[str, Any] = {"max_retries": config.api_max_retries, "timeout": config.api_timeout}
     if config.provider == "bedrock":
         return _bedrock_client(common)
