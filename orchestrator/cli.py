@@ -64,6 +64,10 @@ def run(
     model: str | None = typer.Option(None, "--model", metavar="ID", help="Model for the coding agent (default: newest Sonnet)."),
     summarizer_model: str | None = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer (default: newest Haiku)."),
     max_attempts: int | None = typer.Option(None, "--max-attempts", metavar="N", help="Attempts per feature, overriding the spec."),
+    escalate_model: str | None = typer.Option(None, "--escalate-model", metavar="ID", help="Stronger model for the attempt after a failed one."),
+    escalate_on: str | None = typer.Option(None, "--escalate-on", metavar="WHEN", help="failure (every retry, default) | last (only the last attempt)."),
+    thinking: str | None = typer.Option(None, "--thinking", metavar="MODE", help="Extended thinking: off (default) | auto | a token budget such as 4096."),
+    provider: str | None = typer.Option(None, "--provider", metavar="NAME", help="anthropic (default) | bedrock | vertex."),
     summarize_every: int | None = typer.Option(None, "--summarize-every", metavar="N", help="Summarize after this many completed features (default 5)."),
     max_turns: int | None = typer.Option(None, "--max-turns", metavar="N", help="Model calls per attempt (default 40)."),
     max_cost: float | None = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole run; never overshot."),
@@ -109,6 +113,7 @@ def run(
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
         "strict_checks": True if strict_checks else None, "branch": branch,
         "jobs": jobs, "regression": regression, "final_verify": False if no_final_verify else None,
+        "escalate_model": escalate_model, "escalate_on": escalate_on, "thinking": thinking, "provider": provider,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
@@ -196,12 +201,16 @@ def context_command(
         show_default=False,
     ),
     project_dir: Path | None = ProjectDirOption,
+    count: bool = typer.Option(False, "--count", help="Also ask the API's count_tokens for the exact figure (needs credentials)."),
+    model: str | None = typer.Option(None, "--model", metavar="ID", help="The model to count for (default: the run's)."),
+    provider: str | None = typer.Option(None, "--provider", metavar="NAME", help="anthropic | bedrock | vertex."),
 ) -> None:
     """Show the context a feature would get, with its token count."""
     from orchestrator.commands.inspect import print_context
 
     paths = open_project(project_dir)
-    raise typer.Exit(print_context(paths, load_config({}, paths.root), spec, feature_id, strategy))
+    config = load_config({"model": model, "provider": provider}, paths.root)
+    raise typer.Exit(print_context(paths, config, spec, feature_id, strategy, count=count))
 
 
 @app.command("verify", cls=Command)

@@ -14,13 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from orchestrator.errors import UsageError
-from orchestrator.llm.models import default_agent_model, default_summarizer_model
+from orchestrator.llm.models import default_agent_model, default_summarizer_model, thinking_problem
 from orchestrator.llm.pricing import ModelPrice, PriceTable
 
 ContextStrategy = Literal["compressed", "replay", "window"]
+Provider = Literal["anthropic", "bedrock", "vertex"]
+MIN_THINKING_BUDGET = 1024  # the API's floor for budget_tokens
 
 
 # Settings as one layer gives them, before RunConfig checks them: free-form by nature (any
@@ -98,6 +100,16 @@ class RunConfig(BaseModel):
     check_concurrency: int | None = Field(
         None, ge=1, description="Re-run checks at once (default: the CPU count; 1 when checks share a port or file)."
     )
+    escalate_model: str | None = Field(
+        None, description="Stronger model for the attempt after a failed one (or the last, see escalate_on)."
+    )
+    escalate_on: Literal["failure", "last"] = Field(
+        "failure", description="When escalate_model takes over: every attempt after a failed one, or only the last."
+    )
+    thinking: str = Field(
+        "off", description="Extended thinking: off, auto (when the model decides, or on retries), or a token budget."
+    )
+    provider: Provider = Field("anthropic", description="Where the model runs: anthropic, bedrock or vertex.")
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )
@@ -109,6 +121,38 @@ class RunConfig(BaseModel):
         if not value.strip():
             raise ValueError("must not be empty")
         return value.strip()
+
+    @field_validator("escalate_model")
+    @classmethod
+    def _non_empty_or_unset(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @field_validator("thinking", mode="before")
+    @classmethod
+    def _thinking_setting(cls, value: object) -> str:
+        text = str(value).strip().lower() if not isinstance(value, bool) else ""
+        if text in ("off", "auto"):
+            return text
+        if not text.isdigit():
+            raise ValueError(f"{value!r}: give off, auto or a budget of thinking tokens such as 4096")
+        if int(text) < MIN_THINKING_BUDGET:
+            raise ValueError(f"{text}: a thinking budget must be at least {MIN_THINKING_BUDGET} tokens (the API's floor)")
+        return str(int(text))
+
+    @model_validator(mode="after")
+    def _thinking_fits(self) -> RunConfig:
+        """A thinking setting the models or max_tokens cannot take stops the run before any call."""
+        if self.thinking.isdigit() and int(self.thinking) >= self.max_output_tokens:
+            raise ValueError(
+                f"thinking: a budget of {self.thinking} tokens must be below max_output_tokens "
+                f"({self.max_output_tokens}); lower it or raise max_output_tokens"
+            )
+        if self.thinking != "off":
+            for model in filter(None, (self.model, self.escalate_model)):
+                problem = thinking_problem(model, self.thinking)
+                if problem:
+                    raise ValueError(f"thinking: {problem}")
+        return self
 
     @field_validator("pricing")
     @classmethod
@@ -184,7 +228,8 @@ def load_config(
                 problems.append(f"{where}: {key}: {error['input']!r} is not a finite number; give one such as 5.0{hint}")
             else:
                 message = error["msg"].removeprefix("Value error, ")
-                problems.append(f"{where}: {key}: {message}{hint}")
+                # A rule across settings (thinking and the models) names its settings itself.
+                problems.append(f"{where}: {key}: {message}{hint}" if key else f"{where}: {message}")
         raise ConfigError("bad configuration:\n  " + "\n  ".join(problems)) from None
 
 

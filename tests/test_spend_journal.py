@@ -22,7 +22,7 @@ from orchestrator.config import RunConfig
 from orchestrator.llm.conversation import RequestSize, cached_system, for_api, mask_old_observations, with_cached_tools
 from orchestrator.llm.conversation import with_conversation_breakpoint
 from orchestrator.run.agent_loop import AgentSession, run_agent
-from orchestrator.llm.client import ApiUnavailable, ModelClient, Spend, request_tokens
+from orchestrator.llm.client import ApiUnavailable, ModelClient, Spend, SpendEntry, request_tokens
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore
 from orchestrator.tools import ToolContext, tool_definitions
@@ -55,7 +55,9 @@ class ScriptedSDK:
 
 def _client(sdk: Any, journal: list[dict[str, Any]], **config: Any) -> ModelClient:
     spend = Spend(feature_id="feat-01")
-    return ModelClient(RunConfig(retry_attempts=1, **config), sdk, spend, journal=journal.append)
+    return ModelClient(
+        RunConfig(retry_attempts=1, **config), sdk, spend, journal=lambda entry: journal.append(entry.dump())
+    )
 
 
 def _request() -> dict[str, Any]:
@@ -78,7 +80,7 @@ def test_each_call_is_journaled_before_it_is_sent_and_when_it_is_answered() -> N
     assert reserve["kind"] == "reserve" and reserve["feature"] == "feat-01"
     assert reserve["costUsd"] >= result.cost_usd > 0
     assert call == {"kind": "call", "purpose": "agent", "feature": "feat-01", "costUsd": result.cost_usd,
-                    "usage": result.usage.dump()}
+                    "usage": result.usage.dump(), "model": _request()["model"]}
 
 
 def test_an_api_error_releases_the_reservation_and_an_interrupt_counts_the_worst_case() -> None:
@@ -95,7 +97,7 @@ def test_an_api_error_releases_the_reservation_and_an_interrupt_counts_the_worst
         client.create(purpose="agent", **_request())
     worst = journal[2]["costUsd"]
     assert journal[3] == {"kind": "call", "purpose": "agent", "feature": "feat-01", "costUsd": worst,
-                          "unconfirmed": True}
+                          "unconfirmed": True, "model": _request()["model"]}
     assert client.spend.run_cost_usd == client.spend.unconfirmed_cost_usd == client.spend.feature_cost_usd == worst
 
 
@@ -122,7 +124,7 @@ def test_loading_counts_answered_calls_and_an_open_reservation_at_its_worst(tmp_
         {"kind": "call", "purpose": "summarizer", "feature": None, "costUsd": 0.002, "usage": usage},
         {"kind": "reserve", "purpose": "agent", "feature": "feat-01", "costUsd": 0.3},  # killed in flight
     ):
-        store.record_spend(spend)
+        store.record_spend(SpendEntry.model_validate(spend))
 
     loaded = _store(tmp_path).load()
 
@@ -140,9 +142,9 @@ def test_a_feature_record_after_spend_lines_holds_them_and_is_not_counted_twice(
     store = _store(tmp_path)
     state = RunState()
     store.save(state)
-    store.record_spend({"kind": "reserve", "purpose": "agent", "feature": "feat-01", "costUsd": 0.5})
-    store.record_spend({"kind": "call", "purpose": "agent", "feature": "feat-01", "costUsd": 0.01,
-                        "usage": TokenUsage(input=10).dump()})
+    store.record_spend(SpendEntry(kind="reserve", purpose="agent", feature="feat-01", cost_usd=0.5))
+    store.record_spend(SpendEntry(kind="call", purpose="agent", feature="feat-01", cost_usd=0.01,
+                                  usage=TokenUsage(input=10)))
     entry = state.feature("feat-01")  # the runner books what was spent into each record
     entry.cost_usd = state.totals.cost_usd = 0.01
     store.record(state, "feat-01")

@@ -12,11 +12,12 @@ from context_agent import ContextAgent, estimate_tokens
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.text_table import render_table
+from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
 from orchestrator.run.context_view import feature_reader
 from orchestrator.run.prompts import feature_turn, strategy_system_prompt
-from orchestrator.run.request_size import first_request_size
+from orchestrator.run.request_size import first_request, first_request_size
 from orchestrator.run.strategies import STRATEGIES
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
@@ -120,7 +121,8 @@ def _spec_for(paths: ProjectPaths, spec_path: Path | None) -> LoadedSpec:
 
 
 def print_context(
-    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, feature_id: str | None, strategy: str
+    paths: ProjectPaths, config: RunConfig, spec_path: Path | None, feature_id: str | None, strategy: str,
+    count: bool = False,
 ) -> int:
     """The context a feature would get under one strategy, or all three side by side."""
     if strategy not in (*STRATEGIES, "all"):
@@ -157,11 +159,16 @@ def print_context(
             stats = ctx.replay_stats or {}
             sys.stdout.write(f"{len(ctx.history)} replayed message(s); {json.dumps(stats)}\n")
             sys.stdout.write(f"tokenCount: {history_tokens}\n")
-        size = first_request_size(strategy_system_prompt(spec, name), tool_definitions(), ctx.history, prompt)
+        system = strategy_system_prompt(spec, name)
+        size = first_request_size(system, tool_definitions(), ctx.history, prompt)
         sys.stdout.write(
             f"whole first request (estimate): {size.total} tokens (system prompt {size.system}, "
-            f"tools {size.tools}, messages {size.messages})\n\n"
+            f"tools {size.tools}, messages {size.messages})\n"
         )
+        if count:
+            request = first_request(system, tool_definitions(), ctx.history, prompt)
+            sys.stdout.write(count_line(config, request, size.total))
+        sys.stdout.write("\n")
     sys.stdout.write(_assessment_text(feature, spec, state or RunState(), config))
     return 0
 
@@ -203,7 +210,7 @@ def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None
 def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> int:
     from orchestrator.llm.client import ModelClient, Spend, make_sdk_client
 
-    sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
+    sdk = make_sdk_client(config, models=("summarizer_model",))  # ConfigError (a UsageError) without a key
     store = StateStore(paths, on_warning=_warn)
     state = store.load() or RunState()
     ids = _to_summarize(state, config)

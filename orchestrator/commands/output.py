@@ -63,7 +63,8 @@ def describe(event: Event) -> str | None:
             f"model {event.model}, context {event.context}"
         )
     if isinstance(event, FeatureStarted):
-        return f"[{event.index}/{event.total}] {event.id}: {event.name} (attempt {event.attempt}/{event.max_attempts})"
+        on = f", escalated to {event.model}" if event.escalated else ""
+        return f"[{event.index}/{event.total}] {event.id}: {event.name} (attempt {event.attempt}/{event.max_attempts}{on})"
     if isinstance(event, Verification):
         return _verification_line(event)
     if isinstance(event, FeatureFinished):
@@ -92,12 +93,17 @@ def describe(event: Event) -> str | None:
             f"run {event.outcome}: {event.passed} passed, {event.failed} failed, {event.blocked} blocked, "
             f"{event.pending} pending; {event.tokens} tokens, {_money(event.cost_usd)}, "
             f"{event.duration_ms / 1000:.1f}s"
+            + (f" ({_by_model(event.cost_by_model)})" if event.cost_by_model else "")
         )
     if isinstance(event, NothingSelected):
         return event.message
     if isinstance(event, DryRunPrompt):
         return f"===== {event.id} =====\n{event.prompt}\n"
     return None
+
+
+def _by_model(costs: dict[str, float]) -> str:
+    return ", ".join(f"{model} {_money(cost)}" for model, cost in costs.items())
 
 
 def _verification_line(event: Verification) -> str:

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from orchestrator.config import RunConfig
 from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.spend import ModelSpend
 from orchestrator.safety.secrets import redact_value
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_text_atomic
@@ -47,6 +48,7 @@ class FeatureReport(CamelModel):
     cost_usd: float
     reason: str | None
     verification: CheckRecord | None
+    models: list[str] = Field(default_factory=list)  # the models of its attempts, first used first
 
 
 class ReportTotals(CamelModel):
@@ -62,6 +64,7 @@ class ReportTotals(CamelModel):
     api_calls: int
     summarizer_tokens: TokenUsage
     summarizer_cost_usd: float
+    by_model: dict[str, ModelSpend] = Field(default_factory=dict)  # answered calls per model
 
 
 class RunReport(CamelModel):
@@ -74,6 +77,7 @@ class RunReport(CamelModel):
     exit_code: int
     message: str | None
     model: str
+    escalate_model: str | None = None
     context: str
     duration_ms: int
     totals: ReportTotals
@@ -92,17 +96,19 @@ def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> Run
             attempts=entry.attempts, duration_ms=entry.duration_ms, tokens=entry.tokens,
             cost_usd=round(entry.cost_usd, 6), reason=entry.reason,
             verification=entry.last_verification,
+            models=list(entry.models),
         ))
     counts = {s: sum(f.status == s for f in features) for s in ("passed", "failed", "regressed", "blocked", "pending", "in_progress")}
     totals = state.totals
     report = RunReport(
         run_id=state.run_id, spec=str(loaded.path), spec_hash=loaded.sha256, outcome=result.outcome,
-        exit_code=result.exit_code, message=result.message or None, model=config.model, context=config.context,
+        exit_code=result.exit_code, message=result.message or None, model=config.model,
+        escalate_model=config.escalate_model, context=config.context,
         duration_ms=result.duration_ms,
         totals=ReportTotals(
             features=len(features), **counts, tokens=totals.tokens, cost_usd=round(totals.cost_usd, 6),
             api_calls=totals.api_calls, summarizer_tokens=totals.summarizer_tokens,
-            summarizer_cost_usd=round(totals.summarizer_cost_usd, 6),
+            summarizer_cost_usd=round(totals.summarizer_cost_usd, 6), by_model=totals.by_model,
         ),
         features=features,
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anthropic
@@ -33,15 +33,19 @@ from tenacity.nap import sleep as default_sleep
 
 from context_agent.tokens import estimate_json_tokens
 from orchestrator.config import RunConfig
+from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
 from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.llm.providers import native_model_id
 from orchestrator.llm.reservations import SpendPool
-from orchestrator.llm.sdk import make_sdk_client
+from orchestrator.llm.sdk import credentials_hint, make_sdk_client
+from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
+from orchestrator.llm.tool_overhead import tool_overhead_tokens
 from orchestrator.safety.secrets import redact
 
 __all__ = [
     "ApiAuthError", "ApiUnavailable", "CallResult", "LimitReached", "MalformedResponse", "ModelClient",
-    "ModelRequestRejected", "Spend", "make_sdk_client", "request_tokens",
+    "ModelRequestRejected", "ModelSpend", "Spend", "SpendEntry", "make_sdk_client", "request_tokens",
 ]
 
 # Estimates of input size err high, but not always enough: keep a margin on top.
@@ -51,9 +55,6 @@ _MIN_OUTPUT_TOKENS = 1024
 # A Messages API request (model, max_tokens, system, tools, messages, ...) as the SDK takes it:
 # JSON whose shape is the API's, free-form here.
 ApiRequest = dict[str, Any]
-# One line of the spend journal: kind ("reserve" | "call" | "release"), purpose, feature, and
-# costUsd / usage / unconfirmed; written as it is by the state store.
-SpendEntry = dict[str, Any]
 
 
 def _is_transient(err: BaseException) -> bool:
@@ -62,21 +63,6 @@ def _is_transient(err: BaseException) -> bool:
     if isinstance(err, anthropic.APIStatusError):
         return err.status_code in (408, 409, 429) or err.status_code >= 500
     return False
-
-
-@dataclass
-class Spend:
-    """What calls have cost so far: the run's and the current feature's."""
-
-    run_cost_usd: float = 0.0
-    run_tokens: TokenUsage = field(default_factory=TokenUsage)
-    feature_tokens: TokenUsage = field(default_factory=TokenUsage)
-    feature_cost_usd: float = 0.0
-    summarizer_tokens: TokenUsage = field(default_factory=TokenUsage)
-    summarizer_cost_usd: float = 0.0
-    calls: int = 0
-    unconfirmed_cost_usd: float = 0.0  # worst case of calls cut off before their answer (in run_cost_usd too)
-    feature_id: str | None = None  # the feature the agent's calls are for, named in the journal
 
 
 @dataclass
@@ -170,19 +156,23 @@ class ModelClient:
             request["max_tokens"] = self.affordable_max_tokens(
                 model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
             )
+            too_little = fit_thinking_budget(request, request["max_tokens"])
+            if too_little:
+                raise LimitReached(f"{too_little} (raise --max-cost or max_feature_tokens and run again to resume)")
             worst = self.worst_case_cost(model, request, input_tokens)
             if self.pool is not None:  # checked and reserved at once: no other worker slips in between
                 self.pool.hold(worst)
-            self._journal("reserve", purpose, costUsd=worst)
+            self._journal(SpendEntry(kind="reserve", purpose=purpose, cost_usd=worst, model=model))
         try:
             message = self._send(model, request)
         except BaseException as err:
             with self._money():
                 self._release(worst)
                 if isinstance(err, (ApiAuthError, ApiUnavailable, ModelRequestRejected)):
-                    self._journal("release", purpose)  # the API answered with an error: nothing billed
+                    # The API answered with an error: nothing billed.
+                    self._journal(SpendEntry(kind="release", purpose=purpose))
                 else:  # interrupted while the call was in flight: the API may have billed it
-                    self._book_unconfirmed(purpose, worst)
+                    self._book_unconfirmed(purpose, worst, model)
             raise
         with self._money():
             self._release(worst)
@@ -209,10 +199,12 @@ class ModelClient:
             message = retrying(self._call_once, request)
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as err:
             raise ApiAuthError(
-                f"the API refused the credentials ({_describe(err)}): check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN"
+                f"the API refused the credentials ({_describe(err)}): {credentials_hint(self.config.provider)}"
             ) from None
         except anthropic.NotFoundError as err:
-            raise ApiAuthError(f"model {model!r} not found ({_describe(err)}): check --model / --summarizer-model") from None
+            raise ApiAuthError(
+                f"model {model!r} not found ({_describe(err)}): check --model / --escalate-model / --summarizer-model"
+            ) from None
         except anthropic.APIStatusError as err:
             if _is_transient(err) or err.status_code == 402:
                 raise ApiUnavailable(f"the API kept failing: {_describe(err)}") from None
@@ -226,8 +218,10 @@ class ModelClient:
         self.on_retry(f"model call failed ({_describe(err)}); retrying (attempt {state.attempt_number + 1})")
 
     def _call_once(self, request: ApiRequest) -> Any:
+        # The provider's own name for the model; the books keep the name the user gave.
+        sent = {**request, "model": native_model_id(self.config.provider, request["model"])}
         try:
-            message = self.sdk.messages.create(**request)
+            message = self.sdk.messages.create(**sent)
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise MalformedResponse(f"response body is not JSON: {err}") from None
         if isinstance(message, str) or not isinstance(getattr(message, "content", None), list) or getattr(
@@ -245,6 +239,7 @@ class ModelClient:
         run.calls += 1
         run.run_tokens = run.run_tokens + usage
         run.run_cost_usd += cost
+        run.book_model(model, usage, cost)
         self._mirror_run()
         if purpose == "agent":
             spend.feature_tokens = spend.feature_tokens + usage
@@ -252,10 +247,10 @@ class ModelClient:
         else:
             spend.summarizer_tokens = spend.summarizer_tokens + usage
             spend.summarizer_cost_usd += cost
-        self._journal("call", purpose, costUsd=cost, usage=usage.dump())
+        self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=cost, usage=usage, model=model))
         return CallResult(message=message, usage=usage, cost_usd=cost)
 
-    def _book_unconfirmed(self, purpose: str, worst: float) -> None:
+    def _book_unconfirmed(self, purpose: str, worst: float, model: str) -> None:
         if self.pool is not None and self.pool.closed:
             return
         spend, run = self.spend, self.run_spend
@@ -267,7 +262,7 @@ class ModelClient:
         else:
             spend.summarizer_cost_usd += worst
         try:
-            self._journal("call", purpose, costUsd=worst, unconfirmed=True)
+            self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=worst, unconfirmed=True, model=model))
         except OSError:
             pass  # the open reservation counts as the same worst case when the journal is loaded
 
@@ -277,9 +272,9 @@ class ModelClient:
         if run is not spend:
             spend.run_tokens, spend.run_cost_usd, spend.calls = run.run_tokens, run.run_cost_usd, run.calls
 
-    def _journal(self, kind: str, purpose: str, **fields: Any) -> None:
-        feature = self.spend.feature_id if purpose == "agent" else None
-        self.journal({"kind": kind, "purpose": purpose, "feature": feature, **fields})
+    def _journal(self, entry: SpendEntry) -> None:
+        entry.feature = self.spend.feature_id if entry.purpose == "agent" else None
+        self.journal(entry)
 
     def summarizer_call(self, **request: Any) -> Any:
         """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""
@@ -287,8 +282,9 @@ class ModelClient:
 
 
 def request_tokens(request: ApiRequest) -> int:
-    """Estimated input tokens of a whole request, measured from scratch."""
-    return estimate_json_tokens({k: request.get(k) for k in ("system", "tools", "messages", "output_config")})
+    """Estimated input tokens of a whole request, measured from scratch, with what the API adds for its tools."""
+    measured = estimate_json_tokens({k: request.get(k) for k in ("system", "tools", "messages", "output_config")})
+    return measured + tool_overhead_tokens(request.get("tools"), request.get("tool_choice"))
 
 
 def _describe(err: BaseException | None) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 from context_agent.tokens import estimate_json_tokens, estimate_tokens
+from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
 # The Messages API's messages ({"role", "content"}) and content blocks (text, tool_use,
 # tool_result, ...) are JSON whose shapes are the API's; the SDK takes them as plain dicts.
@@ -132,14 +133,18 @@ class RequestSize:
     """The estimated input tokens of an attempt's requests, kept as the conversation grows.
 
     Equal to measuring `{"system", "tools", "messages": with_conversation_breakpoint(for_api(
-    messages)), "output_config"}` whole, as the model client otherwise would on every call:
+    messages)), "output_config"}` whole, plus the tools' overhead (`tool_overhead`), as the
+    model client otherwise would on every call (`request_tokens`):
     the JSON of a list is its items' JSON joined by commas, and no estimated piece spans two
     items. The system prompt and tools are measured once, each message when it is added (and
     again when masking changed it), so an attempt of n turns measures O(n) text, not O(n^2).
     """
 
     def __init__(self, system: list[ApiBlock], tools: list[ApiBlock]) -> None:
-        self._fixed = estimate_json_tokens({"system": system, "tools": tools, "messages": [], "output_config": None})
+        # The tokens the API adds for the tools count too: caps must see what the API counts.
+        self._fixed = estimate_json_tokens(
+            {"system": system, "tools": tools, "messages": [], "output_config": None}
+        ) + tool_overhead_tokens(tools)
         self._sizes: list[int] = []
         self._total = 0
 

@@ -50,3 +50,81 @@ def default_agent_model() -> str:
 def default_summarizer_model() -> str:
     """The newest Haiku the SDK lists; the Context Agent's own default when it lists none."""
     return newest_model("haiku", DEFAULT_SUMMARIZER_MODEL)
+
+
+# ---- what each model can do ---------------------------------------------------------------
+# Extended thinking by model generation, from Anthropic's extended-thinking docs:
+# - budgeted thinking (`{"type": "enabled", "budget_tokens": N}`) on Claude 3.7 and Claude 4
+#   up to 4.6; 4.7 and later refuse it (400) and take only adaptive thinking;
+# - adaptive thinking (`{"type": "adaptive"}`, the model decides how much) from 4.6 on, with
+#   thinking between tool calls built in;
+# - thinking between tool calls on the budgeted 4.x models through the beta header below
+#   (Claude 3.7 has none).
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+_GENERATION = re.compile(r"claude-(?:(?P<family>[a-z]+)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?|(?P<old>\d)-(?P<oldminor>\d)-(?P<oldfamily>[a-z]+))(?![0-9])")
+
+
+class ThinkingSupport:
+    """Which kinds of thinking a model takes (see the table above)."""
+
+    __slots__ = ("adaptive", "budget", "interleaved_beta")
+
+    def __init__(self, *, budget: bool, adaptive: bool, interleaved_beta: bool) -> None:
+        self.budget, self.adaptive, self.interleaved_beta = budget, adaptive, interleaved_beta
+
+    @property
+    def any(self) -> bool:
+        return self.budget or self.adaptive
+
+
+NO_THINKING = ThinkingSupport(budget=False, adaptive=False, interleaved_beta=False)
+
+
+def model_generation(model: str) -> tuple[int, int] | None:
+    """(major, minor) of a Claude model id in any provider's spelling: `claude-sonnet-4-5`,
+    `anthropic.claude-sonnet-4-5-20250929-v1:0`, `claude-sonnet-4-5@20250929`, `claude-3-7-sonnet-...`."""
+    match = _GENERATION.search(model)
+    if match is None:
+        return None
+    if match["old"]:
+        return int(match["old"]), int(match["oldminor"])
+    minor = match["minor"]
+    # A dated id such as claude-sonnet-4-20250514: the date is no minor version.
+    return int(match["major"]), int(minor) if minor else 0
+
+
+# Models whose ids carry no generation.
+_THINKING_EXCEPTIONS = {"claude-mythos-preview": ThinkingSupport(budget=True, adaptive=True, interleaved_beta=False)}
+
+
+def thinking_support(model: str) -> ThinkingSupport:
+    """What thinking `model` takes; a model of unknown generation takes none."""
+    for name, support in _THINKING_EXCEPTIONS.items():
+        if name in model:
+            return support
+    generation = model_generation(model)
+    if generation is None or generation < (3, 7):
+        return NO_THINKING
+    if generation < (4, 0):
+        return ThinkingSupport(budget=True, adaptive=False, interleaved_beta=False)
+    if generation < (4, 6):
+        return ThinkingSupport(budget=True, adaptive=False, interleaved_beta=True)
+    if generation < (4, 7):
+        return ThinkingSupport(budget=True, adaptive=True, interleaved_beta=True)
+    return ThinkingSupport(budget=False, adaptive=True, interleaved_beta=False)
+
+
+def thinking_problem(model: str, setting: str) -> str | None:
+    """Why `model` cannot think as `setting` ("auto" or a budget) asks, or None when it can."""
+    support = thinking_support(model)
+    if not support.any:
+        return (
+            f"model {model} does not support extended thinking; use --thinking off, or a model that "
+            "does (Claude 3.7 Sonnet, Claude 4 and later)"
+        )
+    if setting.isdigit() and not support.budget:
+        return (
+            f"model {model} takes no thinking budget (it decides how much to think itself); "
+            "use --thinking auto, or --thinking off"
+        )
+    return None

@@ -1,14 +1,34 @@
-"""The SDK client, built from the credentials in the environment (the key is never written anywhere)."""
+"""The SDK client, built from the credentials in the environment (none is ever written anywhere).
+
+`--provider anthropic` uses `anthropic.Anthropic` (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN);
+`bedrock` the SDK's `AnthropicBedrock` (AWS_REGION and the AWS credential chain, or
+AWS_BEARER_TOKEN_BEDROCK); `vertex` its `AnthropicVertex` (CLOUD_ML_REGION,
+ANTHROPIC_VERTEX_PROJECT_ID, and Google application default credentials, or a ready token in
+GOOGLE_OAUTH_ACCESS_TOKEN). Each SDK client reads its own base-URL variable
+(ANTHROPIC_BASE_URL, ANTHROPIC_BEDROCK_BASE_URL, ANTHROPIC_VERTEX_BASE_URL).
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import anthropic
 
 from orchestrator.config import ConfigError, RunConfig
+from orchestrator.llm.providers import UnknownModelMapping, native_model_id
+
+VERTEX_TOKEN_VARIABLE = "GOOGLE_OAUTH_ACCESS_TOKEN"
+_HINTS = {
+    "anthropic": "check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN",
+    "bedrock": "check the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or "
+    "AWS_BEARER_TOKEN_BEDROCK) and that the account has access to the model in AWS_REGION",
+    "vertex": "check the Google credentials (gcloud auth application-default login, GOOGLE_APPLICATION_CREDENTIALS "
+    f"or {VERTEX_TOKEN_VARIABLE}) and ANTHROPIC_VERTEX_PROJECT_ID",
+}
 
 
 @dataclass(frozen=True)
@@ -17,6 +37,11 @@ class Credentials:
 
     api_key: str | None = None
     auth_token: str | None = None
+
+
+def credentials_hint(provider: str) -> str:
+    """What to check when `provider` refuses the credentials."""
+    return _HINTS.get(provider, _HINTS["anthropic"])
 
 
 def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
@@ -32,12 +57,63 @@ def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
     )
 
 
-def make_sdk_client(config: RunConfig) -> anthropic.Anthropic:
-    """The SDK client; ANTHROPIC_BASE_URL is read by the SDK itself."""
+def check_model_ids(config: RunConfig, settings: tuple[str, ...] = ("model", "escalate_model", "summarizer_model")) -> None:
+    """Each model of `settings` has an id on the provider; ConfigError naming the one that has none."""
+    for name in settings:
+        model, setting = getattr(config, name), "--" + name.replace("_", "-")
+        if model is None:
+            continue
+        try:
+            native_model_id(config.provider, model)
+        except UnknownModelMapping:
+            raise ConfigError(f"{setting}: {UnknownModelMapping(config.provider, model, setting)}") from None
+
+
+def make_sdk_client(
+    config: RunConfig, models: tuple[str, ...] = ("model", "escalate_model", "summarizer_model")
+) -> Any:
+    """The SDK client of `config.provider`, after checking the ids of the `models` settings the
+    command will use, and the provider's credentials."""
+    check_model_ids(config, models)
+    common: dict[str, Any] = {"max_retries": config.api_max_retries, "timeout": config.api_timeout}
+    if config.provider == "bedrock":
+        return _bedrock_client(common)
+    if config.provider == "vertex":
+        return _vertex_client(common)
     credentials = api_credentials()
-    return anthropic.Anthropic(
-        api_key=credentials.api_key,
-        auth_token=credentials.auth_token,
-        max_retries=config.api_max_retries,
-        timeout=config.api_timeout,
-    )
+    return anthropic.Anthropic(api_key=credentials.api_key, auth_token=credentials.auth_token, **common)
+
+
+def _require(module: str, extra: str) -> None:
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:  # its parent package (google) is missing too
+        found = False
+    if not found:
+        raise ConfigError(f"--provider {extra} needs {module}: pip install 'orchestrate[{extra}]'")
+
+
+def _bedrock_client(common: dict[str, Any]) -> Any:
+    env = os.environ
+    if not env.get("AWS_BEARER_TOKEN_BEDROCK"):
+        _require("boto3", "bedrock")
+        boto3 = importlib.import_module("boto3")  # untyped, and only there with the bedrock extra
+        if boto3.Session().get_credentials() is None:
+            raise ConfigError(f"--provider bedrock: no AWS credentials found; {_HINTS['bedrock']}")
+    try:
+        return anthropic.AnthropicBedrock(**common)
+    except ValueError as err:  # no region
+        raise ConfigError(f"--provider bedrock: {err} (export AWS_REGION=us-east-1, say)") from None
+
+
+def _vertex_client(common: dict[str, Any]) -> Any:
+    env = os.environ
+    token = env.get(VERTEX_TOKEN_VARIABLE) or None
+    if token is None:
+        _require("google.auth", "vertex")
+    if not env.get("ANTHROPIC_VERTEX_PROJECT_ID") and token is not None:
+        raise ConfigError("--provider vertex: set ANTHROPIC_VERTEX_PROJECT_ID to the Google Cloud project")
+    try:
+        return anthropic.AnthropicVertex(access_token=token, **common)
+    except ValueError as err:  # no region
+        raise ConfigError(f"--provider vertex: {err} (export CLOUD_ML_REGION=us-east5, say)") from None

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.llm.client import ModelClient, ModelRequestRejected
+from orchestrator.llm.client import CallResult, ModelClient, ModelRequestRejected
 from orchestrator.llm.conversation import (
     RequestSize,
     cached_system,
@@ -37,6 +37,7 @@ class AttemptOutcome:
     tool_calls: int = 0
     masked: int = 0
     error: str | None = None
+    model: str | None = None  # the model that made the attempt's calls
 
 
 @dataclass
@@ -52,10 +53,18 @@ class AgentSession:
     mask_after_tokens: int
     on_event: Callable[..., Any] = lambda *_a, **_k: None
     tools: list[dict[str, Any]] = field(default_factory=tool_definitions)
+    # Added to every request of the attempt: `thinking` and its beta header (`AttemptModel.request_fields`).
+    request_fields: dict[str, Any] = field(default_factory=dict)
 
 
 def _block_dict(block: Any) -> dict[str, Any]:
-    """An SDK content block as the plain dict we send back."""
+    """An SDK content block as the plain dict we send back.
+
+    Thinking blocks (`thinking` with its `signature`, `redacted_thinking` with its `data`) go
+    back exactly as they came: the API checks the signature, and a tool-use turn of a thinking
+    model must start with its thinking. They stay in this attempt's messages only: the
+    attempt's outcome keeps text, never thinking, so nothing of it reaches another feature.
+    """
     kind = getattr(block, "type", None)
     if kind == "text":
         return {"type": "text", "text": block.text}
@@ -73,7 +82,7 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
     tool_names: dict[str, str] = {}
     system = cached_system(session.system)
     tools = with_cached_tools(session.tools)
-    outcome = AttemptOutcome(stop="max_turns")
+    outcome = AttemptOutcome(stop="max_turns", model=session.model)
     size = RequestSize(system, tools)
     for turn in range(1, session.max_turns + 1):
         rewritten: set[int] = set()
@@ -84,6 +93,7 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
             "system": system,
             "tools": tools,
             "messages": with_conversation_breakpoint(for_api(messages)),
+            **session.request_fields,
         }
         try:
             result = session.client.create(purpose="agent", input_tokens=size.tokens(messages, rewritten), **request)
@@ -92,11 +102,7 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
             return outcome
         outcome.turns = turn
         message = result.message
-        session.on_event(
-            "api_call", id=feature_id, feature=feature_id, turn=turn, usage=result.usage.dump(), costUsd=round(result.cost_usd, 6),
-            stopReason=getattr(message, "stop_reason", None),
-            runTokens=session.client.spend.run_tokens.total, runCostUsd=round(session.client.spend.run_cost_usd, 6),
-        )
+        _call_event(session, feature_id, turn, result)
         blocks = [_block_dict(block) for block in message.content]
         if not blocks:
             blocks = [{"type": "text", "text": "(no content)"}]
@@ -126,6 +132,15 @@ def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str,
             outcome.stop = "reported"
             return outcome
     return outcome
+
+
+def _call_event(session: AgentSession, feature_id: str, turn: int, result: CallResult) -> None:
+    spend = session.client.spend
+    session.on_event(
+        "api_call", id=feature_id, feature=feature_id, turn=turn, model=session.model, usage=result.usage.dump(),
+        costUsd=round(result.cost_usd, 6), stopReason=getattr(result.message, "stop_reason", None),
+        runTokens=spend.run_tokens.total, runCostUsd=round(spend.run_cost_usd, 6),
+    )
 
 
 def _run_tool(session: AgentSession, use: dict[str, Any], outcome: AttemptOutcome) -> ToolResult:

@@ -32,6 +32,7 @@ class RunBooks:
         spend.summarizer_tokens, spend.summarizer_cost_usd = totals.summarizer_tokens, totals.summarizer_cost_usd
         spend.calls = totals.api_calls
         spend.unconfirmed_cost_usd = totals.unconfirmed_cost_usd
+        spend.by_model = {model: share.model_copy(deep=True) for model, share in totals.by_model.items()}
 
     def record(self, feature_id: str | None = None, *, fsync: bool = True) -> None:
         """Journal a change to one feature with the money spent up to now."""
@@ -46,6 +47,7 @@ class RunBooks:
         totals.cost_usd, totals.tokens, totals.api_calls = spend.run_cost_usd, spend.run_tokens, spend.calls
         totals.summarizer_tokens, totals.summarizer_cost_usd = spend.summarizer_tokens, spend.summarizer_cost_usd
         totals.unconfirmed_cost_usd = spend.unconfirmed_cost_usd
+        totals.by_model = {model: share.model_copy(deep=True) for model, share in spend.by_model.items()}
 
     def start_feature(self, feature_id: str) -> None:
         """Count the agent's calls from now on to `feature_id`, on top of what it spent before."""

@@ -42,6 +42,7 @@ from orchestrator.spec.selection import select
 from orchestrator.store.atomic import LinkRefused
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.run_state import RunTotals
 from orchestrator.store.state import RunState, StateStore, now_ms
 from orchestrator.store.working_memory import WorkingMemory
 
@@ -273,8 +274,15 @@ class Runner:
             "run_finished", outcome=result.outcome, exitCode=result.exit_code, passed=counts["passed"],
             failed=counts["failed"], blocked=counts["blocked"], pending=pending, tokens=totals.tokens.total,
             usage=totals.tokens.dump(), costUsd=round(totals.cost_usd, 6), durationMs=result.duration_ms,
-            message=result.message or None,
+            message=result.message or None, costByModel=_cost_by_model(totals),
         )
+
+
+def _cost_by_model(totals: RunTotals) -> dict[str, float] | None:
+    """USD per model when several models made calls (escalation, or a summarizer model of its own)."""
+    if len(totals.by_model) < 2:
+        return None
+    return {model: round(share.cost_usd, 6) for model, share in sorted(totals.by_model.items())}
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.config import RunConfig
+from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run import check_influence, protect
 from orchestrator.run import checkpoint as git_checkpoint
@@ -146,7 +147,10 @@ class FeatureJob:
                 command_sha=command_sha, files=protect.check_file_keys(self.workspace, self.command)
             )
         settings = self.settings
-        self.recorder.attempt_started(attempt, settings.max_attempts, settings.index, settings.total)
+        chosen = attempt_model(settings.config, attempt, settings.max_attempts)
+        self.recorder.attempt_started(
+            attempt, settings.max_attempts, settings.index, settings.total, model=chosen.model, escalated=chosen.escalated
+        )
 
     def _run_agent(self, attempt: int, turn: FeatureTurn) -> tuple[AttemptOutcome, VerificationResult]:
         """The agent's attempt with the check's files guarded, then the check."""
@@ -159,7 +163,7 @@ class FeatureJob:
         )
         self.unrestored = None
         self.influence.before_attempt(self.feature.id, self.command)
-        outcome = run_agent(self._session(guard.files), turn.context.history, turn.prompt, self.feature.id)
+        outcome = run_agent(self._session(guard.files, attempt), turn.context.history, turn.prompt, self.feature.id)
         recorder.agent_done(attempt, outcome)
         changed = protect.guard_changes(guard)
         if changed:
@@ -260,17 +264,21 @@ class FeatureJob:
         recorder.write_log()
         recorder.record()
 
-    def _session(self, protected: list[Path]) -> AgentSession:
+    def _session(self, protected: list[Path], attempt: int) -> AgentSession:
         config = self.settings.config
+        chosen = attempt_model(config, attempt, self.settings.max_attempts)
+        if chosen.model not in self.recorder.entry.models:
+            self.recorder.entry.models.append(chosen.model)
         policy = ShellPolicy.default().with_extra(config.security.deny) if config.security.deny else ShellPolicy.default()
         tool_context = ToolContext(
             project_root=self.workspace, protected=frozenset(protected), bash_timeout=config.bash_timeout,
             policy=policy, env=self.settings.env,
         )
         return AgentSession(
-            client=self.client, model=config.model, system=self.settings.system, tool_context=tool_context,
+            client=self.client, model=chosen.model, system=self.settings.system, tool_context=tool_context,
             max_turns=config.max_turns, max_output_tokens=config.max_output_tokens,
             mask_after_tokens=config.mask_after_tokens, on_event=self.recorder.agent_event,
+            request_fields=chosen.request_fields(),
         )
 
 
@@ -278,7 +286,7 @@ def _attempt_record(attempt: int, outcome: AttemptOutcome) -> AttemptRecord:
     """The attempt's `attemptHistory` entry; its verification is added once the check ran."""
     return AttemptRecord(
         attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
-        masked_outputs=outcome.masked, error=outcome.error,
+        masked_outputs=outcome.masked, error=outcome.error, model=outcome.model,
     )
 
 

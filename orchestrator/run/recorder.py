@@ -64,11 +64,14 @@ class FeatureRecorder:
         self.clock, self.base_duration = time.monotonic(), self.entry.duration_ms
         self.draft.attempts = self.logs.previous(self.feature.id)[0]
 
-    def attempt_started(self, attempt: int, max_attempts: int, index: int, total: int) -> None:
+    def attempt_started(
+        self, attempt: int, max_attempts: int, index: int, total: int, *, model: str | None = None,
+        escalated: bool = False,
+    ) -> None:
         self.record()
         self.events.emit(
             "feature_started", id=self.feature.id, name=self.feature.name, attempt=attempt, maxAttempts=max_attempts,
-            index=index, total=total,
+            index=index, total=total, model=model, escalated=escalated,
         )
 
     def in_progress(self, attempt: int) -> None:

@@ -2,10 +2,8 @@
 
 The request is built as the agent loop builds it (system prompt, tools and messages, with
 their cache breakpoints) and measured with the program's one token estimator. Its JSON is
-not all the API counts: a request with tools also carries the API's own tool-use system
-prompt, and each Anthropic-defined tool (bash, the text editor) a fixed block of its own.
-Anthropic's tool-use pricing lists these; they are added here, so the estimate shown to the
-user covers the whole request.
+not all the API counts: the tokens the API adds for tools (`orchestrator.llm.tool_overhead`)
+are added here, so the estimate shown to the user covers the whole request.
 """
 
 from __future__ import annotations
@@ -15,11 +13,9 @@ from typing import Any
 
 from context_agent import estimate_json_tokens
 from orchestrator.llm.conversation import cached_system, for_api, with_cached_tools, with_conversation_breakpoint
+from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
-# Tokens the API adds for tool use (tool_choice auto) and for each Anthropic-defined tool,
-# from Anthropic's tool-use pricing for the Claude 4 models.
-TOOL_USE_SYSTEM_PROMPT_TOKENS = 346
-ANTHROPIC_TOOL_TOKENS = {"bash_": 245, "text_editor_": 700}
+__all__ = ["RequestSize", "first_request", "first_request_size", "tool_overhead_tokens"]
 
 
 @dataclass(frozen=True)
@@ -35,25 +31,26 @@ class RequestSize:
         return self.system + self.tools + self.messages
 
 
-def tool_overhead_tokens(tools: list[dict[str, Any]]) -> int:
-    """What the API adds to a request for its tools, beyond their JSON."""
-    if not tools:
-        return 0
-    added = TOOL_USE_SYSTEM_PROMPT_TOKENS
-    for tool in tools:
-        kind = str(tool.get("type", ""))
-        added += next((tokens for prefix, tokens in ANTHROPIC_TOOL_TOKENS.items() if kind.startswith(prefix)), 0)
-    return added
+def first_request(
+    system: str, tools: list[dict[str, Any]], history: list[dict[str, Any]], prompt: str
+) -> dict[str, Any]:
+    """The first request of an attempt as the agent loop sends it, without model and max_tokens:
+    `history` (replayed messages), then `prompt`, with the cache breakpoints."""
+    messages = [*history, {"role": "user", "content": [{"type": "text", "text": prompt}]}]
+    return {
+        "system": cached_system(system),
+        "tools": with_cached_tools(tools),
+        "messages": with_conversation_breakpoint(for_api(messages)),
+    }
 
 
 def first_request_size(
     system: str, tools: list[dict[str, Any]], history: list[dict[str, Any]], prompt: str
 ) -> RequestSize:
-    """The first request of an attempt: `history` (replayed messages), then `prompt`."""
-    messages = [*history, {"role": "user", "content": [{"type": "text", "text": prompt}]}]
-    sent_tools = with_cached_tools(tools)
+    """The estimated size of `first_request`, by part."""
+    request = first_request(system, tools, history, prompt)
     return RequestSize(
-        system=estimate_json_tokens(cached_system(system)),
-        tools=estimate_json_tokens(sent_tools) + tool_overhead_tokens(sent_tools),
-        messages=estimate_json_tokens(with_conversation_breakpoint(for_api(messages))),
+        system=estimate_json_tokens(request["system"]),
+        tools=estimate_json_tokens(request["tools"]) + tool_overhead_tokens(request["tools"]),
+        messages=estimate_json_tokens(request["messages"]),
     )

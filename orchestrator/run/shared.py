@@ -9,8 +9,9 @@ only the thread that froze it writes, so the final snapshot is the last word.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
+from orchestrator.llm.spend import SpendEntry
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore
 
@@ -41,7 +42,7 @@ class SharedStateStore(StateStore):
             if self._heard():
                 super().record(state, feature_id, fsync=fsync)
 
-    def record_spend(self, spend: Mapping[str, object]) -> None:
+    def record_spend(self, spend: SpendEntry) -> None:
         with self.lock:
             if self._heard():
                 super().record_spend(spend)

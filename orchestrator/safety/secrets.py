@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,8 +31,18 @@ from typing import Any
 
 REDACTED = "[REDACTED]"
 
-# Variables whose *values* are the credentials this program itself uses.
-SECRET_VALUE_VARIABLES: tuple[str, ...] = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+# Variables whose *values* are the credentials this program itself uses, with each provider
+# (`--provider anthropic|bedrock|vertex`).
+SECRET_VALUE_VARIABLES: tuple[str, ...] = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
+    "GOOGLE_OAUTH_ACCESS_TOKEN",
+)
+# A variable naming a file of credentials (Google's service-account or user JSON): the
+# secrets in the file are redacted like the values above.
+SECRET_FILE_VARIABLE = "GOOGLE_APPLICATION_CREDENTIALS"
+_SECRET_FILE_KEYS = ("private_key", "private_key_id", "client_secret", "refresh_token")
+_MAX_SECRET_FILE_BYTES = 1024 * 1024
 
 # Names that look like credentials. Deliberately broad: a build that needs one of these can
 # get it back through `ToolContext.env`, but a leaked token cannot be taken back.
@@ -105,7 +116,7 @@ def known_secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` that are set (long enough to redact)."""
     if environ is None:
         return sorted(_known_secrets().values)
-    return sorted(_secret_values(environ.get(name) for name in SECRET_VALUE_VARIABLES))
+    return sorted(_secret_values(_secret_sources(environ)))
 
 
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:
@@ -211,11 +222,38 @@ def _known_secrets() -> _KnownSecrets:
     all it costs while they stay the same.
     """
     global _cached_secrets
-    source = tuple(map(os.environ.get, SECRET_VALUE_VARIABLES))
+    source = tuple(map(os.environ.get, (*SECRET_VALUE_VARIABLES, SECRET_FILE_VARIABLE)))
     cached = _cached_secrets
     if cached is None or cached.source != source:
-        cached = _cached_secrets = _KnownSecrets(source, frozenset(_secret_values(source)))
+        values = [*source[:-1], *_file_secrets(source[-1])]
+        cached = _cached_secrets = _KnownSecrets(source, frozenset(_secret_values(values)))
     return cached
+
+
+def _secret_sources(environ: Mapping[str, str]) -> list[str | None]:
+    """The secret variables' values, and the secrets in the credentials file one of them names."""
+    return [*(environ.get(name) for name in SECRET_VALUE_VARIABLES), *_file_secrets(environ.get(SECRET_FILE_VARIABLE))]
+
+
+def _file_secrets(path: str | None) -> list[str]:
+    """The secret fields of a Google credentials file; each line of a PEM key too, so the key
+    is found both as the file holds it (JSON, escaped newlines) and as printed."""
+    if not path:
+        return []
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read(_MAX_SECRET_FILE_BYTES))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    found: list[str] = []
+    for key in _SECRET_FILE_KEYS:
+        value = data.get(key)
+        if isinstance(value, str):
+            found.append(value)
+            found += [line for line in value.splitlines() if line.strip() and not line.startswith("-----")]
+    return found
 
 
 def _with_extra(known: _KnownSecrets, secrets: Iterable[str] | None) -> _KnownSecrets:

@@ -46,6 +46,8 @@ class FeatureStarted(_Event):
     max_attempts: int
     index: int
     total: int
+    model: str | None = Field(None, exclude_if=_absent)  # the attempt's model (`--escalate-model`)
+    escalated: bool = Field(False, exclude_if=lambda escalated: not escalated)
 
 
 class ApiCall(_Event):
@@ -55,6 +57,7 @@ class ApiCall(_Event):
     id: str | None = Field(None, exclude_if=_absent)  # the feature's, as on every event of a feature
     feature: str | None = None
     turn: int
+    model: str | None = None  # the model that made this call
     usage: TokenUsage
     cost_usd: float
     stop_reason: str | None = None
@@ -170,6 +173,8 @@ class RunFinished(_Event):
     cost_usd: float
     duration_ms: int
     message: str | None = None
+    # USD by model, when more than one model made calls (`--escalate-model`).
+    cost_by_model: dict[str, float] | None = Field(None, exclude_if=_absent)
 
 
 class NothingSelected(_Event):

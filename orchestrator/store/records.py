@@ -68,6 +68,8 @@ class AttemptRecord(CamelModel):
     verification: CheckRecord | None = None
     # The passed features' checks the regression guard ran again after this attempt's own check passed.
     regression_checks: list[ReCheck] = Field(default_factory=list, exclude_if=lambda runs: not runs)
+    # The model of the attempt's calls (absent from logs written before `--escalate-model`).
+    model: str | None = Field(None, exclude_if=lambda model: model is None)
 
     @model_serializer(mode="wrap")
     def _short_when_interrupted(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:

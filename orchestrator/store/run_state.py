@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, field_serializer, field_validator
 
 from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.spend import ModelSpend
 from orchestrator.store.paths import is_project_key
 from orchestrator.store.records import AttemptRecord, CheckRecord, Footprint
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
@@ -91,6 +92,8 @@ class FeatureState(CamelModel):
     footprint: Footprint | None = Field(None, exclude_if=_unset)
     failed_branch: str | None = Field(None, exclude_if=_unset)
     reopened: bool = Field(False, exclude_if=lambda value: not value)
+    # The models the feature's attempts ran on, in the order first used (`--escalate-model`).
+    models: list[str] = Field(default_factory=list, exclude_if=lambda models: not models)
 
     @field_serializer("last_verification")
     def _output_only_for_a_retry(self, value: CheckRecord | None) -> dict[str, Any] | None:
@@ -119,6 +122,8 @@ class RunTotals(CamelModel):
     # The worst case of calls whose answer never arrived (the run was killed or interrupted
     # while they were in flight): the API may have billed them, so it is part of `cost_usd`.
     unconfirmed_cost_usd: float = 0.0
+    # Answered calls per model (`--escalate-model` runs use two); absent from older states.
+    by_model: dict[str, ModelSpend] = Field(default_factory=dict, exclude_if=lambda spend: not spend)
 
 
 class RunState(CamelModel):

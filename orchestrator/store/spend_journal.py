@@ -9,24 +9,18 @@ answered counts as its worst case, so a killed run never records less than the A
 from __future__ import annotations
 
 import math
-from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import field_validator
 
 from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.spend import ModelSpend
+from orchestrator.llm.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.run_state import RunState
 
 
-class SpendEntry(BaseModel):
-    """One journaled spend line, as the model client writes it (`ModelClient._journal`)."""
-
-    kind: Literal["reserve", "call", "release"]
-    purpose: str | None = None  # "summarizer", or the agent's
-    feature: str | None = None
-    cost_usd: float = Field(0.0, alias="costUsd")
-    usage: TokenUsage | None = None
-    unconfirmed: bool = False
+class SpendEntry(ModelCallSpend):
+    """One journaled spend line as read back: the client's `SpendEntry`, its values checked."""
 
     @field_validator("feature")
     @classmethod
@@ -64,6 +58,8 @@ def replay_spend(state: RunState, spend: SpendEntry, open_calls: OpenCalls) -> N
             state.totals.unconfirmed_cost_usd += spend.cost_usd
         else:
             state.totals.api_calls += 1
+            if spend.model:
+                state.totals.by_model.setdefault(spend.model, ModelSpend()).add(spend.usage or TokenUsage(), spend.cost_usd)
 
 
 def close_all_unanswered(state: RunState, open_calls: OpenCalls) -> None:

@@ -12,11 +12,12 @@ any instant therefore never records less than the API billed, and `--max-cost` h
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from orchestrator.llm.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import append_jsonl, set_aside, write_text_atomic
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
@@ -143,7 +144,7 @@ class StateStore:
         self._journal_lines += 1
         self._journal_bytes = self.paths.state_journal.stat().st_size
 
-    def record_spend(self, spend: Mapping[str, object]) -> None:
+    def record_spend(self, spend: ModelCallSpend) -> None:
         """Journal one model call's money at once: `{"kind": "reserve", ...}` before it is sent
         (its worst case), `"call"` with its usage and cost when its answer arrives, `"release"`
         when the API answered with an error. Loading adds the calls to the totals, and a
@@ -151,9 +152,9 @@ class StateStore:
 
         Flushed, not fsynced: a killed process loses none of it, and the next fsynced line of
         the same file (every feature record) carries it to disk.
-        The entry is written as the client gives it; `SpendEntry` is its shape.
+        The entry is written as `SpendEntry.dump` gives it, and read back as a `SpendEntry`.
         """
-        append_jsonl(self.paths.state_journal, {"spend": dict(spend)}, fsync=False)
+        append_jsonl(self.paths.state_journal, {"spend": spend.dump()}, fsync=False)
         self._journal_lines += 1
         self._journal_bytes = self.paths.state_journal.stat().st_size
 

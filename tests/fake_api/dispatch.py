@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from . import plans as plan_builders
+from . import providers
 from .agent import agent_turn
 from .errors import ApiError, error_body, invalid_request, new_id
 from .faults import Fault
@@ -24,6 +25,7 @@ from .ledger import RecordedRequest
 from .prompt import prompt_blocks, prompt_tokens
 from .responses import build_message, stream_events
 from .summarizer import is_summarizer_request
+from .thinking import thinking_blocks, thinking_on, validate_thinking
 from .validation import validate_request
 
 if TYPE_CHECKING:
@@ -56,13 +58,16 @@ def dispatch(fake: "FakeAPI", method: str, target: str, headers: dict[str, str],
     except (ValueError, UnicodeDecodeError):
         body = None
     url = urlsplit(target)
+    call = providers.provider_call(method, url.path, body)  # Bedrock's or Vertex's shape
     entry = fake.ledger.record(
-        method=method, path=url.path, headers=headers, body=body, raw=raw, time=time.time()
+        method=method, path=url.path, headers=headers, body=call.body if call else body, raw=raw, time=time.time(),
+        provider=call.provider if call else "anthropic",
     )
-    _classify(fake, entry)
+    api_path = call.api_path if call else url.path
+    _classify(fake, entry, api_path)
     request_id = new_id("req")
     try:
-        reply = _handle(fake, entry, url.path, parse_qs(url.query), request_id)
+        reply = _handle(fake, entry, api_path, parse_qs(url.query), request_id, call)
     except ApiError as error:
         reply = _error_reply(fake, error, request_id)
         fake.ledger.update(entry, status=error.status, outcome=entry.outcome or f"error:{error.error_type}")
@@ -76,12 +81,12 @@ def dispatch(fake: "FakeAPI", method: str, target: str, headers: dict[str, str],
     return reply
 
 
-def _classify(fake: "FakeAPI", entry: RecordedRequest) -> None:
+def _classify(fake: "FakeAPI", entry: RecordedRequest, path: str) -> None:
     """Note what kind of call this is and, for the agent, which feature and step."""
     body = entry.body
-    if entry.path == COUNT_TOKENS_PATH:
+    if path == COUNT_TOKENS_PATH:
         fake.ledger.update(entry, kind="count_tokens")
-    elif entry.path == MESSAGES_PATH and isinstance(body, dict):
+    elif path == MESSAGES_PATH and isinstance(body, dict):
         if is_summarizer_request(body):
             fake.ledger.update(entry, kind="summarizer")
             return
@@ -99,7 +104,8 @@ def _classify(fake: "FakeAPI", entry: RecordedRequest) -> None:
 
 
 def _handle(
-    fake: "FakeAPI", entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str
+    fake: "FakeAPI", entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str,
+    call: providers.ProviderCall | None = None,
 ) -> Reply:
     if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) or entry.method != "POST":
         raise ApiError(404, f"Not Found: {entry.method} {path}", "not_found_error")
@@ -110,7 +116,10 @@ def _handle(
             return Reply(drop=True)
         raise ApiError(503, "Service unavailable.", "api_error")
 
-    _authenticate(fake, entry.headers)
+    if call is None:
+        _authenticate(fake, entry.headers)
+    else:  # Bedrock's SigV4 signature or Vertex's bearer token
+        providers.authenticate(fake.providers, call, entry.method, entry.path, entry.headers, entry.raw)
 
     delay = fake.latency  # a model's time, when the test or benchmark wants one
     fault = fake.faults(entry.index, entry.body) if fake.faults is not None else None
@@ -128,7 +137,9 @@ def _handle(
             return _malformed(fault, entry.body)
         delay = fault.delay
 
-    if not entry.headers.get("anthropic-version"):
+    if call is not None:
+        providers.require_version(call)  # in the body, where these providers want it
+    elif not entry.headers.get("anthropic-version"):
         raise invalid_request("anthropic-version: header is required")
     if entry.body is None:
         raise invalid_request(
@@ -138,6 +149,8 @@ def _handle(
     endpoint = "count_tokens" if path == COUNT_TOKENS_PATH else "messages"
     beta = query.get("beta") == ["true"]
     validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens)
+    betas = call.betas if call else [b.strip() for b in entry.headers.get("anthropic-beta", "").split(",") if b.strip()]
+    validate_thinking(body, betas)
     if fake.known_models is not None and body["model"] not in fake.known_models:
         raise ApiError(404, f"model: {body['model']}", "not_found_error")
 
@@ -183,7 +196,10 @@ def _answer(fake: "FakeAPI", kind: str, body: dict[str, Any]) -> list[dict[str, 
     if turn is None:
         return [plan_builders.text(NO_FEATURE_REPLY)]
     plan = fake.plans.get(turn.feature_id, fake.default_plan)
-    return plan_builders.play(plan, turn)
+    blocks = plan_builders.play(plan, turn)
+    if thinking_on(body):  # the "model" thinks first; its blocks must come back unchanged
+        blocks = thinking_blocks(turn.feature_id, turn.step, json.dumps(body["messages"][-1])) + blocks
+    return blocks
 
 
 def _forced_tool_answer(fake: "FakeAPI", body: dict[str, Any]) -> list[dict[str, Any]]:

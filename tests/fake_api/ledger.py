@@ -37,6 +37,9 @@ class RecordedRequest:
     """``ok``, ``fault:<kind>``, ``down``, or ``error:<error type>``."""
     response: dict[str, Any] | None = None
     """The message (or count) object returned with a 200."""
+    provider: str = "anthropic"
+    """``anthropic``, or ``bedrock`` / ``vertex`` for their request shapes (`providers.py`);
+    `body` then holds the Messages API request it stands for, `raw` what was sent."""
 
 
 @dataclass

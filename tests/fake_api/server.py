@@ -15,6 +15,7 @@ from .forced_tools import ToolAnswerer, default_tool_answer
 from .handler import FakeHTTPServer
 from .ledger import Ledger, RecordedRequest, UsageReport
 from .plans import Plan, default_plan
+from .providers import ProviderSettings
 from .summarizer import Summarizer, default_summarizer
 from .validation import DEFAULT_MAX_OUTPUT_TOKENS
 
@@ -75,6 +76,7 @@ class FakeAPI:
         self.max_output_tokens = max_output_tokens
         self.cache = PromptCache(clock=clock, min_cacheable_tokens=min_cacheable_tokens)
         self.ledger = Ledger(keep_requests)
+        self.providers = ProviderSettings()  # the credentials the Bedrock and Vertex routes accept
         self.down_mode: Literal["drop", "503"] | None = None
         self._errors: list[BaseException] = []
         self._errors_lock = threading.Lock()

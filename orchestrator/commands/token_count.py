@@ -1,0 +1,51 @@
+"""`orchestrate context --count`: the API's own count of a feature's first request.
+
+The estimate `context` prints is the program's own; with credentials at hand the API's
+count_tokens endpoint gives the exact figure for the same request (model, system prompt,
+tools, messages), free of charge. Without credentials, or on Bedrock (which has no
+count_tokens), the estimate stands and a line says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.config import ConfigError, RunConfig
+from orchestrator.errors import UsageError
+
+
+def counted_tokens(config: RunConfig, request: dict[str, Any]) -> tuple[int | None, str]:
+    """(input tokens as the API counts them, "") or (None, why there is no count)."""
+    if config.provider == "bedrock":
+        return None, "Bedrock has no count_tokens endpoint"
+    # The SDK takes seconds to import: only a count needs it.
+    import anthropic
+
+    from orchestrator.llm.providers import native_model_id
+    from orchestrator.llm.sdk import make_sdk_client
+    from orchestrator.safety.secrets import redact
+
+    try:
+        sdk = make_sdk_client(config, models=("model",))
+    except ConfigError as err:
+        return None, f"no credentials ({str(err).split(':')[0]})"
+    model = native_model_id(config.provider, config.model)
+    try:
+        result = sdk.messages.count_tokens(model=model, **request)
+    except anthropic.APIError as err:
+        return None, f"count_tokens failed: {redact(str(err)).splitlines()[0][:200]}"
+    finally:
+        sdk.close()
+    return int(result.input_tokens), ""
+
+
+def count_line(config: RunConfig, request: dict[str, Any], estimate: int) -> str:
+    """The line `context --count` adds under the estimate."""
+    try:
+        counted, why = counted_tokens(config, request)
+    except (UsageError, ValueError) as err:
+        counted, why = None, str(err)
+    if counted is None:
+        return f"whole first request (count_tokens): not counted, {why}; the estimate stands\n"
+    difference = (estimate - counted) / counted * 100 if counted else 0.0
+    return f"whole first request (count_tokens, {config.model}): {counted} tokens; the estimate is {difference:+.1f}%\n"

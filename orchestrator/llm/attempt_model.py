@@ -1,0 +1,93 @@
+"""Which model makes an attempt's calls, and how it thinks: `--escalate-model`, `--thinking`.
+
+An attempt's settings are chosen when it starts and kept for all its calls: the model and its
+thinking are part of the conversation (thinking blocks are signed by the model that wrote
+them), so they never change in the middle of one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.config import MIN_THINKING_BUDGET, RunConfig
+from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, thinking_support
+
+# `--thinking auto` on a model that only takes a budget: this share of max_tokens, on retries.
+AUTO_BUDGET_SHARE = 2
+
+
+@dataclass(frozen=True)
+class AttemptModel:
+    """The model of one attempt and what its requests add for thinking."""
+
+    model: str
+    escalated: bool = False
+    thinking: dict[str, Any] | None = None  # the request's `thinking`, None when off
+    extra_headers: dict[str, str] = field(default_factory=dict)  # the interleaved-thinking beta
+
+    def request_fields(self) -> dict[str, Any]:
+        """What an agent request adds to model, max_tokens, system, tools and messages."""
+        fields: dict[str, Any] = {}
+        if self.thinking is not None:
+            fields["thinking"] = dict(self.thinking)
+        if self.extra_headers:
+            fields["extra_headers"] = dict(self.extra_headers)
+        return fields
+
+
+def escalates(config: RunConfig, attempt: int, max_attempts: int) -> bool:
+    """True when `attempt` goes to the escalation model: any attempt after a failed one
+    (`escalate_on = "failure"`), or only the last one when it is not also the first (`"last"`)."""
+    if config.escalate_model is None or attempt <= 1:
+        return False
+    return config.escalate_on == "failure" or attempt >= max_attempts
+
+
+def attempt_model(config: RunConfig, attempt: int, max_attempts: int) -> AttemptModel:
+    """The model and thinking of `attempt` (1-based) of a feature with `max_attempts`."""
+    escalated = escalates(config, attempt, max_attempts)
+    model = config.escalate_model if escalated and config.escalate_model else config.model
+    thinking = thinking_request(model, config.thinking, config.max_output_tokens, retry=attempt > 1)
+    headers: dict[str, str] = {}
+    if thinking is not None and thinking.get("type") == "enabled" and thinking_support(model).interleaved_beta:
+        # Thinking between tool calls, where the model takes it: the agent reasons over each result.
+        headers["anthropic-beta"] = INTERLEAVED_THINKING_BETA
+    return AttemptModel(model=model, escalated=escalated, thinking=thinking, extra_headers=headers)
+
+
+def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) -> dict[str, Any] | None:
+    """The request's `thinking` for `setting` ("off", "auto" or a budget), or None for none.
+
+    "auto": adaptive thinking where the model takes it (the model decides when thinking
+    helps); on a model that only takes a budget, thinking on retries only, with half of
+    max_tokens. The config has already refused a setting the model cannot take.
+    """
+    if setting == "off":
+        return None
+    support = thinking_support(model)
+    if setting == "auto":
+        if support.adaptive:
+            return {"type": "adaptive"}
+        budget = max_tokens // AUTO_BUDGET_SHARE
+        if not (retry and support.budget and budget >= MIN_THINKING_BUDGET):
+            return None
+        return {"type": "enabled", "budget_tokens": budget}
+    return {"type": "enabled", "budget_tokens": int(setting)}
+
+
+def fit_thinking_budget(request: dict[str, Any], max_tokens: int) -> str | None:
+    """Keep a request's thinking budget below its (possibly lowered) max_tokens, in place.
+
+    Returns why the call cannot be made (too little room left for the minimum budget), or None.
+    """
+    thinking = request.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        return None
+    budget = int(thinking.get("budget_tokens", 0))
+    if budget < max_tokens:
+        return None
+    if max_tokens - 1 < MIN_THINKING_BUDGET:
+        return f"only {max_tokens} output tokens are affordable, too few for the minimum thinking budget"
+    request["thinking"] = {**thinking, "budget_tokens": max_tokens - 1}
+    return None
