@@ -78,6 +78,10 @@ def run(
         False, "--strict-checks",
         help="Fail an attempt that changed files which can sway its check (conftest.py, pytest config, sitecustomize, .pth, stdlib-named modules).",
     ),
+    sandbox: str | None = typer.Option(
+        None, "--sandbox", metavar="MODE",
+        help="auto | bwrap | none: run the agent's commands and the checks in a bubblewrap sandbox (default auto: when it works).",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
@@ -94,7 +98,7 @@ def run(
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
-        "strict_checks": True if strict_checks else None,
+        "strict_checks": True if strict_checks else None, "sandbox": sandbox,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,

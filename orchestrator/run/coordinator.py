@@ -30,6 +30,7 @@ from orchestrator.run.prompts import strategy_system_prompt
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
 from orchestrator.run.verify import Verifier
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.secrets import scrubbed_environment
 from orchestrator.spec.load import Feature, LoadedSpec
 from orchestrator.spec.selection import select
@@ -58,6 +59,7 @@ class RunParts:
     memory: WorkingMemory
     verifier: Verifier
     logs: FeatureLogs
+    sandbox: Sandbox = NO_SANDBOX  # where the agent's commands run (the verifier holds its own)
 
 
 @dataclass
@@ -173,7 +175,7 @@ class Runner:
     def _job(self, feature: Feature) -> FeatureJob:
         """The job for `feature`, in the project directory, with the run's collaborators."""
         settings = JobSettings(
-            config=self.config, spec=self.spec, system=self.system, env=self.env,
+            config=self.config, spec=self.spec, system=self.system, env=self.env, sandbox=self.parts.sandbox,
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
         )
         return FeatureJob(
