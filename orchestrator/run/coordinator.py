@@ -29,6 +29,7 @@ from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.prompts import strategy_system_prompt
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
+from orchestrator.run.trust import distrust_unproven_passes
 from orchestrator.run.verify import Verifier
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.secrets import scrubbed_environment
@@ -218,6 +219,8 @@ class Runner:
         state.stop_reason = None
         self.books.state = state
         reconcile(state, self.spec, self.options.resets, self.events.warn)
+        if not self.parts.sandbox.active:  # the agent could have written the state: check what it claims
+            distrust_unproven_passes(state, self.spec, self.paths, checkpoints=self.config.commit, on_warning=self.events.warn)
         for feature_id in self.options.resets:
             state.feature(feature_id).awaiting_check = None  # redone from the start, agent and all
         self.books.store.save(state)
