@@ -168,6 +168,18 @@ def summarize(
     raise typer.Exit(run_summarize(paths, config, spec))
 
 
+@app.command(cls=Command)
+def doctor(
+    project_dir: Path | None = ProjectDirOption,
+    sandbox: str | None = typer.Option(None, "--sandbox", metavar="MODE", help="auto | bwrap | none: the sandbox to look at."),
+) -> None:
+    """Show what a run here would use: the sandbox and why, git, Python, the key (set or not), prices, each setting's origin."""
+    from orchestrator.commands.doctor import print_doctor
+
+    paths = open_project(project_dir, may_be_missing=True)
+    raise typer.Exit(print_doctor(paths.root, {"sandbox": sandbox}))
+
+
 def main() -> None:
     """The command line, once signal handling is in place (see `orchestrator.entry`)."""
     try:
