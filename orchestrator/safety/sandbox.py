@@ -91,7 +91,8 @@ class Sandbox:
         # Reads only make things visible; inside the workspace they would make them read-only.
         mounts += [("ro", path) for path in self.read if path.exists() and not _within(path, workspace)]
         mounts.append(("rw", workspace))
-        mounts += [("ro", workspace / name) for name in PROTECTED_NAMES if (workspace / name).is_dir()]
+        # A file too: a worktree's `.git` names its repository, and must not be pointed elsewhere.
+        mounts += [("ro", workspace / name) for name in PROTECTED_NAMES if (workspace / name).exists()]
         # After the protected ones: a user who lists `.git` under `write` means it.
         mounts += [("rw", path) for path in self.write if path.exists()]
         # Stable: at equal depth the later mount wins, as listed above.
@@ -115,12 +116,15 @@ def _bind(kind: MountKind, path: Path) -> list[str]:
 
 
 def _private_tmp_dirs() -> list[str]:
-    """$TMPDIR when it is elsewhere than /tmp: tools write there, and it must be empty too."""
+    """$TMPDIR, a fresh empty one too: tools write there. Under /tmp it must be made again
+    (the fresh /tmp lacks it); elsewhere it must exist (the rest is read-only)."""
     tmpdir = os.environ.get("TMPDIR")
-    if not tmpdir or not os.path.isabs(tmpdir) or not os.path.isdir(tmpdir):
+    if not tmpdir or not os.path.isabs(tmpdir):
         return []
     resolved = Path(tmpdir).resolve()
-    return [] if resolved == Path("/") or Path("/tmp") in (resolved, *resolved.parents) else [str(resolved)]
+    if resolved in (Path("/"), Path("/tmp")):
+        return []
+    return [str(resolved)] if Path("/tmp") in resolved.parents or resolved.is_dir() else []
 
 
 def choose_sandbox(
