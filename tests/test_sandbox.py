@@ -248,3 +248,11 @@ def test_a_setsid_process_dies_even_when_the_orchestrator_is_killed(world: World
 def _with_token(token: str) -> list[str]:
     """The pids of `sleep 1<token>` (not of the shells and Pythons whose command line names it)."""
     return [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid) == f"sleep 1{token} "]
+
+
+def test_a_spec_kept_in_the_home_itself_does_not_open_the_home(world: World) -> None:
+    spec = world.home / "spec.json"
+    spec.write_text("{}")
+    world.sandbox = choose_sandbox("bwrap", world.project, also_read=[world.home, spec])
+    output = through_check(world, f"cat {spec}; echo; cat {world.home}/secret.txt")
+    assert "{}" in output and SECRET not in output

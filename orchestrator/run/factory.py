@@ -33,7 +33,7 @@ def build_parts(
     state store (`store`, or the project's), the working memory, the verifier and the feature
     logs of one project. The client journals its spend to the store."""
     store = store or StateStore(paths, on_warning=events.warn)
-    sandbox = sandbox_for(config, paths.root, loaded.path.parent)  # SandboxUnavailable: exit 2, nothing run
+    sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable: exit 2, nothing run
     if sandbox.warning:
         events.warn(sandbox.warning)
     spend = Spend()
@@ -57,13 +57,13 @@ def build_parts(
     )
 
 
-def sandbox_for(config: RunConfig, project_root: Path, spec_dir: Path | None = None) -> Sandbox:
+def sandbox_for(config: RunConfig, project_root: Path, spec: Path | None = None) -> Sandbox:
     """The sandbox `config` asks for in this project; raises `SandboxUnavailable` for a `bwrap`
-    that cannot run. The spec's directory stays readable: checks may run tests kept beside it."""
+    that cannot run. The spec and its directory stay readable: checks may run tests kept beside it."""
     options = config.sandbox_options
     return choose_sandbox(
         config.sandbox, project_root, read=options.read, write=options.write, network=options.network,
-        also_read=[spec_dir.resolve()] if spec_dir is not None else [],
+        also_read=[spec.resolve().parent, spec.resolve()] if spec is not None else [],
     )
 
 

@@ -152,9 +152,11 @@ def choose_sandbox(
         return Sandbox("none", f"auto: {problem}", warning=warning)
     assert found is not None
     homes = _homes()
+    # The run's own needs never open a whole home (a spec kept in ~ itself): the user's may.
+    needed = [path for path in also_read if not any(_within(home, path) for home in homes)]
     return Sandbox(
         "bwrap", f"{mode}: bubblewrap at {found} works here", bwrap=found, hidden=tuple(homes),
-        read=tuple(_unique([*_toolchain_dirs(homes), *also_read, *_user_paths(read, project_root)])),
+        read=tuple(_unique([*_toolchain_dirs(homes), *needed, *_user_paths(read, project_root)])),
         write=tuple(_unique(_user_paths(write, project_root))), network=network,
     )
 
