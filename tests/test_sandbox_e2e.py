@@ -60,7 +60,8 @@ def test_none_runs_without_the_warning(fake_api: Any, tmp_path: Path) -> None:
     (project / "orchestrate.toml").write_text('[sandbox]\nmode = "none"\n')
     spec = write_spec(tmp_path, 1)
 
-    result = run_cli(["run", str(spec)], project, fake_api, PATH=_broken_bwrap_path(tmp_path))
+    # ORCHESTRATE_SANDBOX emptied: the suite's own choice would outrank the file.
+    result = run_cli(["run", str(spec)], project, fake_api, PATH=_broken_bwrap_path(tmp_path), ORCHESTRATE_SANDBOX="")
 
     assert result.code == 0, result.stderr
     assert "no sandbox" not in result.stderr
