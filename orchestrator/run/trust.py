@@ -73,7 +73,8 @@ def _missing_proof(
 def _checkpoint_subjects(paths: ProjectPaths) -> set[str] | None:
     """The messages of HEAD's history that look like checkpoints; None when git cannot say."""
     try:
-        result = run_git(paths.root, "log", "-z", "--no-color", "--format=%B", "HEAD", "--")
+        # git filters: a long history of other commits is never read into Python.
+        result = run_git(paths.root, "log", "-z", "--no-color", "--format=%B", "--grep=^orchestrate: ", "HEAD", "--")
     except CheckpointError:
         return None
     if result.returncode != 0:
