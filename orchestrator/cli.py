@@ -95,6 +95,10 @@ def run(
         help="After each feature, re-run the checks of passed features it may affect: affected | all | none (default affected).",
     ),
     no_final_verify: bool = typer.Option(False, "--no-final-verify", help="Do not re-run every passed feature's check at the end."),
+    sandbox: str | None = typer.Option(
+        None, "--sandbox", metavar="MODE",
+        help="auto | bwrap | none: run the agent's commands and the checks in a bubblewrap sandbox (default auto: when it works).",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
@@ -111,7 +115,7 @@ def run(
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
-        "strict_checks": True if strict_checks else None, "branch": branch,
+        "strict_checks": True if strict_checks else None, "branch": branch, "sandbox": sandbox,
         "jobs": jobs, "regression": regression, "final_verify": False if no_final_verify else None,
         "escalate_model": escalate_model, "escalate_on": escalate_on, "thinking": thinking, "provider": provider,
     }
@@ -274,6 +278,16 @@ def combine(
     paths = open_project(project_dir)
     config = load_config({"branch": branch}, paths.root)
     raise typer.Exit(combine_command(loaded, paths, config, artifacts, partial=partial, report=report, junit=junit))
+@app.command(cls=Command)
+def doctor(
+    project_dir: Path | None = ProjectDirOption,
+    sandbox: str | None = typer.Option(None, "--sandbox", metavar="MODE", help="auto | bwrap | none: the sandbox to look at."),
+) -> None:
+    """Show what a run here would use: the sandbox and why, git, Python, the key (set or not), prices, each setting's origin."""
+    from orchestrator.commands.doctor import print_doctor
+
+    paths = open_project(project_dir, may_be_missing=True)
+    raise typer.Exit(print_doctor(paths.root, {"sandbox": sandbox}))
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from orchestrator.llm.pricing import ModelPrice, PriceTable
 ContextStrategy = Literal["compressed", "replay", "window"]
 Provider = Literal["anthropic", "bedrock", "vertex"]
 MIN_THINKING_BUDGET = 1024  # the API's floor for budget_tokens
+SandboxMode = Literal["auto", "bwrap", "none"]
 
 
 # Settings as one layer gives them, before RunConfig checks them: free-form by nature (any
@@ -50,6 +51,16 @@ class SecurityConfig(BaseModel):
 
         ShellPolicy.default().with_extra(patterns)
         return patterns
+
+
+class SandboxOptions(BaseModel):
+    """The `[sandbox]` table of orchestrate.toml (its `mode` becomes the `sandbox` setting)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    read: list[str] = Field(default_factory=list, description="Paths commands may read (hidden ones: under home, /tmp).")
+    write: list[str] = Field(default_factory=list, description="Paths outside the project commands may write.")
+    network: bool = Field(False, description="Let commands and checks reach the network.")
 
 
 class RunConfig(BaseModel):
@@ -114,6 +125,10 @@ class RunConfig(BaseModel):
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )
     security: SecurityConfig = Field(default_factory=SecurityConfig)
+    sandbox: SandboxMode = Field(
+        "auto", description="Where the agent's commands and the checks run: bwrap, none, or auto (bwrap when it works)."
+    )
+    sandbox_options: SandboxOptions = Field(default_factory=SandboxOptions)
 
     @field_validator("model", "summarizer_model")
     @classmethod
@@ -170,7 +185,7 @@ class RunConfig(BaseModel):
 
 _ENV_PREFIX = "ORCHESTRATE_"
 # Nested tables come only from the file; everything else may come from the environment too.
-_FILE_ONLY = {"pricing", "security"}
+_FILE_ONLY = {"pricing", "security", "sandbox_options"}
 
 
 def _from_environment(environ: Mapping[str, str]) -> Settings:
@@ -192,31 +207,28 @@ def _from_file(path: Path) -> Settings:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from err
     # Accept kebab-case keys as the flags spell them.
-    return {key.replace("-", "_"): value for key, value in data.items()}
+    values: Settings = {key.replace("-", "_"): value for key, value in data.items()}
+    table = values.get("sandbox")
+    if isinstance(table, dict):  # `[sandbox]`: its `mode` is the setting, the rest its options
+        options = dict(table)
+        values.pop("sandbox")
+        if "mode" in options:
+            values["sandbox"] = options.pop("mode")
+        values["sandbox_options"] = options
+    return values
 
 
 def load_config(
     flags: Mapping[str, object], project_dir: Path, environ: Mapping[str, str] | None = None
 ) -> RunConfig:
     """Merge the layers; raise ConfigError listing every bad setting with where it came from."""
-    environ = dict(os.environ if environ is None else environ)
-    layers = [
-        ("orchestrate.toml", _from_file(project_dir / "orchestrate.toml")),
-        ("environment", _from_environment(environ)),
-        ("command line", {k: v for k, v in flags.items() if v is not None}),
-    ]
-    merged: Settings = {}
-    origin: dict[str, str] = {}
-    for source, values in layers:
-        for key, value in values.items():
-            merged[key] = value
-            origin[key] = source
+    merged, origin = _merged(flags, project_dir, environ)
     try:
         return RunConfig.model_validate(merged)
     except ValidationError as err:
         problems = []
         for error in err.errors():
-            key = ".".join(str(part) for part in error["loc"])
+            key = ".".join(str(part) for part in error["loc"]).replace("sandbox_options", "sandbox", 1)
             top = str(error["loc"][0]) if error["loc"] else ""
             where = origin.get(top, "configuration")
             hint = f" (set as {_ENV_PREFIX}{top.upper()})" if where == "environment" else ""
@@ -231,6 +243,33 @@ def load_config(
                 # A rule across settings (thinking and the models) names its settings itself.
                 problems.append(f"{where}: {key}: {message}{hint}" if key else f"{where}: {message}")
         raise ConfigError("bad configuration:\n  " + "\n  ".join(problems)) from None
+
+
+def setting_origins(
+    flags: Mapping[str, object], project_dir: Path, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Where each setting's value comes from: "default", "orchestrate.toml", "environment" or "command line"."""
+    origin = _merged(flags, project_dir, environ)[1]
+    return {name: origin.get(name, "default") for name in RunConfig.model_fields}
+
+
+def _merged(
+    flags: Mapping[str, object], project_dir: Path, environ: Mapping[str, str] | None
+) -> tuple[Settings, dict[str, str]]:
+    """The settings of every layer, later layers winning, and the layer each one came from."""
+    environ = dict(os.environ if environ is None else environ)
+    layers = [
+        ("orchestrate.toml", _from_file(project_dir / "orchestrate.toml")),
+        ("environment", _from_environment(environ)),
+        ("command line", {k: v for k, v in flags.items() if v is not None}),
+    ]
+    merged: Settings = {}
+    origin: dict[str, str] = {}
+    for source, values in layers:
+        for key, value in values.items():
+            merged[key] = value
+            origin[key] = source
+    return merged, origin
 
 
 def _did_you_mean(loc: tuple[int | str, ...]) -> str:

@@ -28,7 +28,11 @@ class CliResult:
 
 
 def cli_env(fake: Any | None = None, key: str | None = TEST_KEY, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "ORCHESTRATE_"))}
+    # ORCHESTRATE_SANDBOX is the suite's choice (tests/conftest.py), not a leftover.
+    env = {
+        k: v for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "ORCHESTRATE_")) or k == "ORCHESTRATE_SANDBOX"
+    }
     env.update(FAST_RETRIES)
     env["CI"] = "true"
     # The checkout under test, whichever copy of the package pip installed last.

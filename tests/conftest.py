@@ -8,6 +8,10 @@ import pytest
 
 from tests.fake_api.fixtures import fake_api_env, running_fake_api
 
+# The suite's sandbox: `ORCHESTRATE_SANDBOX=bwrap python3 -m pytest` runs every CLI test with
+# bubblewrap required; unset, the CLI's own default (auto) applies.
+SUITE_SANDBOX = os.environ.get("ORCHESTRATE_SANDBOX")
+
 
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path_factory, monkeypatch):
@@ -19,6 +23,8 @@ def isolated_environment(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    if SUITE_SANDBOX:
+        monkeypatch.setenv("ORCHESTRATE_SANDBOX", SUITE_SANDBOX)
 
 
 @pytest.fixture

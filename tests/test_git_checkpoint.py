@@ -461,7 +461,8 @@ def test_the_checkpoint_commits_the_file_the_check_verified_despite_a_planted_fi
     ]
     spec = write_spec(project, 1, verify="grep -qx verified result.txt")
 
-    result = run_cli(["run", str(spec)], project, fake_api)
+    # Without the sandbox, which would keep .git read-only: the checkpoint's own defence is under test.
+    result = run_cli(["run", str(spec), "--sandbox", "none"], project, fake_api)
 
     assert result.code == 0, result.stderr
     assert git(project, "config", "filter.evil.clean") == "sed s/verified/tampered/"  # the agent did plant it

@@ -401,7 +401,9 @@ def test_a_link_planted_during_the_run_stops_it_before_anything_is_written_throu
     write_spec(project, 3, extra={"feat-03": {"verify": swap}})
     before = file_tree(outside)
 
-    result = run_cli(["run", "spec.json"], project, fake_api)
+    # Without the sandbox, under which .autonomous/ is read-only and the swap fails: the
+    # orchestrator's own refusal to write through a link is under test.
+    result = run_cli(["run", "spec.json", "--sandbox", "none"], project, fake_api)
 
     _no_traceback(result)
     assert result.code == 2, result.stderr

@@ -17,6 +17,7 @@ from orchestrator.llm.reservations import SpendPool
 from orchestrator.run.merge_queue import MergeQueue
 from orchestrator.run.worktrees import Worktrees, prepare_repository, work_branch
 from orchestrator.spec.load import Feature
+from orchestrator.llm.spend import SpendEntry
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 
@@ -87,7 +88,7 @@ def test_calls_of_several_workers_interleaved_in_the_journal_are_counted_once(tm
         {"kind": "call", "purpose": "agent", "feature": "b", "costUsd": 0.5},
         {"kind": "reserve", "purpose": "agent", "feature": "c", "costUsd": 2.0},  # killed in flight
     ):
-        store.record_spend(entry)
+        store.record_spend(SpendEntry.model_validate(entry))
     state = store.load()
     assert state is not None
     assert state.totals.cost_usd == pytest.approx(2.75)

@@ -177,6 +177,9 @@ def is_orchestrator(pid):
 
 orchestrator = os.getppid()
 for _ in range(3):
+    if orchestrator < 1:  # the sandbox's PID namespace: the orchestrator is not in it
+        print("checked none: 0 key(s) found; the orchestrator is not visible from here")
+        raise SystemExit(1)
     if is_orchestrator(orchestrator):
         break
     orchestrator = parent_of(orchestrator)

@@ -19,6 +19,7 @@ from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
 from orchestrator.run.check_pool import CheckRun, check_runner, default_concurrency
 from orchestrator.run.coordinator import run_environment
 from orchestrator.run.final_verify import mark_regressed, passed_checks, verify_passed
+from orchestrator.safety.sandbox import Sandbox
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_text_atomic
@@ -58,7 +59,7 @@ def _verify(
     wanted = _only(only, loaded, state)
     started = time.monotonic()
     runs = verify_passed(
-        paths.root, loaded.spec, state, runner=check_runner(config.check_timeout, run_environment(config, loaded)),
+        paths.root, loaded.spec, state, runner=check_runner(config.check_timeout, run_environment(config, loaded), _sandbox(config, paths, loaded)),
         concurrency=config.check_concurrency or default_concurrency(), only=wanted, on_warning=_warn,
     )
     failed = [run for run in runs if not run.success]
@@ -152,3 +153,13 @@ def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
     suites.append(suite)
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _sandbox(config: RunConfig, paths: ProjectPaths, loaded: LoadedSpec) -> Sandbox:
+    """The checks run in the sandbox a run would use (`--sandbox` / orchestrate.toml)."""
+    from orchestrator.run.factory import sandbox_for
+
+    sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable is a UsageError: exit 2
+    if sandbox.warning:
+        _warn(sandbox.warning)
+    return sandbox

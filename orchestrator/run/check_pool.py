@@ -20,6 +20,7 @@ from orchestrator.run.checkpoint import is_git_repo
 from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.tree_git import TreeSnapshot
 from orchestrator.run.verify import DEFAULT_TIMEOUT, VerificationResult, run_check
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.store.records import ReCheck
 
 CheckRunner = Callable[[str, Path], VerificationResult]  # (command, workspace) -> its result
@@ -33,11 +34,13 @@ def default_concurrency() -> int:
         return os.cpu_count() or 1
 
 
-def check_runner(timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None) -> CheckRunner:
-    """The real runner: `run_check` with the run's timeout and environment."""
+def check_runner(
+    timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None, sandbox: Sandbox = NO_SANDBOX
+) -> CheckRunner:
+    """The real runner: `run_check` with the run's timeout, environment and sandbox."""
 
     def run(command: str, workspace: Path) -> VerificationResult:
-        return run_check(command, workspace, attempt=0, timeout=timeout, env=env)
+        return run_check(command, workspace, attempt=0, timeout=timeout, env=env, sandbox=sandbox)
 
     return run
 

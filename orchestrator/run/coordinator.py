@@ -35,7 +35,9 @@ from orchestrator.run.prompts import strategy_system_prompt
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.regression import RegressionGuard
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
+from orchestrator.run.trust import distrust_unproven_passes
 from orchestrator.run.verify import Verifier
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.secrets import scrubbed_environment
 from orchestrator.spec.load import Feature, LoadedSpec
 from orchestrator.spec.selection import select
@@ -67,6 +69,7 @@ class RunParts:
     memory: WorkingMemory
     verifier: Verifier
     logs: FeatureLogs
+    sandbox: Sandbox = NO_SANDBOX  # where the agent's commands run (the verifier holds its own)
 
 
 @dataclass
@@ -106,7 +109,7 @@ class Runner:
         self.run_order = ordered(self.spec, self.selected)
         self.positions = {feature_id: index + 1 for index, feature_id in enumerate(self.selected)}
         self.env = run_environment(config, loaded)
-        self.check_runner = check_runner(config.check_timeout, self.env)  # re-run checks: guard and final verification
+        self.check_runner = check_runner(config.check_timeout, self.env, parts.sandbox)  # re-run checks: guard and final verification
         self.concurrency = config.check_concurrency or default_concurrency()
         self.integrity: Integrity | None = None
 
@@ -197,7 +200,7 @@ class Runner:
     def _job(self, feature: Feature) -> FeatureJob:
         """The job for `feature`, in the project directory, with the run's collaborators."""
         settings = JobSettings(
-            config=self.config, spec=self.spec, system=self.system, env=self.env,
+            config=self.config, spec=self.spec, system=self.system, env=self.env, sandbox=self.parts.sandbox,
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
         )
         return FeatureJob(
@@ -256,6 +259,8 @@ class Runner:
         state.stop_reason = None
         self.books.state = state
         reconcile(state, self.spec, self.options.resets, self.events.warn)
+        if not self.parts.sandbox.active:  # the agent could have written the state: check what it claims
+            distrust_unproven_passes(state, self.spec, self.paths, checkpoints=self.config.commit, on_warning=self.events.warn)
         for feature_id in self.options.resets:
             state.feature(feature_id).awaiting_check = None  # redone from the start, agent and all
         self.books.store.save(state)

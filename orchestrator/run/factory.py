@@ -6,6 +6,7 @@ benchmark that swaps one part (a timed verifier, a store that cannot write) and 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from context_agent import ContextAgent
@@ -15,6 +16,7 @@ from orchestrator.run.context_view import ContextView, feature_reader
 from orchestrator.run.coordinator import Runner, RunOptions, RunParts, run_environment
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.verify import CheckVerifier
+from orchestrator.safety.sandbox import Sandbox, choose_sandbox
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
@@ -31,6 +33,9 @@ def build_parts(
     state store (`store`, or the project's), the working memory, the verifier and the feature
     logs of one project. The client journals its spend to the store."""
     store = store or StateStore(paths, on_warning=events.warn)
+    sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable: exit 2, nothing run
+    if sandbox.warning:
+        events.warn(sandbox.warning)
     spend = Spend()
     client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend)
     agent = ContextAgent(
@@ -44,8 +49,21 @@ def build_parts(
         context=ContextView(agent, loaded.spec, paths, strategy=config.context, depth=config.context_depth),
         store=store,
         memory=WorkingMemory(paths.working_memory, on_warning=events.warn, backups_dir=paths.backups_dir),
-        verifier=CheckVerifier(paths.root, timeout=config.check_timeout, env=run_environment(config, loaded)),
+        verifier=CheckVerifier(
+            paths.root, timeout=config.check_timeout, env=run_environment(config, loaded), sandbox=sandbox
+        ),
         logs=FeatureLogs(paths),
+        sandbox=sandbox,
+    )
+
+
+def sandbox_for(config: RunConfig, project_root: Path, spec: Path | None = None) -> Sandbox:
+    """The sandbox `config` asks for in this project; raises `SandboxUnavailable` for a `bwrap`
+    that cannot run. The spec and its directory stay readable: checks may run tests kept beside it."""
+    options = config.sandbox_options
+    return choose_sandbox(
+        config.sandbox, project_root, read=options.read, write=options.write, network=options.network,
+        also_read=[spec.resolve().parent, spec.resolve()] if spec is not None else [],
     )
 
 

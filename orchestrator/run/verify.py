@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.safety.process_group import run_in_group
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.secrets import redact_piece
 from orchestrator.tools.truncation import tail_of
 
@@ -87,9 +88,12 @@ class CheckVerifier:
     workspace: Path
     timeout: float = DEFAULT_TIMEOUT
     env: Mapping[str, str] | None = field(default=None, repr=False)
+    sandbox: Sandbox = NO_SANDBOX
 
     def check(self, command: str | None, attempt: int) -> VerificationResult:
-        return run_check(command, self.workspace, attempt=attempt, timeout=self.timeout, env=self.env)
+        return run_check(
+            command, self.workspace, attempt=attempt, timeout=self.timeout, env=self.env, sandbox=self.sandbox
+        )
 
 
 def run_check(
@@ -100,12 +104,13 @@ def run_check(
     timeout: float = DEFAULT_TIMEOUT,
     env: Mapping[str, str] | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    sandbox: Sandbox = NO_SANDBOX,
 ) -> VerificationResult:
     """Run `command` in `project_root` and report whether it passed.
 
     Exit status 0 is a pass. A check that outlives `timeout` seconds is killed with its whole
     process group. `env` replaces the environment (the caller removes secrets); by default
-    the check inherits ours. Any exception while waiting (KeyboardInterrupt included) kills
+    the check inherits ours. It runs inside `sandbox`. Any exception while waiting (KeyboardInterrupt included) kills
     the check's process group and is re-raised.
     """
     if command is None or not command.strip():
@@ -114,7 +119,7 @@ def run_check(
         )
     tail = _OutputTail(output_limit)
     try:
-        finished = run_in_group(command, project_root, env, timeout=timeout, on_output=tail.add)
+        finished = run_in_group(command, project_root, env, timeout=timeout, on_output=tail.add, sandbox=sandbox)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.filename is not None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.safety.descendants import CommandProcesses, become_subreaper
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 
 __all__ = ["Finished", "become_subreaper", "held_signals", "run_in_group", "stop_group"]
 
@@ -53,16 +54,18 @@ class Finished:
 
 
 def run_in_group(
-    command: str, cwd: Path, env: Mapping[str, str] | None, *, timeout: float, on_output: Callable[[bytes], None]
+    command: str, cwd: Path, env: Mapping[str, str] | None, *, timeout: float, on_output: Callable[[bytes], None],
+    sandbox: Sandbox = NO_SANDBOX,
 ) -> Finished:
-    """Run `command` with `bash -c` in `cwd`; `env` None inherits ours. Raises OSError if it cannot start."""
+    """Run `command` with `bash -c` in `cwd`, inside `sandbox`; `env` None inherits ours.
+    Raises OSError if it cannot start."""
     processes: CommandProcesses | None = None
     proc: subprocess.Popen[bytes] | None = None
     try:
         with held_signals():
             processes = CommandProcesses()
             proc = subprocess.Popen(
-                ["bash", "-c", command],
+                sandbox.wrap(["bash", "-c", command], cwd),
                 cwd=cwd,
                 env=processes.environment(env),
                 stdin=subprocess.DEVNULL,

@@ -97,7 +97,8 @@ def run_command(command: str, ctx: ToolContext) -> CommandOutcome:
     capture = _Capture(ctx.output_cap)
     try:
         finished = run_in_group(
-            command, ctx.project_root, agent_environment(ctx), timeout=ctx.bash_timeout, on_output=capture.add
+            command, ctx.project_root, agent_environment(ctx), timeout=ctx.bash_timeout, on_output=capture.add,
+            sandbox=ctx.sandbox,
         )
     except OSError as err:
         raise ToolError(f"could not start bash: {(err.strerror or str(err)).lower()}") from None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.tools.shell_policy import ShellPolicy
 
 
@@ -38,6 +39,8 @@ class ToolContext:
     """Deny-list checked before every bash command."""
     env: dict[str, str] | None = None
     """Environment for bash commands; None means a scrubbed copy of `os.environ` per command."""
+    sandbox: Sandbox = NO_SANDBOX
+    """Where bash commands run (`orchestrator.safety.sandbox`): bubblewrap, or as they are."""
 
     def __post_init__(self) -> None:
         # Confinement compares resolved paths; an unresolved root would make every check wrong.

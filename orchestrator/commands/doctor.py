@@ -1,0 +1,105 @@
+"""`orchestrate doctor`: what a run here would use, and where each choice came from.
+
+The sandbox (which one, and why), the git and Python versions, whether an API key is set (never
+its value), the price table in use, and every setting with its value and its origin
+(`default`, `orchestrate.toml`, `environment`, `command line`). Exit 0 when a run could start
+as configured, 2 when it could not (bad configuration, a `bwrap` sandbox that cannot run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import typer
+
+from orchestrator import __version__
+from orchestrator.config import ConfigError, RunConfig, load_config, setting_origins
+from orchestrator.errors import EXIT_OK, EXIT_USAGE
+from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
+from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
+from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES
+
+Row = tuple[str, str]
+
+
+def print_doctor(project_root: Path, flags: Mapping[str, object]) -> int:
+    """Print the diagnosis, one `name: value` line each; return the exit code."""
+    rows, healthy = diagnose(project_root, flags, os.environ)
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        typer.echo(f"{name.ljust(width)}  {value}")
+    return EXIT_OK if healthy else EXIT_USAGE
+
+
+def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[str, str]) -> tuple[list[Row], bool]:
+    """The rows `doctor` prints, and whether a run could start as configured."""
+    rows: list[Row] = [
+        ("orchestrate", __version__),
+        ("python", f"{platform.python_version()} ({sys.executable})"),
+        ("git", _git_version()),
+        ("project", str(project_root)),
+        ("api key", _key_status(environ)),
+    ]
+    try:
+        config = load_config(flags, project_root, environ)
+    except ConfigError as err:
+        return [*rows, ("configuration", str(err))], False
+    healthy = True
+    try:
+        rows.append(("sandbox", _describe_sandbox(_sandbox(config, project_root))))
+    except SandboxUnavailable as err:
+        rows.append(("sandbox", f"unusable: {err}"))
+        healthy = False
+    rows.append(("prices", _price_source(config)))
+    origins = setting_origins(flags, project_root, environ)
+    rows += [(f"setting {name}", f"{_value(config, name)}  ({origins[name]})") for name in RunConfig.model_fields]
+    return rows, healthy
+
+
+def _sandbox(config: RunConfig, project_root: Path) -> Sandbox:
+    from orchestrator.run.factory import sandbox_for
+
+    return sandbox_for(config, project_root)
+
+
+def _describe_sandbox(sandbox: Sandbox) -> str:
+    if not sandbox.active:
+        return f"none: {sandbox.reason}; the agent's commands and the checks run with your user's full access"
+    network = "on" if sandbox.network else "off"
+    shown = ", ".join(str(path) for path in sandbox.read) or "nothing"
+    return f"bwrap: {sandbox.reason}; network {network}; home hidden, read-only there: {shown}"
+
+
+def _key_status(environ: Mapping[str, str]) -> str:
+    found = [name for name in SECRET_VALUE_VARIABLES if environ.get(name)]
+    return f"set ({', '.join(found)})" if found else "not set: export ANTHROPIC_API_KEY=sk-ant-... before a run"
+
+
+def _git_version() -> str:
+    try:
+        result = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "not installed (checkpoints are skipped without it)"
+    return result.stdout.strip().removeprefix("git version ") or "unknown"
+
+
+def _price_source(config: RunConfig) -> str:
+    families = ", ".join(DEFAULT_FAMILY_PRICES)
+    own = f"; orchestrate.toml [pricing] for {', '.join(sorted(config.pricing))}" if config.pricing else ""
+    price = config.price_table().price_for(config.model)
+    return f"built in ({families}; unknown models at the dearest){own}; {config.model}: ${price.input:g} in / ${price.output:g} out per MTok"
+
+
+def _value(config: RunConfig, name: str) -> str:
+    value = getattr(config, name)
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()
+    elif isinstance(value, dict):
+        value = {key: item.model_dump() if hasattr(item, "model_dump") else item for key, item in value.items()}
+    return json.dumps(value) if not isinstance(value, str) else value

@@ -1,0 +1,228 @@
+"""The sandbox the agent's commands and the feature checks run in: bubblewrap, or none.
+
+The shell deny-list guesses at spellings; a namespace does not have to. Under bubblewrap
+(`bwrap`) each `bash -c COMMAND` runs where:
+
+- the workspace (the project) is writable, but its `.autonomous/` and `.git/` are read-only:
+  `git status` and `git diff` work, forging the run's state or a commit does not;
+- the rest of the file system is read-only, `/tmp` is a fresh empty one, and the user's home
+  is an empty directory, except for the tool chains the PATH reaches into there (read-only)
+  and the paths the user lists in `[sandbox] read` / `write`;
+- there is no network unless `[sandbox] network = true` (only a private loopback);
+- a new PID namespace: when the command's shell exits, everything it started dies with it,
+  `setsid` or not (and with the orchestrator, through `--die-with-parent`).
+
+`choose_sandbox` picks one from the `sandbox` setting (`auto`, `bwrap`, `none`); `Sandbox.wrap`
+turns an argv into one that runs inside. The orchestrator's own files and git operations
+never go through here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from orchestrator.errors import UsageError
+
+SANDBOX_MODES = ("auto", "bwrap", "none")
+# Directories of the workspace the commands may read but never change.
+PROTECTED_NAMES = (".autonomous", ".git")
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; "
+    "Arch: pacman -S bubblewrap)"
+)
+# Tool chains commonly installed under the home; their directories stay visible, read-only.
+_TOOLCHAIN_VARIABLES = ("PYENV_ROOT", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "VIRTUAL_ENV", "CONDA_PREFIX", "GOROOT")
+# Never shown from a home, whatever the PATH says.
+_PRIVATE_IN_HOME = frozenset({".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".azure", ".netrc"})
+_PROBE_TIMEOUT = 15.0
+
+MountKind = Literal["tmpfs", "ro", "rw"]
+
+
+class SandboxUnavailable(UsageError):
+    """`--sandbox bwrap` was asked for and cannot be had here: the message says why (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How commands are isolated: `kind` "bwrap" wraps them, "none" runs them as they are."""
+
+    kind: Literal["bwrap", "none"]
+    reason: str
+    """Why this one: shown by `orchestrate doctor` and in the run's first event."""
+    warning: str | None = None
+    """Said once at the start of a run: `auto` found no usable bubblewrap."""
+    bwrap: str = "bwrap"
+    hidden: tuple[Path, ...] = ()
+    """Homes replaced by an empty directory."""
+    read: tuple[Path, ...] = ()
+    """Visible read-only even where hidden (tool chains, `[sandbox] read`, the spec's directory)."""
+    write: tuple[Path, ...] = ()
+    """Writable besides the workspace (`[sandbox] write`)."""
+    network: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.kind == "bwrap"
+
+    def wrap(self, argv: Sequence[str], workspace: Path) -> list[str]:
+        """`argv` as it runs in the sandbox, with `workspace` writable and its working directory."""
+        if not self.active:
+            return list(argv)
+        command = [self.bwrap, *_namespace_flags(self.network), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        for kind, path in self._mounts(Path(workspace)):
+            command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, path)
+        return [*command, "--chdir", str(workspace), "--", *argv]
+
+    def _mounts(self, workspace: Path) -> list[tuple[MountKind, Path]]:
+        """Mounts in the order they must be made: a deeper path lies on top of a shallower one."""
+        mounts: list[tuple[MountKind, Path]] = [("tmpfs", Path("/tmp"))]
+        mounts += [("tmpfs", Path(tmp)) for tmp in _private_tmp_dirs()]
+        mounts += [("tmpfs", home) for home in self.hidden]
+        # Reads only make things visible; inside the workspace they would make them read-only.
+        mounts += [("ro", path) for path in self.read if path.exists() and not _within(path, workspace)]
+        mounts.append(("rw", workspace))
+        # A file too: a worktree's `.git` names its repository, and must not be pointed elsewhere.
+        mounts += [("ro", workspace / name) for name in PROTECTED_NAMES if (workspace / name).exists()]
+        # After the protected ones: a user who lists `.git` under `write` means it.
+        mounts += [("rw", path) for path in self.write if path.exists()]
+        # Stable: at equal depth the later mount wins, as listed above.
+        return sorted(mounts, key=lambda mount: len(mount[1].parts))
+
+
+NO_SANDBOX = Sandbox("none", "no sandbox asked for")
+
+
+def _namespace_flags(network: bool) -> list[str]:
+    flags = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    return flags if network else [*flags, "--unshare-net"]
+
+
+def _within(path: Path, directory: Path) -> bool:
+    return path == directory or directory in path.parents
+
+
+def _bind(kind: MountKind, path: Path) -> list[str]:
+    return ["--ro-bind" if kind == "ro" else "--bind", str(path), str(path)]
+
+
+def _private_tmp_dirs() -> list[str]:
+    """$TMPDIR, a fresh empty one too: tools write there. Under /tmp it must be made again
+    (the fresh /tmp lacks it); elsewhere it must exist (the rest is read-only)."""
+    tmpdir = os.environ.get("TMPDIR")
+    if not tmpdir or not os.path.isabs(tmpdir):
+        return []
+    resolved = Path(tmpdir).resolve()
+    if resolved in (Path("/"), Path("/tmp")):
+        return []
+    return [str(resolved)] if Path("/tmp") in resolved.parents or resolved.is_dir() else []
+
+
+def choose_sandbox(
+    mode: str, project_root: Path, *, read: Iterable[str] = (), write: Iterable[str] = (), network: bool = False,
+    also_read: Iterable[Path] = (),
+) -> Sandbox:
+    """The sandbox `mode` gives here; `SandboxUnavailable` when `bwrap` was asked for and cannot run.
+
+    `read`/`write` are the user's extra paths (`~` is the real home, relative ones are relative
+    to `project_root`); `also_read` are paths the run itself needs visible (the spec's directory).
+    """
+    if mode not in SANDBOX_MODES:
+        raise SandboxUnavailable(f"--sandbox {mode}: not a sandbox; use one of {', '.join(SANDBOX_MODES)}")
+    if mode == "none":
+        return Sandbox("none", "sandbox = none: commands run with your user's full access")
+    found = shutil.which("bwrap")
+    problem = "bubblewrap (bwrap) is not installed" if found is None else probe_bwrap(found)
+    if problem is not None:
+        if mode == "bwrap":
+            raise SandboxUnavailable(f"--sandbox bwrap: {problem}; {_what_to_do(found)}, or run with --sandbox none")
+        warning = (
+            f"no sandbox: {problem}, so the agent's commands and the checks run with your user's full access; "
+            f"{_what_to_do(found)} to isolate them, or pass --sandbox none to accept this and silence the warning"
+        )
+        return Sandbox("none", f"auto: {problem}", warning=warning)
+    assert found is not None
+    homes = _homes()
+    # The run's own needs never open a whole home (a spec kept in ~ itself): the user's may.
+    needed = [path for path in also_read if not any(_within(home, path) for home in homes)]
+    return Sandbox(
+        "bwrap", f"{mode}: bubblewrap at {found} works here", bwrap=found, hidden=tuple(homes),
+        read=tuple(_unique([*_toolchain_dirs(homes), *needed, *_user_paths(read, project_root)])),
+        write=tuple(_unique(_user_paths(write, project_root))), network=network,
+    )
+
+
+def _what_to_do(found: str | None) -> str:
+    if found is None:
+        return INSTALL_HINT
+    return "allow unprivileged user namespaces (in a container: run it with --privileged or a seccomp profile that permits them)"
+
+
+@functools.lru_cache(maxsize=4)
+def probe_bwrap(bwrap: str) -> str | None:
+    """None when `bwrap` can build the namespaces commands run in; else what went wrong."""
+    argv = [bwrap, *_namespace_flags(False), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--", "true"]
+    try:
+        result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"bubblewrap at {bwrap} could not be started: {err}"
+    if result.returncode == 0:
+        return None
+    said = result.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    return f"bubblewrap at {bwrap} does not work here ({said[-1] if said else f'exit {result.returncode}'})"
+
+
+def _homes() -> list[Path]:
+    """The user's home as $HOME names it and as the password database does (they may differ)."""
+    candidates = [os.environ.get("HOME", "")]
+    try:
+        candidates.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        pass
+    homes = [Path(c).resolve() for c in candidates if c and os.path.isabs(c)]
+    return _unique(home for home in homes if home != Path("/") and home.is_dir())
+
+
+def _toolchain_dirs(homes: Sequence[Path]) -> list[Path]:
+    """Directories under a home that the PATH or the running Python need: pyenv, cargo, a venv."""
+    wanted = [Path(entry) for entry in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    wanted += [Path(os.environ[name]) for name in _TOOLCHAIN_VARIABLES if os.path.isabs(os.environ.get(name, ""))]
+    wanted += [Path(sys.prefix), Path(sys.base_prefix)]
+    found: list[Path] = []
+    for path in wanted:
+        resolved = path.resolve()
+        for home in homes:
+            if home in resolved.parents:
+                found.append(_visible_part(home, resolved.relative_to(home).parts))
+    return [path for path in found if path.name not in _PRIVATE_IN_HOME and path.exists()]
+
+
+def _visible_part(home: Path, parts: tuple[str, ...]) -> Path:
+    """The directory of a home to show for a path inside it: the top one (`~/.pyenv`), but only
+    `bin` and `lib` of `~/.local`, whose `share` holds keyrings and the like."""
+    if parts[0] == ".local" and len(parts) > 1:
+        return home / ".local" / parts[1]
+    return home / parts[0]
+
+
+def _user_paths(paths: Iterable[str], project_root: Path) -> list[Path]:
+    resolved = []
+    for raw in paths:
+        text = os.path.expanduser(raw)
+        path = Path(text) if os.path.isabs(text) else project_root / text
+        resolved.append(path.resolve())
+    return resolved
+
+
+def _unique(paths: Iterable[Path]) -> list[Path]:
+    return list(dict.fromkeys(paths))

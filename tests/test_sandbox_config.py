@@ -1,0 +1,86 @@
+"""The sandbox's settings and the bwrap command line it builds: no bubblewrap needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.config import ConfigError, load_config, setting_origins
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox
+
+
+def test_the_sandbox_table_gives_the_mode_and_its_options(tmp_path: Path) -> None:
+    (tmp_path / "orchestrate.toml").write_text('[sandbox]\nmode = "none"\nread = ["/data"]\nwrite = ["out"]\nnetwork = true\n')
+    config = load_config({}, tmp_path, {})
+    assert config.sandbox == "none"
+    assert config.sandbox_options.read == ["/data"] and config.sandbox_options.write == ["out"]
+    assert config.sandbox_options.network is True
+    assert setting_origins({}, tmp_path, {})["sandbox"] == "orchestrate.toml"
+
+
+def test_a_plain_sandbox_key_and_the_layers_above_it(tmp_path: Path) -> None:
+    (tmp_path / "orchestrate.toml").write_text('sandbox = "none"\n')
+    assert load_config({}, tmp_path, {}).sandbox == "none"
+    assert load_config({}, tmp_path, {"ORCHESTRATE_SANDBOX": "bwrap"}).sandbox == "bwrap"
+    assert load_config({"sandbox": "auto"}, tmp_path, {"ORCHESTRATE_SANDBOX": "bwrap"}).sandbox == "auto"
+    origins = setting_origins({"sandbox": "auto"}, tmp_path, {"ORCHESTRATE_MAX_TURNS": "3"})
+    assert origins["sandbox"] == "command line" and origins["max_turns"] == "environment"
+    assert origins["context"] == "default"
+
+
+def test_a_bad_sandbox_table_names_it_as_the_user_wrote_it(tmp_path: Path) -> None:
+    (tmp_path / "orchestrate.toml").write_text('[sandbox]\nreed = ["/data"]\nnetwork = "maybe"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config({}, tmp_path, {})
+    message = str(caught.value)
+    assert "sandbox.reed" in message and 'did you mean "read"' in message and "sandbox.network" in message
+
+
+def test_a_bad_mode_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="ORCHESTRATE_SANDBOX"):
+        load_config({}, tmp_path, {"ORCHESTRATE_SANDBOX": "docker"})
+    with pytest.raises(SandboxUnavailable):
+        choose_sandbox("docker", tmp_path)
+
+
+def test_without_a_sandbox_the_command_is_left_alone(tmp_path: Path) -> None:
+    assert NO_SANDBOX.wrap(["bash", "-c", "true"], tmp_path) == ["bash", "-c", "true"]
+    assert choose_sandbox("none", tmp_path).active is False
+
+
+def test_bwrap_missing_warns_under_auto_and_stops_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap anywhere
+    chosen = choose_sandbox("auto", tmp_path)
+    assert not chosen.active and chosen.warning and "apt-get install bubblewrap" in chosen.warning
+    with pytest.raises(SandboxUnavailable, match="not installed.*--sandbox none"):
+        choose_sandbox("bwrap", tmp_path)
+
+
+def _mounts(argv: list[str]) -> list[tuple[str, str]]:
+    """(flag, path) of each mount after the root one, in order."""
+    found = []
+    for index, flag in enumerate(argv):
+        if flag in ("--tmpfs", "--ro-bind", "--bind") and argv[index + 1] != "/":
+            found.append((flag, argv[index + 1]))
+    return found
+
+
+def test_the_mounts_hide_home_and_tmp_then_open_the_project_then_close_its_state(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "home" / "code" / "app"
+    (project / ".git").mkdir(parents=True)
+    (project / ".autonomous").mkdir()
+    (home / ".pyenv").mkdir()
+    cache = home / ".cache"
+    cache.mkdir()
+    sandbox = Sandbox("bwrap", "test", hidden=(home,), read=(home / ".pyenv",), write=(cache,))
+    argv = sandbox.wrap(["bash", "-c", "true"], project)
+    mounts = _mounts(argv)
+    assert mounts.index(("--tmpfs", str(home))) < mounts.index(("--bind", str(project)))
+    assert mounts.index(("--bind", str(project))) < mounts.index(("--ro-bind", str(project / ".git")))
+    assert ("--ro-bind", str(project / ".autonomous")) in mounts and ("--bind", str(cache)) in mounts
+    assert ("--ro-bind", str(home / ".pyenv")) in mounts
+    assert "--unshare-net" in argv and "--unshare-pid" in argv and "--die-with-parent" in argv
+    assert argv[-4:] == ["--", "bash", "-c", "true"]
+    networked = Sandbox("bwrap", "test", network=True).wrap(["true"], project)
+    assert "--unshare-net" not in networked
