@@ -1,5 +1,8 @@
 """The command line: parse the options, call a command (`orchestrator.commands`), map errors to exit codes.
 
+The building commands (run, validate, plan) are here; the commands on a project's records are
+in `orchestrator.cli_project`, the group and shared options in `orchestrator.cli_app`.
+
 Commands and the library below them raise; only `main` here turns an exception into an exit
 code (`orchestrator.errors`) and one line on stderr. No other module exits the program.
 """
@@ -14,46 +17,12 @@ from typing import NoReturn
 
 import typer
 
-from orchestrator import __version__
-from orchestrator.cli_base import PROG_NAME, ClickException, Command, Group, Interrupted, show_usage_error
+from orchestrator.cli_app import ProjectDirOption, SpecArgument, app
+from orchestrator.cli_base import PROG_NAME, ClickException, Command, Interrupted, show_usage_error
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config import load_config
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from orchestrator.store.atomic import LinkRefused
-
-app = typer.Typer(
-    name=PROG_NAME,
-    cls=Group,
-    help="Build software feature by feature with Claude: every feature verified by its own check, resumable, within budget.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"orchestrate {__version__}")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
-) -> None:
-    """orchestrate: build software feature by feature with Claude."""
-
-
-def _raise_interrupt(signum: int, _frame: object) -> None:
-    # SIGTERM stops a command exactly like Ctrl-C: a run saves its state; exit 130.
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-ProjectDirOption = typer.Option(
-    None, "--project-dir", metavar="DIR", help="The project directory (default: the current directory)."
-)
-SpecArgument = typer.Argument(..., metavar="SPEC", help="The feature spec (JSON).", show_default=False)
 
 
 @app.command(cls=Command)
@@ -174,120 +143,13 @@ def plan(
     raise typer.Exit(plan_command(request, load_config({"model": model, "max_cost": max_cost}, root)))
 
 
-@app.command(cls=Command)
-def status(
-    project_dir: Path | None = ProjectDirOption,
-    json_output: bool = typer.Option(False, "--json", help="Print the state as JSON."),
-) -> None:
-    """Show each feature's status, attempts, tokens and cost from the saved state."""
-    from orchestrator.commands.inspect import print_status
-
-    raise typer.Exit(print_status(open_project(project_dir), json_output))
+# After the building commands, so that `--help` lists them first.
+from orchestrator import cli_project  # noqa: E402, F401  (registers its commands on `app`)
 
 
-@app.command(cls=Command)
-def logs(
-    feature_id: str | None = typer.Argument(None, metavar="ID", help="A feature id; without it, list all logs."),
-    project_dir: Path | None = ProjectDirOption,
-) -> None:
-    """Print one feature's log (JSON), or list the logs."""
-    from orchestrator.commands.inspect import print_logs
-
-    raise typer.Exit(print_logs(open_project(project_dir), feature_id))
-
-
-@app.command("context", cls=Command)
-def context_command(
-    feature_id: str | None = typer.Argument(None, metavar="FEATURE", help="The feature (default: the next one to run)."),
-    spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
-    strategy: str = typer.Option(
-        "compressed", "--strategy", metavar="STRATEGY", help="compressed | replay | window | all (default compressed).",
-        show_default=False,
-    ),
-    project_dir: Path | None = ProjectDirOption,
-    count: bool = typer.Option(False, "--count", help="Also ask the API's count_tokens for the exact figure (needs credentials)."),
-    model: str | None = typer.Option(None, "--model", metavar="ID", help="The model to count for (default: the run's)."),
-    provider: str | None = typer.Option(None, "--provider", metavar="NAME", help="anthropic | bedrock | vertex."),
-) -> None:
-    """Show the context a feature would get, with its token count."""
-    from orchestrator.commands.inspect import print_context
-
-    paths = open_project(project_dir)
-    config = load_config({"model": model, "provider": provider}, paths.root)
-    raise typer.Exit(print_context(paths, config, spec, feature_id, strategy, count=count))
-
-
-@app.command("verify", cls=Command)
-def verify_cmd(
-    spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
-    only: str | None = typer.Option(None, "--only", metavar="ID,...", help="Verify only these feature ids (comma-separated)."),
-    json_output: bool = typer.Option(False, "--json", help="Print the results as one JSON object."),
-    junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here."),
-    reopen: bool = typer.Option(False, "--reopen", help="Mark failing features regressed: the next run rebuilds them."),
-    project_dir: Path | None = ProjectDirOption,
-) -> None:
-    """Re-run the passed features' checks on the current tree (no model): exit 0 all pass, 1 any fails."""
-    from orchestrator.commands.verify import verify_command
-
-    paths = open_project(project_dir)
-    config = load_config({}, paths.root)
-    raise typer.Exit(verify_command(paths, config, spec, only=only, json_output=json_output, junit=junit, reopen=reopen))
-
-
-@app.command(cls=Command)
-def summarize(
-    spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
-    project_dir: Path | None = ProjectDirOption,
-    summarizer_model: str | None = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer."),
-) -> None:
-    """Run the Context Agent's summarizer now over the features not yet summarized."""
-    from orchestrator.commands.inspect import run_summarize
-
-    paths = open_project(project_dir)
-    config = load_config({"summarizer_model": summarizer_model}, paths.root)
-    raise typer.Exit(run_summarize(paths, config, spec))
-
-
-@app.command("export", cls=Command)
-def export_cmd(
-    directory: Path = typer.Argument(..., metavar="DIR", help="Where to write the artifact (created if missing).", show_default=False),
-    branch: str | None = typer.Option(None, "--branch", metavar="NAME", help="The branch to bundle (default: the run's)."),
-    project_dir: Path | None = ProjectDirOption,
-) -> None:
-    """Write this project's shard artifact to DIR: its branch as a git bundle, its state, logs and context."""
-    from orchestrator.commands.combine import export_command
-
-    paths = open_project(project_dir)
-    raise typer.Exit(export_command(paths, directory, load_config({"branch": branch}, paths.root)))
-
-
-@app.command(cls=Command)
-def combine(
-    spec: Path = SpecArgument,
-    artifacts: list[Path] = typer.Argument(..., metavar="ARTIFACT...", help="Directories written by `orchestrate export`.", show_default=False),
-    branch: str | None = typer.Option(None, "--branch", metavar="NAME", help="The combined branch (default: the checked-out one)."),
-    partial: bool = typer.Option(False, "--partial", help="Exit 0 when what the artifacts passed combines cleanly, even if the spec is not done."),
-    project_dir: Path | None = ProjectDirOption,
-    report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the combined result here."),
-    junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file of the combined result here."),
-) -> None:
-    """Combine shard artifacts: apply their checkpoints with re-checks, union their records, verify it all."""
-    from orchestrator.commands.combine import combine_command
-
-    loaded = read_spec(spec)
-    paths = open_project(project_dir)
-    config = load_config({"branch": branch}, paths.root)
-    raise typer.Exit(combine_command(loaded, paths, config, artifacts, partial=partial, report=report, junit=junit))
-@app.command(cls=Command)
-def doctor(
-    project_dir: Path | None = ProjectDirOption,
-    sandbox: str | None = typer.Option(None, "--sandbox", metavar="MODE", help="auto | bwrap | none: the sandbox to look at."),
-) -> None:
-    """Show what a run here would use: the sandbox and why, git, Python, the key (set or not), prices, each setting's origin."""
-    from orchestrator.commands.doctor import print_doctor
-
-    paths = open_project(project_dir, may_be_missing=True)
-    raise typer.Exit(print_doctor(paths.root, {"sandbox": sandbox}))
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    # SIGTERM stops a command exactly like Ctrl-C: a run saves its state; exit 130.
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def main() -> None:

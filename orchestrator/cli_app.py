@@ -1,0 +1,42 @@
+"""The `orchestrate` command group and the options several commands share.
+
+Commands register on `app` in `orchestrator.cli` (building: run, validate, plan) and
+`orchestrator.cli_project` (a project's records: status, logs, context, verify, summarize,
+doctor, export, combine); `orchestrator.cli.main` runs it and maps errors to exit codes.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from orchestrator import __version__
+from orchestrator.cli_base import PROG_NAME, Group
+
+app = typer.Typer(
+    name=PROG_NAME,
+    cls=Group,
+    help="Build software feature by feature with Claude: every feature verified by its own check, resumable, within budget.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"orchestrate {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """orchestrate: build software feature by feature with Claude."""
+
+
+ProjectDirOption = typer.Option(
+    None, "--project-dir", metavar="DIR", help="The project directory (default: the current directory)."
+)
+SpecArgument = typer.Argument(..., metavar="SPEC", help="The feature spec (JSON).", show_default=False)
