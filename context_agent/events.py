@@ -7,7 +7,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-EventHandler = Callable[[str, dict[str, Any]], None]
+from context_agent.json_types import JsonObject
+
+EventHandler = Callable[[str, JsonObject], None]
 
 
 class EventReporter:

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from context_agent.json_types import JsonObject
 
 
 class _Injected(BaseModel):
@@ -52,6 +52,6 @@ class ContextInjection(_Injected):
     """Estimated tokens of the rendered section; 0 when there is nothing to inject."""
 
     # JSON-ready: the camelCase fields, as `orchestrate context --json` would show them.
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         """The camelCase dict of the injection."""
         return self.model_dump(by_alias=True)

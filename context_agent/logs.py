@@ -4,7 +4,7 @@ costs the summary some detail, never the summarization."""
 
 from __future__ import annotations
 
-from typing import Any
+from context_agent.json_types import JsonObject
 
 from .interfaces import FeatureLike
 from .records import FeatureReader, FeatureRecord
@@ -21,10 +21,10 @@ class FeatureOutcome(FeatureRecord):
     """Why the log could not be used, when it could not."""
 
     # JSON for the summarizer's prompt, reshaped by `summarizer._log_lines`.
-    def for_prompt(self) -> dict[str, Any]:
+    def for_prompt(self) -> JsonObject:
         """A bounded, JSON-ready view for the summarizer's prompt. A passing check is left out:
         `status` says it all, and the summarizer is paid by the token."""
-        data: dict[str, Any] = {
+        data: JsonObject = {
             "id": self.id, "name": self.name, "category": self.category,
             "status": self.status, "attempts": self.attempts,
         }

@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from context_agent.json_types import ApiRequest, JsonObject, JsonSchema
+
 from .budget import (
     CONSOLIDATE_CONSTRAINTS_AT,
     CONSTRAINT_TOKENS,
@@ -92,7 +94,7 @@ class SummarizerAnswer(_Answer):
 
 
 @cache
-def answer_schema() -> dict[str, Any]:
+def answer_schema() -> JsonSchema:
     """`SummarizerAnswer`'s JSON schema in the form structured outputs accept (do not mutate)."""
     # Imported here: the SDK takes over a second to import, and only summarizing needs it.
     from anthropic import transform_schema
@@ -126,7 +128,7 @@ Only list changes. Stored items you do not retire stay as they are, so never rep
 
 def build_request(
     model: str, stores: ContextStores, outcomes: Sequence[FeatureOutcome], trigger: str
-) -> dict[str, Any]:
+) -> ApiRequest:
     """The keyword arguments of `client.messages.create` for one summarization."""
     return {
         "model": model,
@@ -213,7 +215,7 @@ def _crowded(active: Sequence[Any]) -> str:
     return ""
 
 
-def _log_lines(stores: ContextStores, outcomes: Sequence[FeatureOutcome]) -> list[dict[str, Any]]:
+def _log_lines(stores: ContextStores, outcomes: Sequence[FeatureOutcome]) -> list[JsonObject]:
     """The outcomes as the prompt shows them, without what the stores listed above already say:
     the reports were merged into the stores before this call."""
     stored_decisions = {normalized_key(d.text) for d in stores.decisions.decisions}

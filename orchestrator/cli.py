@@ -17,7 +17,16 @@ from typing import NoReturn
 
 import typer
 
-from orchestrator.cli_app import ProjectDirOption, SpecArgument, app
+from orchestrator.cli_app import (
+    BranchOption,
+    JobsOption,
+    ProjectDirOption,
+    RegressionOption,
+    SandboxOption,
+    SpecArgument,
+    StrictChecksOption,
+    app,
+)
 from orchestrator.cli_base import PROG_NAME, ClickException, Command, Interrupted, show_usage_error
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config import load_config
@@ -47,27 +56,12 @@ def run(
     fresh: bool = typer.Option(False, "--fresh", help="Start over; the old .autonomous is moved aside, not deleted."),
     reset: list[str] = typer.Option([], "--reset", metavar="ID", help="Redo this feature from scratch (repeatable).", show_default=False),
     no_commit: bool = typer.Option(False, "--no-commit", help="Do not commit a git checkpoint per passed feature."),
-    branch: str | None = typer.Option(
-        None, "--branch", metavar="NAME",
-        help="Checkpoint to branch NAME (created from HEAD if missing) in a worktree; your checkout is left alone.",
-    ),
-    strict_checks: bool = typer.Option(
-        False, "--strict-checks",
-        help="Fail an attempt that changed files which can sway its check (conftest.py, pytest config, sitecustomize, .pth, stdlib-named modules).",
-    ),
-    jobs: int | None = typer.Option(
-        None, "--jobs", "-j", metavar="N",
-        help="Run up to N features at once, each in a git worktree, merged one at a time (default 1).",
-    ),
-    regression: str | None = typer.Option(
-        None, "--regression", metavar="MODE",
-        help="After each feature, re-run the checks of passed features it may affect: affected | all | none (default affected).",
-    ),
+    branch: str | None = BranchOption,
+    strict_checks: bool = StrictChecksOption,
+    jobs: int | None = JobsOption,
+    regression: str | None = RegressionOption,
     no_final_verify: bool = typer.Option(False, "--no-final-verify", help="Do not re-run every passed feature's check at the end."),
-    sandbox: str | None = typer.Option(
-        None, "--sandbox", metavar="MODE",
-        help="auto | bwrap | none: run the agent's commands and the checks in a bubblewrap sandbox (default auto: when it works).",
-    ),
+    sandbox: str | None = SandboxOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),

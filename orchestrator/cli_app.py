@@ -40,3 +40,25 @@ ProjectDirOption = typer.Option(
     None, "--project-dir", metavar="DIR", help="The project directory (default: the current directory)."
 )
 SpecArgument = typer.Argument(..., metavar="SPEC", help="The feature spec (JSON).", show_default=False)
+
+# `run`'s options whose help takes more than a line.
+BranchOption = typer.Option(
+    None, "--branch", metavar="NAME",
+    help="Checkpoint to branch NAME (created from HEAD if missing) in a worktree; your checkout is left alone.",
+)
+StrictChecksOption = typer.Option(
+    False, "--strict-checks",
+    help="Fail an attempt that changed files which can sway its check (conftest.py, pytest config, sitecustomize, .pth, stdlib-named modules).",
+)
+JobsOption = typer.Option(
+    None, "--jobs", "-j", metavar="N",
+    help="Run up to N features at once, each in a git worktree, merged one at a time (default 1).",
+)
+RegressionOption = typer.Option(
+    None, "--regression", metavar="MODE",
+    help="After each feature, re-run the checks of passed features it may affect: affected | all | none (default affected).",
+)
+SandboxOption = typer.Option(
+    None, "--sandbox", metavar="MODE",
+    help="auto | bwrap | none: run the agent's commands and the checks in a bubblewrap sandbox (default auto: when it works).",
+)

@@ -156,3 +156,16 @@ def test_functions_and_modules_stay_short(name):
 def test_the_checker_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+# Plain mappings are for JSON whose shape is not ours (the API's, a tool input, the agent's
+# report), and each kind has a name in a `json_types` module; our own files and results are models.
+FREE_FORM_HOMES = {"orchestrator.json_types", "context_agent.json_types", "orchestrator.spec.decode"}
+
+
+@pytest.mark.parametrize("name", sorted(set(MODULES) - FREE_FORM_HOMES))
+def test_free_form_json_goes_by_a_name_that_says_why(name):
+    text = MODULES[name].read_text(encoding="utf-8")
+    assert "dict[str, Any]" not in text, (
+        f"{name} uses dict[str, Any]: give our own data a model, or use a name from orchestrator.json_types"
+    )

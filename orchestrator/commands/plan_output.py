@@ -10,8 +10,8 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from orchestrator.json_types import JsonObject
 from orchestrator.llm.client import Spend
 from orchestrator.plan.check_writer import FeatureCheck, suggested_path
 from orchestrator.plan.planner import PlannedSpec, PlannerSettings, planner_requests
@@ -80,7 +80,7 @@ def print_result(
 def _summary(
     output: Path, spec: FeatureSpec, planned: PlannedSpec, checks: Sequence[FeatureCheck], spend: Spend,
     flagged: list[str],
-) -> dict[str, Any]:
+) -> JsonObject:
     by_id = {c.feature_id: c for c in checks}
     features = []
     for feature in spec.features:

@@ -8,13 +8,12 @@ count_tokens), the estimate stands and a line says why.
 
 from __future__ import annotations
 
-from typing import Any
-
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.errors import UsageError
+from orchestrator.json_types import ApiRequest
 
 
-def counted_tokens(config: RunConfig, request: dict[str, Any]) -> tuple[int | None, str]:
+def counted_tokens(config: RunConfig, request: ApiRequest) -> tuple[int | None, str]:
     """(input tokens as the API counts them, "") or (None, why there is no count)."""
     if config.provider == "bedrock":
         return None, "Bedrock has no count_tokens endpoint"
@@ -39,7 +38,7 @@ def counted_tokens(config: RunConfig, request: dict[str, Any]) -> tuple[int | No
     return int(result.input_tokens), ""
 
 
-def count_line(config: RunConfig, request: dict[str, Any], estimate: int) -> str:
+def count_line(config: RunConfig, request: ApiRequest, estimate: int) -> str:
     """The line `context --count` adds under the estimate."""
     try:
         counted, why = counted_tokens(config, request)

@@ -8,9 +8,9 @@ them), so they never change in the middle of one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from orchestrator.config import MIN_THINKING_BUDGET, RunConfig
+from orchestrator.json_types import ApiRequest, JsonObject
 from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, thinking_support
 
 # `--thinking auto` on a model that only takes a budget: this share of max_tokens, on retries.
@@ -23,12 +23,12 @@ class AttemptModel:
 
     model: str
     escalated: bool = False
-    thinking: dict[str, Any] | None = None  # the request's `thinking`, None when off
+    thinking: JsonObject | None = None  # the request's `thinking`, None when off
     extra_headers: dict[str, str] = field(default_factory=dict)  # the interleaved-thinking beta
 
-    def request_fields(self) -> dict[str, Any]:
+    def request_fields(self) -> JsonObject:
         """What an agent request adds to model, max_tokens, system, tools and messages."""
-        fields: dict[str, Any] = {}
+        fields: JsonObject = {}
         if self.thinking is not None:
             fields["thinking"] = dict(self.thinking)
         if self.extra_headers:
@@ -56,7 +56,7 @@ def attempt_model(config: RunConfig, attempt: int, max_attempts: int) -> Attempt
     return AttemptModel(model=model, escalated=escalated, thinking=thinking, extra_headers=headers)
 
 
-def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) -> dict[str, Any] | None:
+def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) -> JsonObject | None:
     """The request's `thinking` for `setting` ("off", "auto" or a budget), or None for none.
 
     "auto": adaptive thinking where the model takes it (the model decides when thinking
@@ -76,7 +76,7 @@ def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) 
     return {"type": "enabled", "budget_tokens": int(setting)}
 
 
-def fit_thinking_budget(request: dict[str, Any], max_tokens: int) -> str | None:
+def fit_thinking_budget(request: ApiRequest, max_tokens: int) -> str | None:
     """Keep a request's thinking budget below its (possibly lowered) max_tokens, in place.
 
     Returns why the call cannot be made (too little room left for the minimum budget), or None.

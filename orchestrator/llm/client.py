@@ -33,6 +33,7 @@ from tenacity.nap import sleep as default_sleep
 
 from context_agent.tokens import estimate_json_tokens
 from orchestrator.config import RunConfig
+from orchestrator.json_types import ApiRequest
 from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
 from orchestrator.llm.pricing import PriceTable, TokenUsage
@@ -54,7 +55,6 @@ _MIN_OUTPUT_TOKENS = 1024
 
 # A Messages API request (model, max_tokens, system, tools, messages, ...) as the SDK takes it:
 # JSON whose shape is the API's, free-form here.
-ApiRequest = dict[str, Any]
 
 
 def _is_transient(err: BaseException) -> bool:

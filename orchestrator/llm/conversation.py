@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Collection
-from typing import Any
 
 from context_agent.tokens import estimate_json_tokens, estimate_tokens
+from orchestrator.json_types import ApiBlock, ApiMessage
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
 # The Messages API's messages ({"role", "content"}) and content blocks (text, tool_use,
 # tool_result, ...) are JSON whose shapes are the API's; the SDK takes them as plain dicts.
-ApiMessage = dict[str, Any]
-ApiBlock = dict[str, Any]
 
 EPHEMERAL = {"type": "ephemeral"}
 MASK_TEXT = "[output elided to save context: {tool} result from an earlier step; run it again if you need it]"

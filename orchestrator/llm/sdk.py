@@ -19,6 +19,7 @@ from typing import Any
 import anthropic
 
 from orchestrator.config import ConfigError, RunConfig
+from orchestrator.json_types import SdkOptions
 from orchestrator.llm.providers import UnknownModelMapping, native_model_id
 
 VERTEX_TOKEN_VARIABLE = "GOOGLE_OAUTH_ACCESS_TOKEN"
@@ -75,7 +76,7 @@ def make_sdk_client(
     """The SDK client of `config.provider`, after checking the ids of the `models` settings the
     command will use, and the provider's credentials."""
     check_model_ids(config, models)
-    common: dict[str, Any] = {"max_retries": config.api_max_retries, "timeout": config.api_timeout}
+    common: SdkOptions = {"max_retries": config.api_max_retries, "timeout": config.api_timeout}
     if config.provider == "bedrock":
         return _bedrock_client(common)
     if config.provider == "vertex":
@@ -93,7 +94,7 @@ def _require(module: str, extra: str) -> None:
         raise ConfigError(f"--provider {extra} needs {module}: pip install 'orchestrate[{extra}]'")
 
 
-def _bedrock_client(common: dict[str, Any]) -> Any:
+def _bedrock_client(common: SdkOptions) -> Any:
     env = os.environ
     if not env.get("AWS_BEARER_TOKEN_BEDROCK"):
         _require("boto3", "bedrock")
@@ -106,7 +107,7 @@ def _bedrock_client(common: dict[str, Any]) -> Any:
         raise ConfigError(f"--provider bedrock: {err} (export AWS_REGION=us-east-1, say)") from None
 
 
-def _vertex_client(common: dict[str, Any]) -> Any:
+def _vertex_client(common: SdkOptions) -> Any:
     env = os.environ
     token = env.get(VERTEX_TOKEN_VARIABLE) or None
     if token is None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
 
 
@@ -44,9 +45,9 @@ class SpendEntry(BaseModel):
     unconfirmed: bool = False
     model: str | None = None
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> JsonObject:
         """The line's JSON: only the keys its kind uses, as the journal has always held them."""
-        data: dict[str, Any] = {"kind": self.kind, "purpose": self.purpose, "feature": self.feature}
+        data: JsonObject = {"kind": self.kind, "purpose": self.purpose, "feature": self.feature}
         if self.kind != "release":
             data["costUsd"] = self.cost_usd
         if self.usage is not None:

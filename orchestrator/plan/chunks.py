@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-RawFeature = dict[str, Any]
+from orchestrator.json_types import JsonObject
+
+RawFeature = JsonObject
 _HEADING = re.compile(r"(?m)^(?=#{1,3} )")
 
 

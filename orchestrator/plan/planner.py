@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.json_types import ApiRequest, JsonObject
 from orchestrator.llm.client import ModelClient
 from orchestrator.plan.chunks import RawFeature, dependency_order, merge_features, split_description
 from orchestrator.plan.prompts import PLANNER_SYSTEM, planner_prompt, repair_prompt
@@ -57,7 +58,7 @@ class PlannedSpec:
     problems_seen: list[str] = field(default_factory=list)
 
 
-def planner_requests(description: str, settings: PlannerSettings, runner: str | None) -> list[dict[str, Any]]:
+def planner_requests(description: str, settings: PlannerSettings, runner: str | None) -> list[ApiRequest]:
     """The first request of every chunk, as `--dry-run` prints them (no call is made)."""
     chunks = split_description(description, settings.max_chunk_chars)
     requests = []
@@ -74,7 +75,7 @@ def plan_spec(
     """Plan `description` into a valid spec. Raises `PlanInvalid`, or the client's exceptions."""
     chunks = split_description(description, settings.max_chunk_chars)
     kept: list[RawFeature] = []
-    top: dict[str, Any] = {"project": default_project, "description": ""}
+    top: JsonObject = {"project": default_project, "description": ""}
     repairs, dropped_all, seen = 0, list[str](), list[str]()
     for part, chunk in enumerate(chunks, 1):
         on_progress(f"planning part {part} of {len(chunks)}")
@@ -111,7 +112,7 @@ def _share(total: int | None, parts: int) -> int | None:
     return None if total is None else max(1, -(-total // parts))
 
 
-def _settings_of(data: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+def _settings_of(data: JsonObject, top: JsonObject) -> JsonObject:
     chosen = dict(top)
     for key in ("project", "description"):
         if isinstance(data.get(key), str) and data[key].strip():
@@ -120,7 +121,7 @@ def _settings_of(data: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check(
-    answer: StructuredAnswer, kept: list[RawFeature], top: dict[str, Any], limit: int | None
+    answer: StructuredAnswer, kept: list[RawFeature], top: JsonObject, limit: int | None
 ) -> tuple[list[RawFeature], list[str], list[str]]:
     """The merged features, the answer's problems (located in the answer), what was dropped."""
     data = answer.data
@@ -159,7 +160,7 @@ def _relocate(problem: str, where: dict[int, int]) -> str:
     return f"features[{where[int(match.group(1))]}]" + problem[match.end():]
 
 
-def _validated(candidate: dict[str, Any]) -> FeatureSpec:
+def _validated(candidate: JsonObject) -> FeatureSpec:
     """`candidate` checked exactly as a spec file is. Raises `SpecError`."""
     raw = json.dumps(candidate, ensure_ascii=False).encode("utf-8")
     return parse_spec(raw, source="the planner's answer", default_project=str(candidate.get("project", "project"))).spec

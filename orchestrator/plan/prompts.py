@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
+from orchestrator.json_types import JsonObject
 from orchestrator.plan.schema import CHECKS_TOOL, SPEC_TOOL
 from orchestrator.spec.models import Feature
 
@@ -45,7 +45,7 @@ def file_map_section(file_map: str) -> str:
 
 
 def planner_prompt(
-    chunk: str, *, part: int, parts: int, planned: Sequence[dict[str, Any]], file_map: str,
+    chunk: str, *, part: int, parts: int, planned: Sequence[JsonObject], file_map: str,
     max_features: int | None, runner: str | None,
 ) -> str:
     """The user message asking for the features of one chunk of the description."""

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
+from orchestrator.json_types import JsonObject
 from orchestrator.plan.check_writer import FeatureCheck
 from orchestrator.spec.load import parse_spec
 from orchestrator.spec.models import FeatureSpec
 
 # Left out of the written spec when at these values.
-_QUIET_DEFAULTS: dict[str, Any] = {"passes": False, "protected": [], "max_attempts": None, "priority": None, "red": None}
+_QUIET_DEFAULTS: JsonObject = {"passes": False, "protected": [], "max_attempts": None, "priority": None, "red": None}
 
 
 def with_checks(spec: FeatureSpec, checks: Sequence[FeatureCheck]) -> FeatureSpec:

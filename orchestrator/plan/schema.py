@@ -8,10 +8,9 @@ still validated by `orchestrator.spec.load.parse_spec`, like any spec.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.json_types import JsonSchema, ToolDefinition
 from orchestrator.spec.fields import Command, Text
 from orchestrator.spec.models import Feature, SpecSettings
 
@@ -23,10 +22,10 @@ PLANNED_SETTINGS = ("project", "description")
 MAX_CHECK_FILES = 5
 
 
-def _properties(model: type[BaseModel], names: tuple[str, ...]) -> dict[str, Any]:
+def _properties(model: type[BaseModel], names: tuple[str, ...]) -> JsonSchema:
     """The JSON schema of `names` in `model`, each non-optional (the planner must say it)."""
     source = model.model_json_schema()["properties"]
-    chosen: dict[str, Any] = {}
+    chosen: JsonSchema = {}
     for name in names:
         prop = {k: v for k, v in source[name].items() if k not in ("default", "title")}
         if "anyOf" in prop:  # `str | None`: the planner gives a string
@@ -35,7 +34,7 @@ def _properties(model: type[BaseModel], names: tuple[str, ...]) -> dict[str, Any
     return chosen
 
 
-def spec_tool() -> dict[str, Any]:
+def spec_tool() -> ToolDefinition:
     """The tool the planner calls with its features: a native spec's fields, no more."""
     feature = {
         "type": "object",
@@ -82,7 +81,7 @@ class CheckAnswer(BaseModel):
     """Anything the reviewer should know about the check."""
 
 
-def checks_tool() -> dict[str, Any]:
+def checks_tool() -> ToolDefinition:
     """The tool the check writer calls with one feature's check."""
     schema = CheckAnswer.model_json_schema()
     schema.pop("title", None)

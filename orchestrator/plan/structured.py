@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.json_types import ApiBlock, ApiMessage, ApiRequest, ToolDefinition, ToolInput
 from orchestrator.llm.client import ModelClient
 
 PURPOSE = "plan"
@@ -21,7 +22,7 @@ PURPOSE = "plan"
 class StructuredAnswer:
     """What one forced call returned: the tool input (None when there was no call) and its id."""
 
-    data: dict[str, Any] | None
+    data: ToolInput | None
     tool_use_id: str | None
     cut_off: bool
     """The answer hit max_tokens (its tool call, if any, may be incomplete)."""
@@ -34,9 +35,9 @@ class ForcedToolConversation:
     client: ModelClient
     model: str
     system: str
-    tool: dict[str, Any]
+    tool: ToolDefinition
     max_tokens: int
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[ApiMessage] = field(default_factory=list)
 
     def ask(self, text: str) -> StructuredAnswer:
         """Send `text` as a new user turn and return the forced answer."""
@@ -46,7 +47,7 @@ class ForcedToolConversation:
     def reject(self, answer: StructuredAnswer, problems: str) -> StructuredAnswer:
         """Tell the model what is wrong with `answer` and return its next one."""
         if answer.tool_use_id is not None:
-            content: list[dict[str, Any]] = [
+            content: list[ApiBlock] = [
                 {"type": "tool_result", "tool_use_id": answer.tool_use_id, "content": problems, "is_error": True}
             ]
         else:
@@ -54,7 +55,7 @@ class ForcedToolConversation:
         self.messages.append({"role": "user", "content": content})
         return self._call()
 
-    def request(self) -> dict[str, Any]:
+    def request(self) -> ApiRequest:
         """The request the next call sends."""
         return forced_request(self.model, self.max_tokens, self.system, self.tool, self.messages)
 
@@ -71,8 +72,8 @@ class ForcedToolConversation:
 
 
 def forced_request(
-    model: str, max_tokens: int, system: str, tool: dict[str, Any], messages: list[dict[str, Any]]
-) -> dict[str, Any]:
+    model: str, max_tokens: int, system: str, tool: ToolDefinition, messages: list[ApiMessage]
+) -> ApiRequest:
     """A Messages API request that forces a call of `tool` (also what `--dry-run` prints)."""
     return {
         "model": model,
@@ -84,17 +85,17 @@ def forced_request(
     }
 
 
-def user_text(text: str) -> dict[str, Any]:
+def user_text(text: str) -> ApiMessage:
     """A user message holding `text`."""
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
-def _plain(block: Any) -> dict[str, Any]:
+def _plain(block: Any) -> ApiBlock:
     """An SDK content block as the plain dict sent back in the next request."""
     kind = getattr(block, "type", None)
     if kind == "text":
         return {"type": "text", "text": block.text}
     if kind == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    dumped: dict[str, Any] = block.model_dump(exclude_none=True) if hasattr(block, "model_dump") else dict(block)
+    dumped: ApiBlock = block.model_dump(exclude_none=True) if hasattr(block, "model_dump") else dict(block)
     return dumped

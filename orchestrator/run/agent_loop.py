@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.json_types import ApiBlock, ApiMessage, JsonObject, ToolDefinition
 from orchestrator.llm.client import CallResult, ModelClient, ModelRequestRejected
 from orchestrator.llm.conversation import (
     RequestSize,
@@ -52,12 +53,12 @@ class AgentSession:
     max_output_tokens: int
     mask_after_tokens: int
     on_event: Callable[..., Any] = lambda *_a, **_k: None
-    tools: list[dict[str, Any]] = field(default_factory=tool_definitions)
+    tools: list[ToolDefinition] = field(default_factory=tool_definitions)
     # Added to every request of the attempt: `thinking` and its beta header (`AttemptModel.request_fields`).
-    request_fields: dict[str, Any] = field(default_factory=dict)
+    request_fields: JsonObject = field(default_factory=dict)
 
 
-def _block_dict(block: Any) -> dict[str, Any]:
+def _block_dict(block: Any) -> ApiBlock:
     """An SDK content block as the plain dict we send back.
 
     Thinking blocks (`thinking` with its `signature`, `redacted_thinking` with its `data`) go
@@ -71,14 +72,14 @@ def _block_dict(block: Any) -> dict[str, Any]:
     if kind == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     if hasattr(block, "model_dump"):
-        dumped: dict[str, Any] = block.model_dump(exclude_none=True)
+        dumped: ApiBlock = block.model_dump(exclude_none=True)
         return dumped
     return dict(block)
 
 
-def run_agent(session: AgentSession, history: list[dict[str, Any]], prompt: str, feature_id: str) -> AttemptOutcome:
+def run_agent(session: AgentSession, history: list[ApiMessage], prompt: str, feature_id: str) -> AttemptOutcome:
     """Run the agent on `prompt` (after `history` messages, if any) until it stops."""
-    messages: list[dict[str, Any]] = [*history, {"role": "user", "content": [{"type": "text", "text": prompt}]}]
+    messages: list[ApiMessage] = [*history, {"role": "user", "content": [{"type": "text", "text": prompt}]}]
     tool_names: dict[str, str] = {}
     system = cached_system(session.system)
     tools = with_cached_tools(session.tools)
@@ -143,7 +144,7 @@ def _call_event(session: AgentSession, feature_id: str, turn: int, result: CallR
     )
 
 
-def _run_tool(session: AgentSession, use: dict[str, Any], outcome: AttemptOutcome) -> ToolResult:
+def _run_tool(session: AgentSession, use: ApiBlock, outcome: AttemptOutcome) -> ToolResult:
     if use["name"] == REPORT_TOOL:
         try:
             outcome.report = parse_report(use.get("input"))

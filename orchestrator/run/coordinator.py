@@ -12,10 +12,7 @@ raises too) are caught in `run()` alone, which saves state and maps them to exit
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +36,7 @@ from orchestrator.run.trust import distrust_unproven_passes
 from orchestrator.run.verify import Verifier
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.safety.signals import signals_held
 from orchestrator.spec.load import Feature, LoadedSpec
 from orchestrator.spec.selection import select
 from orchestrator.store.atomic import LinkRefused
@@ -177,7 +175,7 @@ class Runner:
         self.state.stop_reason = message or None
         self.books.book_totals()
         try:
-            with _signals_held():
+            with signals_held():
                 self.books.store.save(self.state)
         except LinkRefused:
             raise
@@ -288,18 +286,3 @@ def _cost_by_model(totals: RunTotals) -> dict[str, float] | None:
     if len(totals.by_model) < 2:
         return None
     return {model: round(share.cost_usd, 6) for model, share in sorted(totals.by_model.items())}
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM while the final state is written: a second Ctrl-C must not tear it."""
-    signals = {signal.SIGINT, signal.SIGTERM}
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
-    except (AttributeError, ValueError, OSError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -6,13 +6,12 @@ tests give the run one that fails to write, as a full disk would.
 
 from __future__ import annotations
 
-from typing import Any
-
+from orchestrator.json_types import AgentReport
 from orchestrator.store.feature_log import FeatureLog, find_feature_log, write_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import AttemptRecord
 
-Report = dict[str, Any]  # the agent's `report_feature` input, as the feature log holds it
+Report = AgentReport  # the agent's `report_feature` input, as the feature log holds it
 
 __all__ = ["AttemptRecord", "FeatureLogs", "Report"]
 

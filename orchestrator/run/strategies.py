@@ -15,9 +15,10 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from context_agent import ContextInjection, render_project_context
+from orchestrator.json_types import ApiMessage
 from orchestrator.spec.load import Feature
 from orchestrator.store.feature_log import find_feature_log
 from orchestrator.store.paths import ProjectPaths
@@ -25,7 +26,7 @@ from orchestrator.store.working_memory import read_log
 
 REQUEST_MARKER = "CURRENT_FEATURE_REQUEST"
 
-Message = dict[str, Any]  # an API message: free-form JSON as the Messages API takes it
+Message = ApiMessage
 
 
 class InjectionSource(Protocol):

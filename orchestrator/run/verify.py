@@ -17,10 +17,11 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from orchestrator.json_types import JsonObject
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.secrets import redact_piece
@@ -67,7 +68,7 @@ class VerificationResult(BaseModel):
     influencers: list[Influencer] = Field(default_factory=list)
     """Check-influencing files changed during the feature (`orchestrator.run.check_influence`)."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The result with the camelCase keys of the spec's `Last Verification Result`.
 
         `influencers` appears only when there are some, so the usual result keeps its seven keys.

@@ -7,10 +7,11 @@ kind does not declare is refused: a new key is a new field here first.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
+from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.store.feature_log import Influencer
 from orchestrator.store.run_state import CamelModel
@@ -197,7 +198,7 @@ class Notice(_Event):
     message: str
     source: str | None = Field(None, exclude_if=_absent)
     # The Context Agent's own event data, as it reported it: free-form.
-    details: dict[str, Any] | None = Field(None, exclude_if=_absent)
+    details: JsonObject | None = Field(None, exclude_if=_absent)
     # A warning about one feature: its id, and the check-influencing files that were changed.
     id: str | None = Field(None, exclude_if=_absent)
     influencers: list[Influencer] | None = Field(None, exclude_if=_absent)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.spec.models import Feature
 from orchestrator.store.atomic import write_text_atomic
@@ -76,7 +76,7 @@ class FeatureLog(CamelModel):
     model: str = ""
     context_strategy: str = ""
     # The agent's report as it gave it (`orchestrator.tools.report`): free-form beyond its summary.
-    report: dict[str, Any] | None = None
+    report: AgentReport | None = None
     reason: str | None = None
     attempt_history: list[AttemptRecord] = Field(default_factory=list)
     replay: ReplayStats | None = Field(None, exclude_if=lambda stats: stats is None)
@@ -98,7 +98,7 @@ def build_feature_log(
     strategy: str,
     check_command: str | None,
     attempts_log: list[AttemptRecord],
-    report: dict[str, Any] | None,  # the agent's report, free-form (see FeatureLog.report)
+    report: AgentReport | None,  # the agent's report, free-form (see FeatureLog.report)
     replay_stats: ReplayStats | None = None,
     assessment: Assessment | None = None,
 ) -> FeatureLog:
@@ -145,7 +145,7 @@ def load_feature_log(path: Path) -> FeatureLog:
         raise UnusableLog(f"it is not a feature log ({_first_error(err)})") from None
 
 
-def read_log_json(path: Path) -> dict[str, Any]:
+def read_log_json(path: Path) -> JsonObject:
     """The JSON object in the log file at `path`, before its fields are checked (see
     `load_feature_log`): a file's content, free-form until validated."""
     info = path.lstat()

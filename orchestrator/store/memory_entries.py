@@ -10,10 +10,11 @@ any entry with a string `type` and a numeric `ts_ms`, whatever else it holds.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.store.feature_log import Influencer
 
 
@@ -44,7 +45,7 @@ class TextOutput(_FeatureEntry):
     attempt: int
     stop: str | None = None
     text: str | None = None
-    report: dict[str, Any] | None = None  # the agent's report as it gave it: free-form
+    report: AgentReport | None = None  # the agent's report as it gave it: free-form
 
 
 class StatusEvent(_WmEvent):
@@ -99,6 +100,6 @@ def entry_of(kind: str, ts_ms: int, data: Mapping[str, object]) -> MemoryEntry:
     return _ENTRY.validate_python({"type": kind, "ts_ms": ts_ms, **data})
 
 
-def dump_entry(entry: MemoryEntry) -> dict[str, Any]:  # a JSON object, as the spec's replay sends it
+def dump_entry(entry: MemoryEntry) -> JsonObject:  # a JSON object, as the spec's replay sends it
     """The entry's line: the keys it was given, in the order of its fields."""
     return entry.model_dump(mode="json", by_alias=True, exclude_unset=True)

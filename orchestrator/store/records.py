@@ -7,10 +7,10 @@ they always had on disk, so state files and logs of earlier versions still load.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 from pydantic.alias_generators import to_camel
+
+from orchestrator.json_types import JsonObject
 
 
 class CamelModel(BaseModel):
@@ -18,7 +18,7 @@ class CamelModel(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
-    def dump(self) -> dict[str, Any]:  # a JSON object, keyed as saved
+    def dump(self) -> JsonObject:  # a JSON object, keyed as saved
         return self.model_dump(mode="json", by_alias=True)
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_serializer, field_validator
 
+from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.store.paths import is_project_key
@@ -57,7 +58,7 @@ class AwaitingCheck(CamelModel):
     attempt: int
     # The attempt's `attemptHistory` entry without its verification; the agent's report, free-form as it gave it.
     record: AttemptRecord | None = None
-    report: dict[str, Any] | None = None  # decides when the feature has no check
+    report: AgentReport | None = None  # decides when the feature has no check
 
 
 class PassToFinish(CamelModel):
@@ -96,7 +97,7 @@ class FeatureState(CamelModel):
     models: list[str] = Field(default_factory=list, exclude_if=lambda models: not models)
 
     @field_serializer("last_verification")
-    def _output_only_for_a_retry(self, value: CheckRecord | None) -> dict[str, Any] | None:
+    def _output_only_for_a_retry(self, value: CheckRecord | None) -> JsonObject | None:
         # Up to 4,000 characters a feature: at 100,000 features with failures the state would
         # pass its own read limit. The feature log keeps the output.
         if value is None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.json_types import JsonObject
 from orchestrator.store.atomic import append_jsonl, set_aside
 from orchestrator.store.memory_entries import dump_entry, entry_of
 
@@ -72,7 +73,7 @@ class ParsedLog:
     """The valid entries of a log, sorted by ts_ms, and what was skipped."""
 
     # Replayed as they are (spec section 7): any JSON object with a string `type` and numeric `ts_ms`.
-    entries: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[JsonObject] = field(default_factory=list)
     total_lines: int = 0
     parsed_entries: int = 0
     skipped_invalid_json: int = 0

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from orchestrator.json_types import ToolDefinition as ToolDefinition
+from orchestrator.json_types import ToolInput as ToolInput
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.tools.shell_policy import ShellPolicy
 
@@ -58,8 +59,6 @@ class ToolResult:
 
 # The model's input to a tool and a tool's definition for the API are JSON objects whose shape
 # each tool checks for itself: genuinely free-form here.
-ToolInput = dict[str, Any]
-ToolDefinition = dict[str, Any]
 
 
 @dataclass(frozen=True)
