@@ -34,6 +34,9 @@ class Integrity:
     events: EventSink
     park_failures: bool  # commits are on in a git project
     start: StartOfRun | None = None
+    # False for a parallel worker: its worktree predates what was merged meanwhile, so the
+    # guard's checks run after its merge, on the merged tree (`orchestrator.run.parallel_integrity`).
+    recheck_in_workspace: bool = True
     _warned_no_git: bool = False
 
     @classmethod
@@ -103,7 +106,7 @@ class FeatureWatch:
     def after_check(self, attempt: int, result: VerificationResult) -> VerificationResult:
         """The attempt's result once the regression guard had its say: the broken feature's check if one broke."""
         self.runs, self.changed = [], None
-        if not result.success:
+        if not result.success or not self.integrity.recheck_in_workspace:
             return result
         self.changed = self.changes.changed()
         self.runs = self.integrity.guard.check(self.workspace, self.feature, self.changed)

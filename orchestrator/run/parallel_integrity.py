@@ -5,8 +5,9 @@
   caught there, where the two meet, and fed back.
 - Which ready features are likely to touch the same files: their predicted footprints (the
   Checkpoint Agent's assessment) overlap.
-- A worker's `Integrity`: the same guard, and failed work parked on `orchestrate/failed/<id>`
-  from the worker's worktree (which holds nothing of the user's: no start-of-run tree to spare).
+- A worker's `Integrity`: the run's assessment and failed work parked on `orchestrate/failed/<id>`
+  from the worker's worktree (which holds nothing of the user's: no start-of-run tree to spare);
+  its re-checks wait for the merge, since the worktree lacks what was merged after it began.
 """
 
 from __future__ import annotations
@@ -50,5 +51,10 @@ def footprints_overlap(integrity: Integrity, a: Feature, b: Feature) -> bool:
 
 
 def worker_integrity(run_integrity: Integrity) -> Integrity:
-    """The run's guard for a worker; its failed work parked from a worktree that is all its own."""
-    return Integrity(run_integrity.spec, run_integrity.guard, run_integrity.events, park_failures=True, start=None)
+    """A worker's side of the integrity work: the run's assessment, failed work parked from a
+    worktree that is all its own, and no re-checks there (its tree lacks what was merged since
+    it began; `guarded_recheck` runs them on the merged tree)."""
+    return Integrity(
+        run_integrity.spec, run_integrity.guard, run_integrity.events, park_failures=True, start=None,
+        recheck_in_workspace=False,
+    )
