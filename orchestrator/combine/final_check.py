@@ -1,20 +1,20 @@
 """Final verification: every passed feature's check, run again on the combined tree.
 
-A minimal version of the run's final verification (issue 15 builds the full one): the checks
-run in one directory, at most `jobs` at a time, each as the run runs it (`verify.run_check`:
-its own process group, a timeout, a bounded output tail). `run_checks` is also what the
-integration tree re-checks a merge with.
+The checks run in one directory, at most `jobs` at a time, through the run's re-check pool
+(`orchestrator.run.check_pool`, which the regression guard and the run's final verification use
+too). `run_checks` is also what the integration tree re-checks a merge with.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.run.verify import CheckVerifier, VerificationResult
+from orchestrator.run.check_pool import check_runner
+from orchestrator.run.check_pool import run_checks as pool_run_checks
+from orchestrator.run.verify import VerificationResult
 
 
 def default_jobs() -> int:
@@ -37,14 +37,12 @@ def run_checks(
     """Run each `(feature id, check command)` in `workspace`; their results by feature id.
 
     A feature without a command has nothing to re-check: it is not run and not in the result.
+    The run's own re-check pool does the work (`orchestrator.run.check_pool`): a command several
+    features share runs once, and files a check changes are put back.
     """
-    verifier = CheckVerifier(workspace, timeout=settings.timeout, env=dict(settings.env))
     wanted = [(fid, command) for fid, command in checks if command]
-    if not wanted:
-        return {}
-    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
-        futures = {fid: pool.submit(verifier.check, command, 1) for fid, command in wanted}
-        return {fid: future.result() for fid, future in futures.items()}
+    runner = check_runner(settings.timeout, dict(settings.env))
+    return {run.feature_id: run.result for run in pool_run_checks(wanted, workspace, runner, settings.jobs)}
 
 
 def final_verification(
