@@ -12,7 +12,7 @@ import json
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from . import plans as plan_builders
@@ -26,7 +26,31 @@ from .summarizer import is_summarizer_request
 from .validation import validate_request
 
 if TYPE_CHECKING:
-    from .server import FakeAPI
+
+    from .caching import PromptCache
+    from .faults import FaultPolicy
+    from .ledger import Ledger
+    from .plans import Plan
+    from .summarizer import Summarizer
+
+
+class FakeAPI(Protocol):
+    """What dispatching reads of `server.FakeAPI` (a protocol: the server imports this module)."""
+
+    plans: dict[str, Plan]
+    default_plan: Plan
+    summarizer: Summarizer
+    faults: FaultPolicy | None
+    retry_after: float | None
+    rejected_keys: set[str]
+    forbidden_keys: set[str]
+    known_models: set[str] | None
+    max_output_tokens: int
+    cache: PromptCache
+    ledger: Ledger
+    down_mode: Literal["drop", "503"] | None
+
+    def record_error(self, error: BaseException) -> None: ...
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
@@ -48,7 +72,7 @@ class Reply:
     """Seconds to wait (interruptibly) before sending."""
 
 
-def dispatch(fake: "FakeAPI", method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
+def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
     """Handle one HTTP request to the fake API."""
     try:
         body: Any = json.loads(raw) if raw else None
@@ -75,7 +99,7 @@ def dispatch(fake: "FakeAPI", method: str, target: str, headers: dict[str, str],
     return reply
 
 
-def _classify(fake: "FakeAPI", entry: RecordedRequest) -> None:
+def _classify(fake: FakeAPI, entry: RecordedRequest) -> None:
     """Note what kind of call this is and, for the agent, which feature and step."""
     body = entry.body
     if entry.path == COUNT_TOKENS_PATH:
@@ -95,7 +119,7 @@ def _classify(fake: "FakeAPI", entry: RecordedRequest) -> None:
 
 
 def _handle(
-    fake: "FakeAPI", entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str
+    fake: FakeAPI, entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str
 ) -> Reply:
     if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) or entry.method != "POST":
         raise ApiError(404, f"Not Found: {entry.method} {path}", "not_found_error")
@@ -152,7 +176,7 @@ def _handle(
     return Reply(200, {"content-type": "application/json"}, json.dumps(message).encode(), delay=delay)
 
 
-def _authenticate(fake: "FakeAPI", headers: dict[str, str]) -> None:
+def _authenticate(fake: FakeAPI, headers: dict[str, str]) -> None:
     # This SDK sends the API key as `Authorization: Bearer`; the API also takes `x-api-key`.
     key = headers.get("x-api-key")
     authorization = headers.get("authorization", "")
@@ -168,7 +192,7 @@ def _authenticate(fake: "FakeAPI", headers: dict[str, str]) -> None:
         )
 
 
-def _answer(fake: "FakeAPI", kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
     """The content blocks of the reply: the summarizer's JSON or the agent plan's step."""
     if kind == "summarizer":
         result = fake.summarizer(body)
@@ -189,7 +213,7 @@ def _retry_headers(seconds: float | None) -> dict[str, str]:
     return {"retry-after-ms": f"{ms:g}", "retry-after": f"{max(seconds, 0.001):g}"}
 
 
-def _error_reply(fake: "FakeAPI", error: ApiError, request_id: str) -> Reply:
+def _error_reply(fake: FakeAPI, error: ApiError, request_id: str) -> Reply:
     headers = {"content-type": "application/json", **error.headers}
     retryable = error.status in _RETRYABLE and error.headers.get("x-should-retry") != "false"
     if retryable and "retry-after-ms" not in headers:
