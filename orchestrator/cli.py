@@ -82,6 +82,7 @@ def run(
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here (one testcase per feature)."),
+    html: Path | None = typer.Option(None, "--html", metavar="PATH", help="Write the HTML run report here (one self-contained file)."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls); repeat for more."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the final line and errors."),
 ) -> None:
@@ -94,7 +95,7 @@ def run(
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
-        "strict_checks": True if strict_checks else None,
+        "strict_checks": True if strict_checks else None, "html": html,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
@@ -162,6 +163,29 @@ def summarize(
     paths = open_project(project_dir)
     config = load_config({"summarizer_model": summarizer_model}, paths.root)
     raise typer.Exit(run_summarize(paths, config, spec))
+
+
+@app.command(cls=Command)
+def demo(
+    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default ./orchestrate-demo; must be new or empty)."),
+    json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls)."),
+) -> None:
+    """Build the textkit example offline with a scripted demo model: no key, no network, ~20 s."""
+    from orchestrator.commands.demo import demo_command
+
+    raise typer.Exit(demo_command(directory, json_output, verbose))
+
+
+@app.command("report", cls=Command)
+def report_command(
+    html: Path = typer.Option(..., "--html", metavar="PATH", help="Write the HTML run report here.", show_default=False),
+    project_dir: Path | None = ProjectDirOption,
+) -> None:
+    """Write the HTML report of the project's runs (timeline, cost, context, features)."""
+    from orchestrator.commands.html_report import write_html_report
+
+    raise typer.Exit(write_html_report(open_project(project_dir), html))
 
 
 def main() -> None:

@@ -85,6 +85,7 @@ class RunConfig(BaseModel):
     strict_checks: bool = Field(
         False, description="Fail an attempt that changed files able to sway its check (conftest.py, pytest config, ...)."
     )
+    html: Path | None = Field(None, description="Write the HTML run report here after the run.")
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )

@@ -49,6 +49,10 @@ def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, requ
         return _dry_run(loaded, config, paths, request)
     result = _run(loaded, config, paths, request)
     _write_reports(result, loaded, config, request)
+    if config.html is not None:
+        from orchestrator.commands.html_report import write_html_after_run
+
+        write_html_after_run(paths, config.html, loaded)
     return result.exit_code
 
 
