@@ -1,0 +1,157 @@
+"""What the HTML report shows, read from a project's `.autonomous/`: state, events, logs, memory.
+
+Read as plain JSON, line by line, and boiled down to a few lists, so that a project of 10,000
+features reports in a second or two. Fields other issues add (a `worker` on events, a
+feature's `footprint`, `regression_check` events) are used when present and not required.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from context_agent.tokens import estimate_tokens
+from orchestrator.commands.check_excerpt import error_excerpt
+from orchestrator.store.paths import ProjectPaths
+
+CONTEXT_HEADING = "## Project Context"
+
+
+@dataclass
+class FeatureRow:
+    """One feature as the report shows it."""
+
+    id: str
+    name: str = ""
+    status: str = "pending"
+    attempts: int = 0
+    duration_ms: int = 0
+    cost_usd: float = 0.0
+    tokens: dict[str, int] = field(default_factory=dict)
+    failure: list[str] = field(default_factory=list)
+    footprint: list[str] = field(default_factory=list)
+    context_tokens: int | None = None
+
+
+@dataclass
+class Span:
+    """One attempt on the timeline, in ms since the first event."""
+
+    feature: str
+    attempt: int
+    start: int
+    end: int
+    outcome: str = "running"  # passed | failed | running
+    lane: int = 0
+    checks: list[tuple[int, bool]] = field(default_factory=list)
+    regression_checks: list[tuple[int, bool]] = field(default_factory=list)
+
+
+@dataclass
+class ReportData:
+    """Everything the page draws."""
+
+    project: str
+    run_id: str = ""
+    model: str = ""
+    features: list[FeatureRow] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    prompt_sizes: list[tuple[int, int]] = field(default_factory=list)  # (ms, prompt tokens)
+    summarizations: list[int] = field(default_factory=list)  # ms
+    totals: dict[str, Any] = field(default_factory=dict)
+    duration_ms: int = 0
+    lanes: int = 1
+
+
+def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    with handle:
+        for line in handle:
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue  # a line torn by a kill: skip it, keep the rest
+            if isinstance(value, dict):
+                yield value
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def load_report_data(paths: ProjectPaths, names: dict[str, str] | None = None) -> ReportData:
+    """The report's data for the project at `paths` (missing files give empty parts)."""
+    state = _read_json(paths.state_file)
+    data = ReportData(project=str(paths.root), run_id=str(state.get("runId", "")))
+    data.totals = state.get("totals") or {}
+    data.features = [_feature_row(fid, entry, names or {}) for fid, entry in (state.get("features") or {}).items()]
+    _read_events(paths.events_log, data)
+    contexts = context_sizes(paths.working_memory)
+    for row in data.features:
+        row.context_tokens = contexts.get(row.id)
+    _failures_from_logs(paths, data.features)
+    return data
+
+
+def _feature_row(fid: str, entry: dict[str, Any], names: dict[str, str]) -> FeatureRow:
+    verification = entry.get("lastVerification") or {}
+    failure: list[str] = []
+    if entry.get("status") != "passed" and verification and not verification.get("success"):
+        failure = error_excerpt(verification.get("output"), verification.get("error"))
+    if not failure and entry.get("reason") and entry.get("status") != "passed":
+        failure = [str(entry["reason"])]
+    return FeatureRow(
+        id=fid, name=names.get(fid, ""), status=str(entry.get("status", "pending")),
+        attempts=int(entry.get("attempts") or 0), duration_ms=int(entry.get("durationMs") or 0),
+        cost_usd=float(entry.get("costUsd") or 0.0), tokens=dict(entry.get("tokens") or {}),
+        failure=failure, footprint=[str(f) for f in entry.get("footprint") or []],
+    )
+
+
+def _failures_from_logs(paths: ProjectPaths, rows: list[FeatureRow]) -> None:
+    """The last failed check of features that passed after a retry (state keeps only the last)."""
+    for row in rows:
+        if row.failure or row.attempts < 2:
+            continue
+        history = _read_json(paths.feature_log(row.id)).get("attemptHistory") or []
+        for attempt in reversed(history):
+            check = attempt.get("verification") or {}
+            if check and not check.get("success") and not check.get("skipped"):
+                row.failure = error_excerpt(check.get("output"), check.get("error") or attempt.get("error"))
+                break
+
+
+def context_sizes(working_memory: Path) -> dict[str, int]:
+    """Tokens of the `## Project Context` section in each feature's first prompt."""
+    sizes: dict[str, int] = {}
+    for entry in _json_lines(working_memory):
+        if entry.get("type") != "text_input" or entry.get("featureId") in sizes:
+            continue
+        text = str(entry.get("text", ""))
+        start = text.find(CONTEXT_HEADING)
+        if start < 0:
+            sizes[str(entry.get("featureId"))] = 0
+            continue
+        section = text[start:]
+        end = section.find("\n## ", len(CONTEXT_HEADING))
+        sizes[str(entry.get("featureId"))] = estimate_tokens(section if end < 0 else section[:end])
+    return sizes
+
+
+def _read_events(path: Path, data: ReportData) -> None:
+    from orchestrator.commands.report_timeline import Timeline
+
+    timeline = Timeline()
+    for event in _json_lines(path):
+        timeline.add(event)
+    timeline.finish(data)
