@@ -116,11 +116,12 @@ def validate(spec: Path = SpecArgument) -> None:
 def status(
     project_dir: Path | None = ProjectDirOption,
     json_output: bool = typer.Option(False, "--json", help="Print the state as JSON."),
+    show_all: bool = typer.Option(False, "--all", help="List every feature, passed ones included (past 50 features they are left out)."),
 ) -> None:
     """Show each feature's status, attempts, tokens and cost from the saved state."""
     from orchestrator.commands.inspect import print_status
 
-    raise typer.Exit(print_status(open_project(project_dir), json_output))
+    raise typer.Exit(print_status(open_project(project_dir), json_output, show_all))
 
 
 @app.command(cls=Command)

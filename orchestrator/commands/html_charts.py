@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from orchestrator.commands.report_data import FeatureRow, Span
+from orchestrator.commands.report_model import FeatureRow, Span
 
 WIDTH = 960
 MAX_BARS = 120

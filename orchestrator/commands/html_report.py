@@ -15,7 +15,8 @@ from pathlib import Path
 
 from context_agent.budget import INJECTION_BUDGET
 from orchestrator.commands import html_charts as charts
-from orchestrator.commands.report_data import FeatureRow, ReportData, load_report_data
+from orchestrator.commands.report_data import load_report_data
+from orchestrator.commands.report_model import FeatureRow, ReportData
 from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_text_atomic

@@ -9,61 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from context_agent.tokens import estimate_tokens
 from orchestrator.commands.check_excerpt import error_excerpt
+from orchestrator.commands.report_model import FeatureRow, ReportData
+from orchestrator.commands.report_timeline import Timeline
 from orchestrator.store.paths import ProjectPaths
 
 CONTEXT_HEADING = "## Project Context"
-
-
-@dataclass
-class FeatureRow:
-    """One feature as the report shows it."""
-
-    id: str
-    name: str = ""
-    status: str = "pending"
-    attempts: int = 0
-    duration_ms: int = 0
-    cost_usd: float = 0.0
-    tokens: dict[str, int] = field(default_factory=dict)
-    failure: list[str] = field(default_factory=list)
-    footprint: list[str] = field(default_factory=list)
-    context_tokens: int | None = None
-
-
-@dataclass
-class Span:
-    """One attempt on the timeline, in ms since the first event."""
-
-    feature: str
-    attempt: int
-    start: int
-    end: int
-    outcome: str = "running"  # passed | failed | running
-    lane: int = 0
-    checks: list[tuple[int, bool]] = field(default_factory=list)
-    regression_checks: list[tuple[int, bool]] = field(default_factory=list)
-
-
-@dataclass
-class ReportData:
-    """Everything the page draws."""
-
-    project: str
-    run_id: str = ""
-    model: str = ""
-    features: list[FeatureRow] = field(default_factory=list)
-    spans: list[Span] = field(default_factory=list)
-    prompt_sizes: list[tuple[int, int]] = field(default_factory=list)  # (ms, prompt tokens)
-    summarizations: list[int] = field(default_factory=list)  # ms
-    totals: dict[str, Any] = field(default_factory=dict)
-    duration_ms: int = 0
-    lanes: int = 1
 
 
 def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
@@ -149,8 +104,6 @@ def context_sizes(working_memory: Path) -> dict[str, int]:
 
 
 def _read_events(path: Path, data: ReportData) -> None:
-    from orchestrator.commands.report_timeline import Timeline
-
     timeline = Timeline()
     for event in _json_lines(path):
         timeline.add(event)

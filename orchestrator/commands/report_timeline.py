@@ -7,10 +7,9 @@ that overlap in time are put on separate lanes, so several workers show as sever
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from orchestrator.commands.report_data import ReportData, Span
+from orchestrator.commands.report_model import ReportData, Span
 
 
 class Timeline:
@@ -35,8 +34,6 @@ class Timeline:
 
     def add(self, event: dict[str, Any]) -> None:
         """Take one event into account."""
-        from orchestrator.commands.report_data import Span
-
         kind, at = event.get("type"), self._ms(event)
         fid = str(event.get("id") or event.get("feature") or "")
         if kind == "run_started":

@@ -93,7 +93,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     if request.fresh:
         _start_fresh(paths)
     _keep_backups_out_of_git(paths)  # also for backups made before the project became a repository
-    events = EventSink(make_renderer(request.json_mode, request.verbosity), paths.events_log)
+    events = EventSink(make_renderer(request.json_mode, request.verbosity, config.max_cost), paths.events_log)
     options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets))
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
