@@ -70,3 +70,29 @@ def test_the_demo_slugify_fails_first_then_fixes():
     assert "NFKD" not in json.dumps(textkit_plan(_turn("slugify", 0)))
     retry = "## Last Verification Result\n{\"success\": false}"
     assert "NFKD" in json.dumps(textkit_plan(_turn("slugify", 0, retry)))
+
+
+def test_status_lists_only_features_not_passed_past_50(tmp_path, capsys):
+    from orchestrator.commands.inspect import print_status
+    from orchestrator.store.run_state import FeatureState, RunState
+    from orchestrator.store.state import StateStore
+
+    paths = ProjectPaths.for_project(tmp_path)
+    state = RunState(features={f"f{i:03d}": FeatureState(status="failed" if i == 7 else "passed") for i in range(60)})
+    StateStore(paths).save(state)
+    print_status(paths, False)
+    out = capsys.readouterr().out
+    assert "f007" in out and "f008" not in out and "59 passed features not listed (--all lists them)" in out
+    print_status(paths, False, show_all=True)
+    assert "f008" in capsys.readouterr().out
+
+
+def test_a_failed_check_shows_its_error_lines_under_failed():
+    from orchestrator.commands.output import describe
+    from orchestrator.store.event_kinds import Verification
+
+    event = Verification(type="verification", ts=0, id="a", command="pytest", success=False, exit_code=1, attempt=1,
+                         output="..F\nE   AssertionError: assert 2 == 1\nFAILED t.py::x\n")
+    lines = describe(event).splitlines()
+    assert "FAILED (exit 1)" in lines[0]
+    assert lines[1:] == ["      | E   AssertionError: assert 2 == 1", "      | FAILED t.py::x"]

@@ -185,6 +185,9 @@ class LiveRenderer:
         self.verbosity = verbosity
         self.max_cost = max_cost
         self.console = Console()
+        # Warnings stay on stderr; while the view is live, rich routes stderr through its console,
+        # so a warning prints above the status rows instead of glued to them.
+        self.err_console = Console(stderr=True)
         self.started = time.monotonic()
         self.view = _View()
         self.live = Live(console=self.console, refresh_per_second=4, transient=True, get_renderable=self._render)
@@ -209,7 +212,8 @@ class LiveRenderer:
     def handle(self, event: Event) -> None:
         if isinstance(event, Notice):
             # Text, not markup: the message may quote paths, check output or files.
-            self.live.console.print(Text.assemble((f"orchestrate: {event.type}: ", "yellow"), printable(event.message)))
+            self.err_console.print(Text.assemble((f"orchestrate: {event.type}: ", "yellow"), printable(event.message)),
+                                   highlight=False)
             return
         if isinstance(event, RunStarted):
             self.view.total = event.selected
