@@ -66,6 +66,7 @@ def run(
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here (one testcase per feature)."),
+    html: Path | None = typer.Option(None, "--html", metavar="PATH", help="Write the HTML run report here (one self-contained file)."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls); repeat for more."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the final line and errors."),
 ) -> None:
@@ -81,6 +82,7 @@ def run(
         "strict_checks": True if strict_checks else None, "branch": branch, "sandbox": sandbox,
         "jobs": jobs, "regression": regression, "final_verify": False if no_final_verify else None,
         "escalate_model": escalate_model, "escalate_on": escalate_on, "thinking": thinking, "provider": provider,
+        "html": html,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
@@ -135,6 +137,18 @@ def plan(
         write_checks=write_checks, from_list=from_list, force=force, dry_run=dry_run, json_mode=json_output,
     )
     raise typer.Exit(plan_command(request, load_config({"model": model, "max_cost": max_cost}, root)))
+
+
+@app.command(cls=Command)
+def demo(
+    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default ./orchestrate-demo; must be new or empty)."),
+    json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls)."),
+) -> None:
+    """Build the textkit example offline with a scripted demo model: no key, no network, ~20 s."""
+    from orchestrator.commands.demo import demo_command
+
+    raise typer.Exit(demo_command(directory, json_output, verbose))
 
 
 # After the building commands, so that `--help` lists them first.

@@ -21,11 +21,12 @@ from orchestrator.config import load_config
 def status(
     project_dir: Path | None = ProjectDirOption,
     json_output: bool = typer.Option(False, "--json", help="Print the state as JSON."),
+    show_all: bool = typer.Option(False, "--all", help="List every feature, passed ones included (past 50 features they are left out)."),
 ) -> None:
     """Show each feature's status, attempts, tokens and cost from the saved state."""
     from orchestrator.commands.inspect import print_status
 
-    raise typer.Exit(print_status(open_project(project_dir), json_output))
+    raise typer.Exit(print_status(open_project(project_dir), json_output, show_all))
 
 @app.command(cls=Command)
 def logs(
@@ -127,3 +128,14 @@ def combine(
     paths = open_project(project_dir)
     config = load_config({"branch": branch}, paths.root)
     raise typer.Exit(combine_command(loaded, paths, config, artifacts, partial=partial, report=report, junit=junit))
+
+
+@app.command("report", cls=Command)
+def report_command(
+    html: Path = typer.Option(..., "--html", metavar="PATH", help="Write the HTML run report here.", show_default=False),
+    project_dir: Path | None = ProjectDirOption,
+) -> None:
+    """Write the HTML report of the project's runs (timeline, cost, context, features)."""
+    from orchestrator.commands.html_report import write_html_report
+
+    raise typer.Exit(write_html_report(open_project(project_dir), html))

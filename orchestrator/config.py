@@ -121,6 +121,7 @@ class RunConfig(BaseModel):
         "off", description="Extended thinking: off, auto (when the model decides, or on retries), or a token budget."
     )
     provider: Provider = Field("anthropic", description="Where the model runs: anthropic, bedrock or vertex.")
+    html: Path | None = Field(None, description="Write the HTML run report here after the run.")
     pricing: dict[str, ModelPrice] = Field(
         default_factory=dict, description="USD per million tokens, by model id or family substring."
     )

@@ -115,7 +115,7 @@ def test_status_reads_the_state_alone_and_draws_one_line_per_feature(tmp_path: P
 
     sys.setprofile(count_calls)
     try:
-        inspect_module.print_status(paths, False)
+        inspect_module.print_status(paths, False, show_all=True)
     finally:
         sys.setprofile(None)
 

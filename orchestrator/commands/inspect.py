@@ -47,7 +47,11 @@ _NUMBERS = frozenset({"attempts", "tokens", "cost (USD)"})
 _REASON_WIDTH = 100  # cells; the whole reason is in `status --json`
 
 
-def print_status(paths: ProjectPaths, json_output: bool) -> int:
+# Up to this many features the table lists them all; beyond, only those not passed (--all: all).
+FULL_TABLE_UP_TO = 50
+
+
+def print_status(paths: ProjectPaths, json_output: bool, show_all: bool = False) -> int:
     """The saved state: one line per feature, then the counts and totals. Reads the state only
     (snapshot and journal), never the feature logs, and draws in time linear in the features."""
     state = _state(paths)
@@ -60,12 +64,15 @@ def print_status(paths: ProjectPaths, json_output: bool) -> int:
         (feature_id, entry.status, str(entry.attempts), f"{entry.tokens.total:,}", f"{entry.cost_usd:.4f}",
          _shown(entry.reason or ""))
         for feature_id, entry in state.features.items()
+        if show_all or len(state.features) <= FULL_TABLE_UP_TO or entry.status != "passed"
     ]
     sys.stdout.write(render_table(
         ("feature", "status", "attempts", "tokens", "cost (USD)", "reason"), rows,
         title=_shown(f"run {state.run_id} — {state.spec_path}"), right=_NUMBERS, max_width={"reason": _REASON_WIDTH},
     ))
     counts = {s: state.count(s) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
+    if len(rows) < len(state.features):
+        sys.stdout.write(f"{len(state.features) - len(rows):,} passed features not listed (--all lists them)\n")
     sys.stdout.write(
         ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"

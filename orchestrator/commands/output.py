@@ -16,9 +16,10 @@ from typing import TextIO
 
 from rich.console import Console
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from orchestrator.commands.check_excerpt import error_excerpt
 from orchestrator.store.event_kinds import (
     ApiCall,
     Checkpoint,
@@ -111,7 +112,11 @@ def _verification_line(event: Verification) -> str:
         return f"    check: none configured; the agent's report decides ({'reported' if event.success else 'no report'})"
     verdict = "passed" if event.success else f"FAILED (exit {event.exit_code})"
     extra = f": {event.error}" if event.error else ""
-    return f"    check `{event.command}` {verdict}{extra}"
+    line = f"    check `{event.command}` {verdict}{extra}"
+    if event.success:
+        return line
+    # The first meaningful lines of the output, so the reader sees why without opening the log.
+    return "\n".join([line, *(f"      | {text}" for text in error_excerpt(event.output, None))])
 
 
 def _tool_line(event: ToolCall) -> str:
@@ -180,7 +185,7 @@ class PlainRenderer:
 
 @dataclass
 class _View:
-    """What the live view shows: the feature at work and the run's spend so far."""
+    """What the live view shows: the feature at work, the run's progress and spend so far."""
 
     feature: str = "-"
     position: str = ""
@@ -189,58 +194,72 @@ class _View:
     tokens: int = 0
     cost: float = 0.0
     started: float = 0.0  # time.monotonic() when its attempt started
+    done: int = 0
+    total: int = 0
 
 
 class LiveRenderer:
-    """A rich live view in a terminal: feature n of m, attempt, turn, tokens, cost, elapsed."""
+    """A rich live view in a terminal: feature n of m, attempt, turn, tokens, cost, elapsed.
 
-    def __init__(self, verbosity: int = 0) -> None:
+    The view is rendered afresh at every refresh (4 a second), so the clock keeps ticking during
+    a long model call or check; every line, warnings included, goes through the live console so
+    that none is glued to the status line.
+    """
+
+    def __init__(self, verbosity: int = 0, max_cost: float | None = None) -> None:
         self.verbosity = verbosity
+        self.max_cost = max_cost
         self.console = Console()
+        # Warnings stay on stderr; while the view is live, rich routes stderr through its console,
+        # so a warning prints above the status rows instead of glued to them.
         self.err_console = Console(stderr=True)
         self.started = time.monotonic()
         self.view = _View()
         self.busy: dict[str, _View] = {}  # --jobs N: one line per feature at work
-        self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=True)
+        self.live = Live(console=self.console, refresh_per_second=4, transient=True, get_renderable=self._render)
         self.live.start()
 
     def _render(self) -> Table:
         table = Table.grid(padding=(0, 2))
         elapsed = time.monotonic() - self.started
         v = self.view
+        budget = f" of ${self.max_cost:.2f}" if self.max_cost else ""
+        filled = int(20 * v.done / v.total) if v.total else 0
         if len(self.busy) > 1:
-            return self._render_workers(table, elapsed)
+            self._render_workers(table, elapsed)
+        else:
+            table.add_row(
+                Text(f"{v.position} {v.feature}", style="bold"), f"attempt {v.attempt}", f"turn {v.turn}",
+                f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s",
+            )
         table.add_row(
-            f"[bold]{v.position}[/bold] {v.feature}",
-            f"attempt {v.attempt}",
-            f"turn {v.turn}",
-            f"{v.tokens:,} tokens",
-            _money(v.cost),
-            f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s",
+            Text("█" * filled + "░" * (20 - filled), style="green"), f"{v.done} of {v.total} done",
+            f"{v.tokens:,} tokens", f"{_money(v.cost)}{budget}",
         )
         return table
 
-    def _render_workers(self, table: Table, elapsed: float) -> Table:
-        """One line per busy worker (feature, attempt, turn, its elapsed time), then the run's totals."""
+    def _render_workers(self, table: Table, elapsed: float) -> None:
+        """One line per busy worker (feature, attempt, turn, its elapsed time), then how many, and the run's clock."""
         now = time.monotonic()
         for view in self.busy.values():
             took = now - view.started
-            table.add_row(f"[bold]{view.position}[/bold] {escape(view.feature)}", f"attempt {view.attempt}",
-                          f"turn {view.turn}", "", "", f"{int(took // 60)}m{int(took % 60):02d}s")
-        table.add_row(f"[bold]{len(self.busy)} at work[/bold]", "", "", f"{self.view.tokens:,} tokens",
-                      _money(self.view.cost), f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s")
-        return table
+            table.add_row(Text(f"{view.position} {view.feature}", style="bold"), f"attempt {view.attempt}",
+                          f"turn {view.turn}", f"{int(took // 60)}m{int(took % 60):02d}s")
+        table.add_row(Text(f"{len(self.busy)} at work", style="bold"), "", "", f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s")
 
     def handle(self, event: Event) -> None:
         if isinstance(event, Notice):
-            # The message may quote paths, check output or files: never read it as markup.
-            self.err_console.print(f"[yellow]orchestrate: {event.type}:[/yellow] {escape(event.message)}",
+            # Text, not markup: the message may quote paths, check output or files.
+            self.err_console.print(Text.assemble((f"orchestrate: {event.type}: ", "yellow"), printable(event.message)),
                                    highlight=False)
             return
-        if isinstance(event, FeatureStarted):
+        if isinstance(event, RunStarted):
+            self.view.total = event.selected
+        elif isinstance(event, FeatureStarted):
             self.view = _View(feature=event.id, position=f"{event.index}/{event.total}",
                               attempt=f"{event.attempt}/{event.max_attempts}", cost=self.view.cost,
-                              tokens=self.view.tokens, started=time.monotonic())
+                              tokens=self.view.tokens, started=time.monotonic(), done=self.view.done,
+                              total=event.total)
             self.busy[event.id] = self.view
         elif isinstance(event, ApiCall):
             worker = self.busy.get(event.id or event.feature or "", self.view)
@@ -248,23 +267,25 @@ class LiveRenderer:
             self.view.turn, self.view.tokens, self.view.cost = event.turn, event.run_tokens, event.run_cost_usd
         elif isinstance(event, (FeatureFinished, FeatureBlocked)):
             self.busy.pop(event.id, None)
+            self.view.done += 1
         line = describe(event)
         if line is not None and (self.verbosity >= 0 or event.type in _FINAL_KINDS):
-            self.live.console.print(line, highlight=False, markup=False)
+            self.live.console.print(printable(line), highlight=False, markup=False)
         elif isinstance(event, ToolCall) and self.verbosity > 0:
-            self.live.console.print(_tool_line(event), highlight=False, markup=False)
-        self.live.update(self._render())
+            self.live.console.print(printable(_tool_line(event)), highlight=False, markup=False)
+        self.live.refresh()
 
     def close(self) -> None:
         self.live.stop()
 
 
 def make_renderer(
-    json_mode: bool, verbosity: int, *, tagged: bool = False
+    json_mode: bool, verbosity: int, max_cost: float | None = None, *, tagged: bool = False
 ) -> JsonRenderer | PlainRenderer | LiveRenderer:
-    """The renderer for the terminal; `tagged` (--jobs N) marks each plain line with its feature."""
+    """JSON lines, plain lines, or the live view in a terminal (with --max-cost shown); `tagged`
+    (--jobs N) marks each plain line with its feature."""
     if json_mode:
         return JsonRenderer()
     if wants_plain():
         return PlainRenderer(verbosity, tagged=tagged)
-    return LiveRenderer(verbosity)
+    return LiveRenderer(verbosity, max_cost)

@@ -49,6 +49,10 @@ def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, requ
         return _dry_run(loaded, config, paths, request)
     result = _run(loaded, config, paths, request)
     _write_reports(result, loaded, config, request)
+    if config.html is not None:
+        from orchestrator.commands.html_report import write_html_after_run
+
+        write_html_after_run(paths, config.html, loaded)
     return result.exit_code
 
 
@@ -91,7 +95,9 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     if request.fresh:
         _start_fresh(paths)
     _keep_backups_out_of_git(paths)  # also for backups made before the project became a repository
-    events = EventSink(make_renderer(request.json_mode, request.verbosity, tagged=config.jobs > 1), paths.events_log)
+    events = EventSink(
+        make_renderer(request.json_mode, request.verbosity, config.max_cost, tagged=config.jobs > 1), paths.events_log
+    )
     options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets))
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):

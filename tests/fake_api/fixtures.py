@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from .server import FakeAPI
+from orchestrator.demo.fake_api import FakeAPI
 
 
 @contextmanager

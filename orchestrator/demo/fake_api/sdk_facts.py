@@ -10,7 +10,7 @@ orchestrator relies on, should the SDK's private layout ever change.
 from __future__ import annotations
 
 import typing
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 _FALLBACK_PARAMS = frozenset(
@@ -43,7 +43,7 @@ def _literals(annotation: Any) -> tuple[Any, ...]:
     return ()
 
 
-@lru_cache(maxsize=None)
+@cache
 def request_params(endpoint: str, beta: bool = False) -> frozenset[str]:
     """Top-level fields the API accepts for `endpoint` (``messages`` or ``count_tokens``)."""
     try:
@@ -54,7 +54,7 @@ def request_params(endpoint: str, beta: bool = False) -> frozenset[str]:
         else:
             from anthropic.types import message_create_params as mod  # type: ignore[no-redef]
 
-            names = set(mod.MessageCreateParamsBase.__annotations__) | {"stream"}
+            names = set(mod.MessageCreateParamsBase.__annotations__) | {"stream"}  # type: ignore[attr-defined]
         if beta:
             from anthropic.types.beta import message_create_params as beta_mod
 
@@ -68,7 +68,7 @@ def request_params(endpoint: str, beta: bool = False) -> frozenset[str]:
         return frozenset(fallback)
 
 
-@lru_cache(maxsize=None)
+@cache
 def typed_tools() -> dict[str, str | None]:
     """Anthropic-defined tool `type` -> the `name` it must carry (None: any name)."""
     try:
@@ -86,13 +86,13 @@ def typed_tools() -> dict[str, str | None]:
         return dict(_FALLBACK_TYPED_TOOLS)
 
 
-@lru_cache(maxsize=None)
+@cache
 def content_block_types() -> frozenset[str]:
     """Block `type`s a request message may contain."""
     try:
         from anthropic.types.content_block_param import ContentBlockParam
 
-        found = set()
+        found: set[str] = set()
         for member in typing.get_args(ContentBlockParam):
             hints = typing.get_type_hints(member, include_extras=True)
             found.update(_literals(hints.get("type")))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 from .dispatch import Reply
 

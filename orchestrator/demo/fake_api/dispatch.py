@@ -12,7 +12,7 @@ import json
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from . import plans as plan_builders
@@ -29,7 +29,35 @@ from .thinking import thinking_blocks, thinking_on, validate_thinking
 from .validation import validate_request
 
 if TYPE_CHECKING:
-    from .server import FakeAPI
+
+    from .caching import PromptCache
+    from .faults import FaultPolicy
+    from .forced_tools import ToolAnswerer
+    from .ledger import Ledger
+    from .plans import Plan
+    from .summarizer import Summarizer
+
+
+class FakeAPI(Protocol):
+    """What dispatching reads of `server.FakeAPI` (a protocol: the server imports this module)."""
+
+    plans: dict[str, Plan]
+    default_plan: Plan
+    summarizer: Summarizer
+    faults: FaultPolicy | None
+    retry_after: float | None
+    rejected_keys: set[str]
+    forbidden_keys: set[str]
+    known_models: set[str] | None
+    max_output_tokens: int
+    cache: PromptCache
+    ledger: Ledger
+    down_mode: Literal["drop", "503"] | None
+    latency: float
+    tool_answers: ToolAnswerer
+    providers: providers.ProviderSettings
+
+    def record_error(self, error: BaseException) -> None: ...
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
@@ -51,7 +79,7 @@ class Reply:
     """Seconds to wait (interruptibly) before sending."""
 
 
-def dispatch(fake: "FakeAPI", method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
+def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
     """Handle one HTTP request to the fake API."""
     try:
         body: Any = json.loads(raw) if raw else None
@@ -81,7 +109,7 @@ def dispatch(fake: "FakeAPI", method: str, target: str, headers: dict[str, str],
     return reply
 
 
-def _classify(fake: "FakeAPI", entry: RecordedRequest, path: str) -> None:
+def _classify(fake: FakeAPI, entry: RecordedRequest, path: str) -> None:
     """Note what kind of call this is and, for the agent, which feature and step."""
     body = entry.body
     if path == COUNT_TOKENS_PATH:
@@ -104,7 +132,7 @@ def _classify(fake: "FakeAPI", entry: RecordedRequest, path: str) -> None:
 
 
 def _handle(
-    fake: "FakeAPI", entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str,
+    fake: FakeAPI, entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str,
     call: providers.ProviderCall | None = None,
 ) -> Reply:
     if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) or entry.method != "POST":
@@ -124,17 +152,9 @@ def _handle(
     delay = fake.latency  # a model's time, when the test or benchmark wants one
     fault = fake.faults(entry.index, entry.body) if fake.faults is not None else None
     if fault is not None:
-        label = str(fault.status) if fault.kind == "status" else fault.body or fault.kind
-        fake.ledger.update(entry, outcome=f"fault:{label}")
-        if fault.kind == "status":
-            headers = _retry_headers(fault.retry_after if fault.retry_after is not None else fake.retry_after)
-            if fault.status not in _RETRYABLE:
-                headers = {}
-            raise ApiError(fault.status, fault.message, fault.error_type, headers)
-        if fault.kind == "drop":
-            return Reply(drop=True)
-        if fault.kind == "malformed":
-            return _malformed(fault, entry.body)
+        faulty = _faulty_reply(fake, entry, fault)
+        if faulty is not None:
+            return faulty
         delay = fault.delay
 
     if call is not None:
@@ -169,7 +189,23 @@ def _handle(
     return Reply(200, {"content-type": "application/json"}, json.dumps(message).encode(), delay=delay)
 
 
-def _authenticate(fake: "FakeAPI", headers: dict[str, str]) -> None:
+def _faulty_reply(fake: FakeAPI, entry: RecordedRequest, fault: Fault) -> Reply | None:
+    """The injected fault's reply (or error raised); None for a slow reply, which is answered late."""
+    label = str(fault.status) if fault.kind == "status" else fault.body or fault.kind
+    fake.ledger.update(entry, outcome=f"fault:{label}")
+    if fault.kind == "status":
+        headers = _retry_headers(fault.retry_after if fault.retry_after is not None else fake.retry_after)
+        if fault.status not in _RETRYABLE:
+            headers = {}
+        raise ApiError(fault.status, fault.message, fault.error_type, headers)
+    if fault.kind == "drop":
+        return Reply(drop=True)
+    if fault.kind == "malformed":
+        return _malformed(fault, entry.body)
+    return None
+
+
+def _authenticate(fake: FakeAPI, headers: dict[str, str]) -> None:
     # This SDK sends the API key as `Authorization: Bearer`; the API also takes `x-api-key`.
     key = headers.get("x-api-key")
     authorization = headers.get("authorization", "")
@@ -185,7 +221,7 @@ def _authenticate(fake: "FakeAPI", headers: dict[str, str]) -> None:
         )
 
 
-def _answer(fake: "FakeAPI", kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
     """The content blocks of the reply: the summarizer's JSON or the agent plan's step."""
     if kind == "summarizer":
         result = fake.summarizer(body)
@@ -202,7 +238,7 @@ def _answer(fake: "FakeAPI", kind: str, body: dict[str, Any]) -> list[dict[str, 
     return blocks
 
 
-def _forced_tool_answer(fake: "FakeAPI", body: dict[str, Any]) -> list[dict[str, Any]]:
+def _forced_tool_answer(fake: FakeAPI, body: dict[str, Any]) -> list[dict[str, Any]]:
     """One ``tool_use`` block calling the forced tool with `fake.tool_answers`' input."""
     name = forced_tool_name(body) or ""
     return [plan_builders.tool_use(name, fake.tool_answers(name, body))]
@@ -217,7 +253,7 @@ def _retry_headers(seconds: float | None) -> dict[str, str]:
     return {"retry-after-ms": f"{ms:g}", "retry-after": f"{max(seconds, 0.001):g}"}
 
 
-def _error_reply(fake: "FakeAPI", error: ApiError, request_id: str) -> Reply:
+def _error_reply(fake: FakeAPI, error: ApiError, request_id: str) -> Reply:
     headers = {"content-type": "application/json", **error.headers}
     retryable = error.status in _RETRYABLE and error.headers.get("x-should-retry") != "false"
     if retryable and "retry-after-ms" not in headers:

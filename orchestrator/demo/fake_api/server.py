@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 from .caching import DEFAULT_MIN_CACHEABLE_TOKENS, PromptCache
 from .dispatch import Reply, dispatch
@@ -86,7 +87,7 @@ class FakeAPI:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> "FakeAPI":
+    def start(self) -> FakeAPI:
         """Bind and serve in a background thread; returns self."""
         if self._server is not None:
             return self
@@ -110,7 +111,7 @@ class FakeAPI:
         self._server = None
         self._thread = None
 
-    def __enter__(self) -> "FakeAPI":
+    def __enter__(self) -> FakeAPI:
         return self.start()
 
     def __exit__(

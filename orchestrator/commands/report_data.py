@@ -1,0 +1,110 @@
+"""What the HTML report shows, read from a project's `.autonomous/`: state, events, logs, memory.
+
+Read as plain JSON, line by line, and boiled down to a few lists, so that a project of 10,000
+features reports in a second or two. Fields other issues add (a `worker` on events, a
+feature's `footprint`, `regression_check` events) are used when present and not required.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from context_agent.tokens import estimate_tokens
+from orchestrator.commands.check_excerpt import error_excerpt
+from orchestrator.commands.report_model import FeatureRow, ReportData
+from orchestrator.commands.report_timeline import Timeline
+from orchestrator.json_types import JsonObject
+from orchestrator.store.paths import ProjectPaths
+
+CONTEXT_HEADING = "## Project Context"
+
+
+def _json_lines(path: Path) -> Iterator[JsonObject]:
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    with handle:
+        for line in handle:
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue  # a line torn by a kill: skip it, keep the rest
+            if isinstance(value, dict):
+                yield value
+
+
+def _read_json(path: Path) -> JsonObject:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def load_report_data(paths: ProjectPaths, names: dict[str, str] | None = None) -> ReportData:
+    """The report's data for the project at `paths` (missing files give empty parts)."""
+    state = _read_json(paths.state_file)
+    data = ReportData(project=str(paths.root), run_id=str(state.get("runId", "")))
+    data.totals = state.get("totals") or {}
+    data.features = [_feature_row(fid, entry, names or {}) for fid, entry in (state.get("features") or {}).items()]
+    _read_events(paths.events_log, data)
+    contexts = context_sizes(paths.working_memory)
+    for row in data.features:
+        row.context_tokens = contexts.get(row.id)
+    _failures_from_logs(paths, data.features)
+    return data
+
+
+def _feature_row(fid: str, entry: JsonObject, names: dict[str, str]) -> FeatureRow:
+    verification = entry.get("lastVerification") or {}
+    failure: list[str] = []
+    if entry.get("status") != "passed" and verification and not verification.get("success"):
+        failure = error_excerpt(verification.get("output"), verification.get("error"))
+    if not failure and entry.get("reason") and entry.get("status") != "passed":
+        failure = [str(entry["reason"])]
+    return FeatureRow(
+        id=fid, name=names.get(fid, ""), status=str(entry.get("status", "pending")),
+        attempts=int(entry.get("attempts") or 0), duration_ms=int(entry.get("durationMs") or 0),
+        cost_usd=float(entry.get("costUsd") or 0.0), tokens=dict(entry.get("tokens") or {}),
+        failure=failure, footprint=[str(f) for f in entry.get("footprint") or []],
+    )
+
+
+def _failures_from_logs(paths: ProjectPaths, rows: list[FeatureRow]) -> None:
+    """The last failed check of features that passed after a retry (state keeps only the last)."""
+    for row in rows:
+        if row.failure or row.attempts < 2:
+            continue
+        history = _read_json(paths.feature_log(row.id)).get("attemptHistory") or []
+        for attempt in reversed(history):
+            check = attempt.get("verification") or {}
+            if check and not check.get("success") and not check.get("skipped"):
+                row.failure = error_excerpt(check.get("output"), check.get("error") or attempt.get("error"))
+                break
+
+
+def context_sizes(working_memory: Path) -> dict[str, int]:
+    """Tokens of the `## Project Context` section in each feature's first prompt."""
+    sizes: dict[str, int] = {}
+    for entry in _json_lines(working_memory):
+        if entry.get("type") != "text_input" or entry.get("featureId") in sizes:
+            continue
+        text = str(entry.get("text", ""))
+        start = text.find(CONTEXT_HEADING)
+        if start < 0:
+            sizes[str(entry.get("featureId"))] = 0
+            continue
+        section = text[start:]
+        end = section.find("\n## ", len(CONTEXT_HEADING))
+        sizes[str(entry.get("featureId"))] = estimate_tokens(section if end < 0 else section[:end])
+    return sizes
+
+
+def _read_events(path: Path, data: ReportData) -> None:
+    timeline = Timeline()
+    for event in _json_lines(path):
+        timeline.add(event)
+    timeline.finish(data)

@@ -1,0 +1,53 @@
+"""The HTML report's data model: features, attempts on the timeline, series."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from orchestrator.json_types import JsonObject
+
+
+@dataclass
+class FeatureRow:
+    """One feature as the report shows it."""
+
+    id: str
+    name: str = ""
+    status: str = "pending"
+    attempts: int = 0
+    duration_ms: int = 0
+    cost_usd: float = 0.0
+    tokens: dict[str, int] = field(default_factory=dict)
+    failure: list[str] = field(default_factory=list)
+    footprint: list[str] = field(default_factory=list)
+    context_tokens: int | None = None
+
+
+@dataclass
+class Span:
+    """One attempt on the timeline, in ms since the first event."""
+
+    feature: str
+    attempt: int
+    start: int
+    end: int
+    outcome: str = "running"  # passed | failed | running
+    lane: int = 0
+    checks: list[tuple[int, bool]] = field(default_factory=list)
+    regression_checks: list[tuple[int, bool]] = field(default_factory=list)
+
+
+@dataclass
+class ReportData:
+    """Everything the page draws."""
+
+    project: str
+    run_id: str = ""
+    model: str = ""
+    features: list[FeatureRow] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    prompt_sizes: list[tuple[int, int]] = field(default_factory=list)  # (ms, prompt tokens)
+    summarizations: list[int] = field(default_factory=list)  # ms
+    totals: JsonObject = field(default_factory=dict)
+    duration_ms: int = 0
+    lanes: int = 1

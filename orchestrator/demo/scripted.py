@@ -1,0 +1,56 @@
+"""The demo model: the fake Messages API playing `textkit_plan`, with a summarizer that summarizes.
+
+It is served on 127.0.0.1 and reached with a dummy key that never leaves the machine; its
+model ids say `demo` so that no output line naming the model can be mistaken for Claude's.
+Costs are priced as the family the id names (Sonnet, Haiku): what the run would have cost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from orchestrator.json_types import ApiRequest, JsonObject
+
+from .fake_api import FakeAPI
+from .fake_api.summarizer import default_summarizer
+from .textkit_plan import CHECK_FILES, textkit_plan
+
+DEMO_MODEL = "demo-scripted-sonnet"
+DEMO_SUMMARIZER_MODEL = "demo-scripted-haiku"
+DEMO_API_KEY = "demo-key-offline-not-a-secret"
+
+_PROJECT_LINE = (
+    "textkit: a standard-library-only text library, flat layout (textkit/ at the root, "
+    "pyproject.toml with setuptools, no dependencies); each feature adds one module and "
+    "re-exports it from textkit/__init__.py."
+)
+_LESSONS = {
+    "slugify": "slugify's first attempt kept accents; NFKD + ASCII encoding fixed it.",
+    "truncate": "Never add runtime dependencies: package-skeleton's check wants none.",
+}
+
+
+def demo_model() -> FakeAPI:
+    """A fake Messages API (not started) that builds textkit and answers summaries."""
+    return FakeAPI(
+        default_plan=textkit_plan,
+        summarizer=demo_summarizer,
+        known_models={DEMO_MODEL, DEMO_SUMMARIZER_MODEL},
+        rejected_keys=(),
+    )
+
+
+def demo_summarizer(request: ApiRequest) -> JsonObject | str:
+    """A real, non-empty running summary: the project, what is done, what went wrong."""
+    answer = default_summarizer(request)
+    if not isinstance(answer, dict):
+        return answer
+    prompt = json.dumps(request.get("messages", []))
+    done = [fid for fid in CHECK_FILES if re.search(rf"\b{re.escape(fid)}\b", prompt)]
+    lines = [_PROJECT_LINE]
+    if done:
+        lines.append("Done so far: " + ", ".join(done) + ".")
+    lines += [lesson for fid, lesson in _LESSONS.items() if fid in done]
+    answer["summary"] = "\n".join(lines)
+    return answer
