@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -34,7 +33,7 @@ def test_the_shipped_spec_is_specs_textkit():
 
 
 def test_demo_builds_textkit_offline_and_exits_0(demo):
-    directory, result = demo
+    _directory, result = demo
     assert result.code == 0, result.stdout + result.stderr
     assert "run passed: 8 passed, 0 failed, 0 blocked" in result.stdout
     assert "summary is empty" not in result.stderr
@@ -53,6 +52,17 @@ def test_demo_shows_a_failure_fed_back_and_fixed(demo):
     assert {f["status"] for f in state["features"].values()} == {"passed"}
     log = json.loads((directory / "textkit/.autonomous/logs/slugify.json").read_text())
     assert log["attemptHistory"][0]["verification"]["success"] is False
+
+
+def test_demo_shows_the_regression_guard_catch_a_break_and_the_fix(demo):
+    directory, _ = demo
+    log = json.loads((directory / "textkit/.autonomous/logs/truncate.json").read_text())
+    first, second = log["attemptHistory"][0], log["attemptHistory"][1]
+    assert "your change broke feature package-skeleton" in first["verification"]["error"]
+    assert [run["success"] for run in first["regressionChecks"] if run["id"] == "package-skeleton"] == [False]
+    assert second["verification"]["success"] is True
+    state = json.loads((directory / "textkit/.autonomous/state/execution-state.json").read_text())
+    assert state["features"]["truncate"]["status"] == "passed"
 
 
 def test_demo_summarizes_at_5_and_checkpoints_every_feature(demo):
