@@ -13,6 +13,7 @@ import http.server
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -199,6 +200,27 @@ def test_paths_listed_in_the_config_are_reachable(world: World, tmp_path: Path) 
     assert "shared data" in output
     assert (cache / "x").read_text() == "cached\n"
     assert not (shared / "no").exists()
+
+
+@needs_bwrap
+def test_a_tool_chain_the_path_reaches_under_tmp_stays_usable(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI job's venv in /tmp: the sandbox's /tmp is a fresh one, yet the PATH must still work."""
+    venv = Path(tempfile.mkdtemp(prefix="orchestrate-venv-", dir="/tmp"))
+    try:
+        (venv / "bin").mkdir()
+        tool = venv / "bin" / "hello-tool"
+        tool.write_text("#!/bin/sh\necho hello from the venv\n")
+        tool.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        world.sandbox = choose_sandbox("bwrap", world.project)
+        output = through_check(world, f"hello-tool; ls {tmp_path}/outside; touch {venv}/bin/x")
+        assert "hello from the venv" in output
+        assert "keep.txt" not in output  # the rest of /tmp stays out of sight
+        assert not (venv / "bin" / "x").exists()  # and the tool chain is read-only
+    finally:
+        shutil.rmtree(venv)
 
 
 CHILD = """

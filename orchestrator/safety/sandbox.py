@@ -156,7 +156,8 @@ def choose_sandbox(
     needed = [path for path in also_read if not any(_within(home, path) for home in homes)]
     return Sandbox(
         "bwrap", f"{mode}: bubblewrap at {found} works here", bwrap=found, hidden=tuple(homes),
-        read=tuple(_unique([*_toolchain_dirs(homes), *needed, *_user_paths(read, project_root)])),
+        # /tmp is a fresh one inside, so a venv or tool chain the PATH finds there is shown too.
+        read=tuple(_unique([*_toolchain_dirs([*homes, Path("/tmp").resolve()]), *needed, *_user_paths(read, project_root)])),
         write=tuple(_unique(_user_paths(write, project_root))), network=network,
     )
 
@@ -194,7 +195,7 @@ def _homes() -> list[Path]:
 
 
 def _toolchain_dirs(homes: Sequence[Path]) -> list[Path]:
-    """Directories under a home that the PATH or the running Python need: pyenv, cargo, a venv."""
+    """Directories under a home (or /tmp) that the PATH or the running Python need: pyenv, cargo, a venv."""
     wanted = [Path(entry) for entry in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
     wanted += [Path(os.environ[name]) for name in _TOOLCHAIN_VARIABLES if os.path.isabs(os.environ.get(name, ""))]
     wanted += [Path(sys.prefix), Path(sys.base_prefix)]
