@@ -13,32 +13,21 @@ import pytest
 
 from tests.cli_helpers import first_prompt, read_json, run_cli
 from tests.fake_api import edit_create, report, text
+from tests.git_helpers import init_repo, subjects
 
 CHECK_1 = "test -f one.txt && grep -q good config.txt"
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    _git(root, "init", "-q")
-    _git(root, "config", "user.name", "t")
-    _git(root, "config", "user.email", "t@example.com")
-    (root / "config.txt").write_text("mode=good\n")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "init")
-    return root
+    return init_repo(tmp_path / "project", {"config.txt": "mode=good\n"})
 
 
 def _wait_for_checkpoint(root: Path, feature_id: str, seconds: float = 60.0) -> None:
     """Hold feature 2's first answer until feature 1 is merged: feature 2 then lands second."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if f"orchestrate: {feature_id}:" in _git(root, "log", "--format=%s"):
+        if any(subject.startswith(f"orchestrate: {feature_id}:") for subject in subjects(root)):
             return
         time.sleep(0.1)
 
@@ -74,7 +63,7 @@ def test_a_feature_that_breaks_one_merged_meanwhile_is_caught_on_the_merged_tree
     assert checks == [("feat-02", "feat-01", False)]
     assert [e["failed"] for e in result.events() if e["type"] == "final_verification"] == [[]]
     assert subprocess.run(["bash", "-c", CHECK_1], cwd=project).returncode == 0
-    subjects = _git(project, "log", "--format=%s").splitlines()
-    assert [s for s in subjects if s.startswith("orchestrate:")] == ["orchestrate: feat-02: two", "orchestrate: feat-01: one"]
+    checkpoints = [s for s in subjects(project) if s.startswith("orchestrate:")]
+    assert checkpoints == ["orchestrate: feat-01: one", "orchestrate: feat-02: two"]
     state = read_json(project / ".autonomous/state/execution-state.json")["features"]
     assert state["feat-01"]["status"] == state["feat-02"]["status"] == "passed"
