@@ -174,6 +174,12 @@ def main() -> None:
     except (KeyboardInterrupt, Interrupted, typer.Abort):
         # Interrupted outside a run (while loading, say): nothing to save.
         _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
+    except RuntimeError as err:
+        # A Ctrl-C that lands while a class is being built (a pydantic model, at import) comes
+        # wrapped: "Error calling __set_name__ ...", caused by the KeyboardInterrupt.
+        if not _caused_by_interrupt(err):
+            raise
+        _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
     except ClickException as err:
         _leave("", show_usage_error(err))
     except UsageError as err:
@@ -191,6 +197,15 @@ def main() -> None:
         # project, a file in the way. Nothing was run; say what, without a traceback.
         _leave_with_error(str(err))
     _leave("", code if isinstance(code, int) else 0)
+
+
+def _caused_by_interrupt(err: BaseException) -> bool:
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _leave_with_error(message: str, code: int = EXIT_USAGE) -> NoReturn:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -119,3 +120,21 @@ def test_signal_handling_is_in_place_before_the_heavy_imports(tmp_path: Path):
         if seen_early:
             return
     pytest.fail(f"no SIGTERM handler before {HEAVY_MODULE} was loaded, in 3 runs")
+
+
+def test_an_interrupt_wrapped_by_class_creation_still_exits_130(tmp_path: Path):
+    """Ctrl-C inside a pydantic model's `__set_name__` (while importing) reaches `main` as a
+    RuntimeError caused by the KeyboardInterrupt: still an interrupt, not a traceback."""
+    script = (
+        "import orchestrator.cli as cli\n"
+        "def interrupted_import(*_args, **_kwargs):\n"
+        "    try:\n"
+        "        raise KeyboardInterrupt\n"
+        "    except KeyboardInterrupt as err:\n"
+        "        raise RuntimeError(\"Error calling __set_name__ on 'PydanticDescriptorProxy'\") from err\n"
+        "cli.app = interrupted_import\n"
+        "cli.main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 130, result.stderr
+    assert "interrupted" in result.stderr and "Traceback" not in result.stderr
