@@ -27,6 +27,7 @@ from orchestrator.run.coordinator import RunOptions
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.state import FeatureState, RunState, StateStore
+from tests.in_process import run_in_process
 from tests.cli_helpers import plain_summarizer, write_spec
 
 
@@ -69,13 +70,7 @@ def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_p
     project = tmp_path / "project"
     project.mkdir()
     spec = write_spec(project, 10)
-    paths = ProjectPaths.for_project(project)
-    events = EventSink(PlainRenderer(out=io.StringIO(), err=io.StringIO()), paths.events_log)
-    sdk = anthropic.Anthropic(base_url=fake_api.base_url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
-    try:
-        result = build_runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
-    finally:
-        sdk.close()
+    result, paths = run_in_process(project, spec, fake_api)
 
     assert result.exit_code == 0
     per_feature = {name: count / 10 for name, count in sorted(fsyncs.by_dir.items())}

@@ -21,6 +21,7 @@ from orchestrator.spec.load import load_spec
 from orchestrator.store.state import MAX_JOURNAL_BYTES, FeatureState, RunState, StateStore
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.run.verify import DEFAULT_OUTPUT_LIMIT
+from tests.in_process import run_in_process
 from tests.cli_helpers import read_json, write_spec
 
 LOUD_OUTPUT = "E   AssertionError: the widget is not ready\n" * 200  # well over the 4000-character tail
@@ -96,13 +97,7 @@ def test_a_run_whose_checks_fail_loudly_leaves_their_output_in_the_logs_not_the_
     project.mkdir()
     (project / "loud.sh").write_text(f"printf '{LOUD_OUTPUT[:60]}%.0s' $(seq 200); exit 1\n")
     spec = write_spec(project, 3, verify="sh loud.sh", max_attempts=2)
-    paths = ProjectPaths.for_project(project)
-    events = EventSink(PlainRenderer(out=io.StringIO(), err=io.StringIO()), paths.events_log)
-    sdk = anthropic.Anthropic(base_url=fake_api.base_url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
-    try:
-        result = build_runner(load_spec(spec), RunConfig(commit=False), RunOptions(), paths, events, sdk=sdk).run()
-    finally:
-        sdk.close()
+    result, paths = run_in_process(project, spec, fake_api)
 
     assert result.exit_code == 1
     state_text = paths.state_file.read_text()
