@@ -32,6 +32,7 @@ from typing import Any
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.run import checkpoint as git_checkpoint
+from orchestrator.run.background_summary import BackgroundSummary
 from orchestrator.run.books import RunBooks
 from orchestrator.run.coordinator import Runner
 from orchestrator.run.feature_job import JobSettings
@@ -99,6 +100,7 @@ class ParallelRunner(Runner):
         self.by_id = {feature.id: feature for feature in self.spec.features}
         self.running: dict[str, threading.Thread] = {}
         self.done: queue.Queue[tuple[str, BaseException | None]] = queue.Queue()
+        self.summary = BackgroundSummary(self._summarize)
         commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
 
     # ---- the loop -----------------------------------------------------------------------
@@ -106,6 +108,7 @@ class ParallelRunner(Runner):
         self._prepare()
         try:
             self._loop()
+            self.summary.wait()  # before the final verification and the last summary
         finally:
             self._stop_workers()
             self._clean_up()
@@ -119,13 +122,19 @@ class ParallelRunner(Runner):
             try:
                 feature_id, error = self.done.get(timeout=0.2)
             except queue.Empty:
+                self._maybe_summarize()  # one that was due while the last one still ran
                 continue
             self.running.pop(feature_id).join()
             if error is not None:
                 raise error
             while len(self.running) < self.config.jobs and (feature := self._pick()) is not None:
-                self._start(feature)  # before summarizing: workers go on while the summarizer's call runs
+                self._start(feature)
             self._maybe_summarize()
+
+    def _maybe_summarize(self) -> None:
+        """Every `summarize_every` completed features, in the background (`background_summary`)."""
+        if self.state.summarization.completed_since_summary >= self.config.summarize_every:
+            self.summary.start(f"every-{self.config.summarize_every}")
 
     def _pick(self) -> Feature | None:
         """The next feature to start: ready, by run order, not likely to clash with a busy one if it can be."""
@@ -253,18 +262,26 @@ class ParallelRunner(Runner):
 
     def _stop_workers(self) -> None:
         """Stop every busy worker; give up on those still busy after the grace period."""
-        if not self.running:
+        if not self.running and not self.summary.busy:
             return
         self.pool.stop()
         deadline = time.monotonic() + GRACE_SECONDS
         for thread in self.running.values():
             thread.join(max(0.0, deadline - time.monotonic()))
-        if any(thread.is_alive() for thread in self.running.values()):
+        summary_done = self._wait_for_summary(deadline)
+        if any(thread.is_alive() for thread in self.running.values()) or not summary_done:
             self.pool.abandon_in_flight()
             store = self.parts.store
             if isinstance(store, SharedStateStore):
                 store.freeze()
         self.running.clear()
+
+    def _wait_for_summary(self, deadline: float) -> bool:
+        """True once no summary runs; an error it raised is not the stop's concern then."""
+        try:
+            return self.summary.wait(deadline)
+        except Exception:  # the run is already stopping for another reason
+            return True
 
     def _clean_up(self) -> None:
         try:
