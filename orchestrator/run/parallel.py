@@ -24,7 +24,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.integrity import Integrity
 from orchestrator.run.merge_queue import MergeQueue, Recheck
-from orchestrator.run.parallel_integrity import footprints_overlap, guarded_recheck, worker_integrity
+from orchestrator.run.parallel_integrity import batch_recheck, footprints_overlap, guarded_recheck, worker_integrity
 from orchestrator.run.parallel_job import Lane, WorkerJob
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.scheduler import blocking_dependency
@@ -95,7 +95,10 @@ class ParallelRunner(Runner):
         client = self.parts.client  # the summarizer's calls join the pool too
         client.pool, client.run_spend = self.pool, self.parts.spend
         self.worktrees = Worktrees(self.workspace, self.paths.autonomous)
-        self.queue = MergeQueue(self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping)
+        self.queue = MergeQueue(
+            self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
+            recheck_batch=None if self.hooks.recheck else self._batch_check,  # a plugged-in re-check goes one by one
+        )
         self.lane = Lane(self.worktrees, self.queue, self.events)
         self.by_id = {feature.id: feature for feature in self.spec.features}
         self.running: dict[str, threading.Thread] = {}
@@ -223,6 +226,10 @@ class ParallelRunner(Runner):
         )
         own = None if result.success or result.skipped else result
         return guarded_recheck(self._guarding(), own, tree, feature, attempt)
+
+    def _batch_check(self, tree: Path, members: Sequence[tuple[Feature, int]], changed: list[str]) -> bool:
+        """The default re-check of a merge batch: every member's own check and the guard's, at once."""
+        return batch_recheck(self._guarding(), self.check_runner, self.concurrency, tree, members, changed)
 
     def _guarding(self) -> Integrity:
         """The run's integrity collaborator: built once the state is loaded, before any worker starts."""
