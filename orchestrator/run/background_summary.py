@@ -45,6 +45,13 @@ class BackgroundSummary:
         self._raise_error()
         return True
 
+    def wait_when_stopping(self, deadline: float) -> bool:
+        """`wait`, when the run stops for another reason: an error the summary raised is not its concern."""
+        try:
+            return self.wait(deadline)
+        except Exception:
+            return True
+
     def _run(self, trigger: str) -> None:
         try:
             self._summarize(trigger)

@@ -111,9 +111,10 @@ class ParallelRunner(Runner):
         self._prepare()
         try:
             self._loop()
-            self.summary.wait()  # before the final verification and the last summary
-        finally:
+        except BaseException:
             self._stop_workers()
+            raise
+        finally:
             self._clean_up()
 
     def _loop(self) -> None:
@@ -133,6 +134,12 @@ class ParallelRunner(Runner):
             while len(self.running) < self.config.jobs and (feature := self._pick()) is not None:
                 self._start(feature)
             self._maybe_summarize()
+
+    def _summarize(self, trigger: str) -> None:
+        """The last summary waits for one still running (the final verification ran meanwhile)."""
+        if trigger == "end":
+            self.summary.wait()
+        super()._summarize(trigger)
 
     def _maybe_summarize(self) -> None:
         """Every `summarize_every` completed features, in the background (`background_summary`)."""
@@ -275,20 +282,13 @@ class ParallelRunner(Runner):
         deadline = time.monotonic() + GRACE_SECONDS
         for thread in self.running.values():
             thread.join(max(0.0, deadline - time.monotonic()))
-        summary_done = self._wait_for_summary(deadline)
+        summary_done = self.summary.wait_when_stopping(deadline)
         if any(thread.is_alive() for thread in self.running.values()) or not summary_done:
             self.pool.abandon_in_flight()
             store = self.parts.store
             if isinstance(store, SharedStateStore):
                 store.freeze()
         self.running.clear()
-
-    def _wait_for_summary(self, deadline: float) -> bool:
-        """True once no summary runs; an error it raised is not the stop's concern then."""
-        try:
-            return self.summary.wait(deadline)
-        except Exception:  # the run is already stopping for another reason
-            return True
 
     def _clean_up(self) -> None:
         try:
