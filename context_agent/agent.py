@@ -10,6 +10,7 @@ load applies on top of the stores, and which the next summarization (summarizati
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -62,6 +63,9 @@ class ContextAgent:
         self.summarizer_model = summarizer_model
         self.read_feature = read_feature
         self.events = EventReporter(on_event)
+        # Held around every read-modify-write of the stores by whoever shares this agent between
+        # threads (`--jobs N`); `summarize` holds it except during the summarizer's call.
+        self.lock = threading.RLock()
 
     # --- injection -------------------------------------------------------------------------
 
@@ -129,14 +133,17 @@ class ContextAgent:
         """
         ids = [str(feature_id) for feature_id in feature_ids]
         result = SummaryResult(trigger=trigger, feature_ids=ids, model=self.summarizer_model)
+        summarization = Summarization(self.files, self.events, self.model_call, self.summarizer_model, self._category)
         try:
-            now = _now_ms()
-            stores = self._load()
-            outcomes = [read_outcome(self.read_feature, fid, self.features.get(fid)) for fid in ids]
-            summarization = Summarization(
-                self.files, self.events, self.model_call, self.summarizer_model, self._category
-            )
-            summarization.run(stores, outcomes, result, use_model, now)
+            with self.lock:
+                now = _now_ms()
+                outcomes = [read_outcome(self.read_feature, fid, self.features.get(fid)) for fid in ids]
+                request = summarization.request(self._load(), outcomes, trigger) if use_model else None
+            # The call is made outside the lock, so other threads record and inject meanwhile; the
+            # stores are loaded again after it, with whatever they recorded, before anything is written.
+            reply = summarization.call(request) if request is not None else None
+            with self.lock:
+                summarization.run(self._load(), outcomes, result, use_model, now, reply)
         except Exception as exc:
             result.success = False
             result.error = result.error or f"summarization failed: {exc}"

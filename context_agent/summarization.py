@@ -15,6 +15,7 @@ from .events import EventReporter
 from .fallback import fallback_summary
 from .files import ContextFiles
 from .interfaces import ModelCall
+from .json_types import ApiRequest
 from .logs import FeatureOutcome
 from .merge import MergeOutcome, merge_answer, summary_rejection
 from .pending import clear_pending
@@ -69,9 +70,28 @@ class Summarization:
     summarizer_model: str
     category_of: Callable[[str], str]
 
+    def request(self, stores: ContextStores, outcomes: list[FeatureOutcome], trigger: str) -> ApiRequest | Exception:
+        """The summarizer call's keyword arguments, or why there can be no call (kept, not raised)."""
+        if self.model_call is None:
+            return SummarizerError("no summarizer model is configured")
+        try:
+            return build_request(self.summarizer_model, stores, outcomes, trigger)
+        except Exception as exc:
+            return exc
+
+    def call(self, request: ApiRequest | Exception) -> object:
+        """The summarizer's reply to `request`, or the exception that stood in its way (kept, not raised)."""
+        if isinstance(request, Exception) or self.model_call is None:
+            return request
+        try:
+            return self.model_call(**request)
+        except Exception as exc:
+            return exc
+
     def run(self, stores: ContextStores, outcomes: list[FeatureOutcome], result: SummaryResult,
-            use_model: bool, now: int) -> None:
-        """Fold `outcomes` into `stores` and write them; fills `result`."""
+            use_model: bool, now: int, reply: object = None) -> None:
+        """Fold `outcomes` into `stores` and write them; fills `result`. `reply` is the summarizer's
+        answer (or the exception its call raised), asked for by `call` beforehand."""
         # Reports in the logs are merged first (duplicates are no-ops), so a report that never
         # reached record_report, e.g. after a crash, is not lost whatever the summarizer does.
         for outcome in outcomes:
@@ -84,19 +104,19 @@ class Summarization:
             self._fold(stores, fallback_summary(stores.summary.summary, outcomes, notes), result, now)
             result.summary = ""
             return
-        new_summary = self._ask_model(stores, outcomes, result, now)
+        new_summary = self._take_answer(reply, stores, result, now)
         if new_summary is None:
             new_summary = fallback_summary(stores.summary.summary, outcomes, notes)
         self._fold(stores, new_summary, result, now)
 
-    def _ask_model(
-        self, stores: ContextStores, outcomes: list[FeatureOutcome], result: SummaryResult, now: int
-    ) -> str | None:
+    def _take_answer(self, reply: object, stores: ContextStores, result: SummaryResult, now: int) -> str | None:
         """The summarizer's new summary, its items merged into `stores`; None when it failed
         or its summary was rejected."""
         trigger = result.trigger
         try:
-            answer = parse_answer(self._call_model(stores, outcomes, trigger))
+            if isinstance(reply, Exception):
+                raise reply
+            answer = parse_answer(reply)
             merged = merge_answer(
                 stores, answer, set(result.feature_ids), category_of=self.category_of,
                 by=f"summarizer:{trigger}", now=now,
@@ -123,11 +143,6 @@ class Summarization:
                 error=result.error, trigger=trigger, featureIds=result.feature_ids,
             )
         return None
-
-    def _call_model(self, stores: ContextStores, outcomes: list[FeatureOutcome], trigger: str) -> object:
-        if self.model_call is None:
-            raise SummarizerError("no summarizer model is configured")
-        return self.model_call(**build_request(self.summarizer_model, stores, outcomes, trigger))
 
     def _fold(self, stores: ContextStores, summary: str, result: SummaryResult, now: int) -> None:
         """Write the new summary and the stores, within their limits; the pending reports are

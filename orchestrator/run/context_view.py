@@ -7,7 +7,6 @@ coordinator asks it to summarize. Tests and benchmarks pass a subclass to watch 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +29,8 @@ class ContextView:
         self.strategy = strategy_named(strategy)
         self.depth = depth
         # `--jobs N`: workers read and record at once; the Context Agent's files are read-modify-write.
-        self.lock = threading.RLock()
+        # The agent's own lock, so that its summarizer call (made outside it) holds no worker up.
+        self.lock = agent.lock
 
     def turn(
         self, feature: Feature, *, verification: CheckRecord | None, recent_ids: Sequence[str],
@@ -62,9 +62,9 @@ class ContextView:
             self.agent.record_prevention(feature_id, learned)
 
     def summarize(self, feature_ids: Sequence[str], trigger: str) -> SummaryResult:
-        """Fold the features' records; only a strategy that injects the summary asks the model."""
-        with self.lock:
-            return self.agent.summarize(feature_ids, trigger, use_model=self.strategy.summarizes_with_model)
+        """Fold the features' records; only a strategy that injects the summary asks the model.
+        Not under the lock: the agent takes it itself, except during the model call."""
+        return self.agent.summarize(feature_ids, trigger, use_model=self.strategy.summarizes_with_model)
 
 
 def feature_reader(paths: ProjectPaths) -> Callable[[str], FeatureRecord | None]:

@@ -8,6 +8,10 @@ there and the user's branch (and checkout) moves forward to it, fast-forward. A 
 failed re-check leaves the user's branch as it was and comes back as a failed verification,
 for the feature's next attempt to act on.
 
+Features that wait for the queue while another is merged go together, when the run gives a
+`recheck_batch` (`merge_batch`): one merge and one concurrent re-check for all of them, one at a
+time again if that batch does not pass as a whole.
+
 Kill-safety: `before_commit` is told the head the checkpoint is made on before it is made, so a
 resumed run can tell from the branch whether the merge happened (`find_checkpoint`).
 """
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.run.git_safety import check_git, git_error, run_git
+from orchestrator.run.merge_batch import BatchRecheck, fast_forward, merge_batch
 from orchestrator.run.verify import VerificationResult
 from orchestrator.run.worktrees import Worktrees, identity_options, work_branch
 from orchestrator.spec.load import Feature
@@ -41,28 +46,105 @@ class MergeOutcome:
     failure: VerificationResult | None = None
 
 
-class MergeQueue:
-    """Merges features onto the user's branch one at a time."""
+@dataclass
+class _Landing:
+    """A feature waiting for the queue, and what became of it."""
 
-    def __init__(self, worktrees: Worktrees, recheck: Recheck, should_stop: Callable[[], bool]) -> None:
+    feature: Feature
+    attempt: int
+    command: str | None
+    before_commit: Callable[[str], None]
+    outcome: MergeOutcome | None = None
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def finish(self, outcome: MergeOutcome | None = None, error: BaseException | None = None) -> None:
+        self.outcome, self.error = outcome, error
+        self.done.set()
+
+
+class MergeQueue:
+    """Merges features onto the user's branch one at a time (or a waiting batch at once)."""
+
+    def __init__(
+        self, worktrees: Worktrees, recheck: Recheck, should_stop: Callable[[], bool],
+        recheck_batch: BatchRecheck | None = None,
+    ) -> None:
         self.worktrees = worktrees
         self.recheck = recheck
         self.should_stop = should_stop
+        self.recheck_batch = recheck_batch
         self._turn = threading.Lock()
+        self._waiting: list[_Landing] = []
+        self._waiting_lock = threading.Lock()
+
+    @property
+    def waiting(self) -> int:
+        """How many features wait for their turn (not counting those being merged)."""
+        with self._waiting_lock:
+            return len(self._waiting)
 
     def land(
         self, feature: Feature, attempt: int, command: str | None, before_commit: Callable[[str], None]
     ) -> MergeOutcome:
         """Merge `feature`'s work branch; wait for the queue. KeyboardInterrupt if the run stops meanwhile."""
-        while not self._turn.acquire(timeout=0.2):
-            if self.should_stop():
+        landing = _Landing(feature, attempt, command, before_commit)
+        with self._waiting_lock:
+            self._waiting.append(landing)
+        while not landing.done.is_set():
+            if self._turn.acquire(blocking=False):
+                try:
+                    self._land_waiting()  # ours too, unless another's turn took it already
+                finally:
+                    self._turn.release()
+            elif self.should_stop() and self._withdraw(landing):
                 raise KeyboardInterrupt("the run is stopping")
+            else:
+                landing.done.wait(0.05)
+        if landing.error is not None:
+            raise landing.error
+        assert landing.outcome is not None
+        return landing.outcome
+
+    def _withdraw(self, landing: _Landing) -> bool:
+        """Take `landing` off the waiting list: False when a turn has taken it already (it lands)."""
+        with self._waiting_lock:
+            if landing in self._waiting:
+                self._waiting.remove(landing)
+                return True
+            return False
+
+    def _land_waiting(self) -> None:
+        """Every feature waiting now: as one batch if they pass together, else one at a time."""
+        with self._waiting_lock:
+            batch, self._waiting = self._waiting, []
         try:
             if self.should_stop():
                 raise KeyboardInterrupt("the run is stopping")
-            return self._land(feature, attempt, command, before_commit)
-        finally:
-            self._turn.release()
+            if len(batch) > 1 and self.recheck_batch is not None and self._land_batch(batch):
+                return
+            for landing in batch:
+                landing.finish(self._land(landing.feature, landing.attempt, landing.command, landing.before_commit))
+        except BaseException as err:  # each waiting worker hears it, as if its own turn had failed
+            for landing in batch:
+                if not landing.done.is_set():
+                    landing.finish(error=err)
+
+    def _land_batch(self, batch: list[_Landing]) -> bool:
+        """The batch merged, re-checked and fast-forwarded as one; False (nothing landed) if it did not pass."""
+        assert self.recheck_batch is not None
+        trees = self.worktrees
+        members = [(landing.feature, landing.attempt) for landing in batch]
+        merged = merge_batch(trees, members, identity_options(trees.root, trees.safe), self.recheck_batch)
+        if merged is None:
+            return False
+        base, landed = merged
+        for landing in batch:
+            landing.before_commit(base)  # the resumed run looks for each checkpoint after `base`
+        fast_forward(trees, landed[-1].sha)
+        for landing, done in zip(batch, landed, strict=True):
+            landing.finish(MergeOutcome("merged", done.parent, sha=done.sha))
+        return True
 
     def _land(
         self, feature: Feature, attempt: int, command: str | None, before_commit: Callable[[str], None]
@@ -96,8 +178,7 @@ class MergeQueue:
         check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify",
                   "--allow-empty", "-m", message)
         sha = check_git(tree, "rev-parse", "HEAD").stdout.strip()
-        # The user's branch and checkout move to it; fast-forward only, so nothing is ever half-merged there.
-        check_git(trees.root, *trees.safe, "merge", "--ff-only", "--quiet", sha)
+        fast_forward(trees, sha)
         return MergeOutcome("merged", base, sha=sha)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from typing import Any
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.run import checkpoint as git_checkpoint
+from orchestrator.run.background_summary import BackgroundSummary
 from orchestrator.run.books import RunBooks
 from orchestrator.run.coordinator import Runner
 from orchestrator.run.feature_job import JobSettings
@@ -39,7 +40,7 @@ from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.integrity import Integrity
 from orchestrator.run.merge_queue import MergeQueue, Recheck
-from orchestrator.run.parallel_integrity import footprints_overlap, guarded_recheck, worker_integrity
+from orchestrator.run.parallel_integrity import batch_recheck, footprints_overlap, guarded_recheck, worker_integrity
 from orchestrator.run.parallel_job import Lane, WorkerJob
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.scheduler import blocking_dependency
@@ -94,11 +95,15 @@ class ParallelRunner(Runner):
         client = self.parts.client  # the summarizer's calls join the pool too
         client.pool, client.run_spend = self.pool, self.parts.spend
         self.worktrees = Worktrees(self.workspace, self.paths.autonomous)
-        self.queue = MergeQueue(self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping)
+        self.queue = MergeQueue(
+            self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
+            recheck_batch=None if self.hooks.recheck else self._batch_check,  # a plugged-in re-check goes one by one
+        )
         self.lane = Lane(self.worktrees, self.queue, self.events)
         self.by_id = {feature.id: feature for feature in self.spec.features}
         self.running: dict[str, threading.Thread] = {}
         self.done: queue.Queue[tuple[str, BaseException | None]] = queue.Queue()
+        self.summary = BackgroundSummary(self._summarize)
         commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
 
     # ---- the loop -----------------------------------------------------------------------
@@ -106,8 +111,10 @@ class ParallelRunner(Runner):
         self._prepare()
         try:
             self._loop()
-        finally:
+        except BaseException:
             self._stop_workers()
+            raise
+        finally:
             self._clean_up()
 
     def _loop(self) -> None:
@@ -119,13 +126,25 @@ class ParallelRunner(Runner):
             try:
                 feature_id, error = self.done.get(timeout=0.2)
             except queue.Empty:
+                self._maybe_summarize()  # one that was due while the last one still ran
                 continue
             self.running.pop(feature_id).join()
             if error is not None:
                 raise error
             while len(self.running) < self.config.jobs and (feature := self._pick()) is not None:
-                self._start(feature)  # before summarizing: workers go on while the summarizer's call runs
+                self._start(feature)
             self._maybe_summarize()
+
+    def _summarize(self, trigger: str) -> None:
+        """The last summary waits for one still running (the final verification ran meanwhile)."""
+        if trigger == "end":
+            self.summary.wait()
+        super()._summarize(trigger)
+
+    def _maybe_summarize(self) -> None:
+        """Every `summarize_every` completed features, in the background (`background_summary`)."""
+        if self.state.summarization.completed_since_summary >= self.config.summarize_every:
+            self.summary.start(f"every-{self.config.summarize_every}")
 
     def _pick(self) -> Feature | None:
         """The next feature to start: ready, by run order, not likely to clash with a busy one if it can be."""
@@ -215,6 +234,10 @@ class ParallelRunner(Runner):
         own = None if result.success or result.skipped else result
         return guarded_recheck(self._guarding(), own, tree, feature, attempt)
 
+    def _batch_check(self, tree: Path, members: Sequence[tuple[Feature, int]], changed: list[str]) -> bool:
+        """The default re-check of a merge batch: every member's own check and the guard's, at once."""
+        return batch_recheck(self._guarding(), self.check_runner, self.concurrency, tree, members, changed)
+
     def _guarding(self) -> Integrity:
         """The run's integrity collaborator: built once the state is loaded, before any worker starts."""
         if self.integrity is None:
@@ -253,13 +276,14 @@ class ParallelRunner(Runner):
 
     def _stop_workers(self) -> None:
         """Stop every busy worker; give up on those still busy after the grace period."""
-        if not self.running:
+        if not self.running and not self.summary.busy:
             return
         self.pool.stop()
         deadline = time.monotonic() + GRACE_SECONDS
         for thread in self.running.values():
             thread.join(max(0.0, deadline - time.monotonic()))
-        if any(thread.is_alive() for thread in self.running.values()):
+        summary_done = self.summary.wait_when_stopping(deadline)
+        if any(thread.is_alive() for thread in self.running.values()) or not summary_done:
             self.pool.abandon_in_flight()
             store = self.parts.store
             if isinstance(store, SharedStateStore):

@@ -3,6 +3,7 @@
 - The re-check after a merge: the feature's own check on the merged tree, then the regression
   guard over the files the merge changed, so a feature that breaks one merged meanwhile is
   caught there, where the two meet, and fed back.
+- The same for a batch of features merged together: their own checks and the guard's, run once.
 - Which ready features are likely to touch the same files: their predicted footprints (the
   Checkpoint Agent's assessment) overlap.
 - A worker's `Integrity`: the run's assessment and failed work parked on `orchestrate/failed/<id>`
@@ -12,9 +13,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.run.assessment import assess
+from orchestrator.run.check_pool import CheckRunner, run_checks
 from orchestrator.run.git_safety import run_git
 from orchestrator.run.integrity import Integrity
 from orchestrator.run.regression import broken_result, failures
@@ -39,6 +42,27 @@ def guarded_recheck(
     integrity.rechecked(feature.id, runs)
     broken = failures(runs)
     return broken_result(broken, attempt) if broken else None
+
+
+def batch_recheck(
+    integrity: Integrity, runner: CheckRunner, concurrency: int, tree: Path, members: Sequence[tuple[Feature, int]],
+    changed: list[str],
+) -> bool:
+    """A merge batch's re-check (`merge_batch`): each member's own check and the guard's checks for
+    what the batch changed, each distinct command once, several at once. True when all pass; then
+    each member's regression checks are recorded as if it had been re-checked alone."""
+    spec, batched = integrity.spec, {feature.id for feature, _ in members}
+    own = [(feature.id, spec.check_command(feature) or "") for feature, _ in members if spec.check_command(feature)]
+    targets = {feature.id: integrity.guard.targets(feature, changed) for feature, _ in members}
+    guarded = [fid for fid in dict.fromkeys(t for picked in targets.values() for t in picked) if fid not in batched]
+    checks = own + [(fid, spec.check_command(spec.feature(fid)) or "") for fid in guarded]
+    runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn)
+    if failures(runs):
+        return False
+    by_id = {run.feature_id: run for run in runs}
+    for feature, _ in members:
+        integrity.rechecked(feature.id, [by_id[fid] for fid in targets[feature.id] if fid in by_id])
+    return True
 
 
 def footprints_overlap(integrity: Integrity, a: Feature, b: Feature) -> bool:

@@ -1,0 +1,64 @@
+"""`--jobs N`: the every-5 summarization in a thread of its own, so the run goes on meanwhile.
+
+The summarizer's call takes as long as any model call. Made from the run's loop it would keep
+finished workers from being replaced and merged features from freeing their dependents until
+it returned. Here the loop starts it and carries on; at most one runs at a time, and the run
+waits for it (or, when stopping, gives up on it after the grace period) before its final
+verification and last summary. A killed summary is redone: its features stay unsummarized in
+the state until it has written its result.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+
+class BackgroundSummary:
+    """One summarization at a time, off the run's thread."""
+
+    def __init__(self, summarize: Callable[[str], None]) -> None:
+        self._summarize = summarize
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, trigger: str) -> bool:
+        """Start summarizing (False, nothing started, while one still runs); raises what a finished one raised."""
+        if self.busy:
+            return False
+        self._raise_error()
+        self._thread = threading.Thread(target=self._run, args=(trigger,), name="orchestrate:summary", daemon=True)
+        self._thread.start()
+        return True
+
+    def wait(self, deadline: float | None = None) -> bool:
+        """Wait for the running one (until `deadline`, a `time.monotonic()` value): True once none runs."""
+        if self._thread is not None:
+            self._thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        if self.busy:
+            return False
+        self._raise_error()
+        return True
+
+    def wait_when_stopping(self, deadline: float) -> bool:
+        """`wait`, when the run stops for another reason: an error the summary raised is not its concern."""
+        try:
+            return self.wait(deadline)
+        except Exception:
+            return True
+
+    def _run(self, trigger: str) -> None:
+        try:
+            self._summarize(trigger)
+        except BaseException as err:  # handed to the run's thread
+            self._error = err
+
+    def _raise_error(self) -> None:
+        error, self._error = self._error, None
+        if error is not None:
+            raise error

@@ -1,0 +1,65 @@
+"""The merge queue's fast path: the features that waited for the queue, merged together.
+
+While one feature is merged and re-checked, others finish and wait. One at a time, each would
+pay for its own merge, re-check and fast-forward, and the last would wait for all of them (a
+worker that waits is a worker not building). Here they go together, in the order they arrived:
+each is squash-merged and committed on top of the one before (one checkpoint per feature, as
+ever), then every batched feature's own check and the regression guard's checks for everything
+the batch changed run once, several at once, on the tree with all of them; if all pass, the
+user's branch fast-forwards over the whole batch.
+
+Anything else (a conflict, a failing check, a stop) is not sorted out here: the batch is
+dropped and its features are landed one at a time as before, which says exactly who conflicts
+with what and whose change broke which check. A batch only ever saves time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.run.git_safety import check_git, run_git
+from orchestrator.run.worktrees import Worktrees, work_branch
+from orchestrator.spec.load import Feature
+
+BatchRecheck = Callable[[Path, Sequence[tuple[Feature, int]], list[str]], bool]
+"""Re-check a batch on its merged tree: the features with their attempts, and the files the batch
+changed; True when every check passes."""
+
+
+@dataclass
+class Batched:
+    """One feature of a batch that merged: its checkpoint commit and the commit it was made on."""
+
+    feature: Feature
+    attempt: int
+    parent: str
+    sha: str
+
+
+def merge_batch(
+    trees: Worktrees, members: Sequence[tuple[Feature, int]], identity: list[str], recheck: BatchRecheck
+) -> tuple[str, list[Batched]] | None:
+    """Merge and commit `members` in the integration worktree on the branch head, then re-check them
+    all: the head they were merged on and one `Batched` each, or None (the batch is off)."""
+    base = trees.head()
+    tree = trees.reset_integration(base)
+    landed: list[Batched] = []
+    for feature, attempt in members:
+        merged = run_git(tree, *trees.safe, *identity, "merge", "--squash", "--quiet", work_branch(feature.id))
+        if merged.returncode != 0:
+            return None
+        parent = landed[-1].sha if landed else base
+        check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify", "--allow-empty",
+                  "-m", f"orchestrate: {feature.id}: {feature.name}")
+        landed.append(Batched(feature, attempt, parent, check_git(tree, "rev-parse", "HEAD").stdout.strip()))
+    changed = check_git(tree, "diff", "--name-only", "-z", base, "HEAD").stdout.split("\0")
+    if not recheck(tree, members, [name for name in changed if name]):
+        return None
+    return base, landed
+
+
+def fast_forward(trees: Worktrees, sha: str) -> None:
+    """The user's branch and checkout move to `sha`; fast-forward only, so nothing is ever half-merged there."""
+    check_git(trees.root, *trees.safe, "merge", "--ff-only", "--quiet", sha)
