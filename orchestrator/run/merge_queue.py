@@ -10,15 +10,20 @@ for the feature's next attempt to act on.
 
 Kill-safety: `before_commit` is told the head the checkpoint is made on before it is made, so a
 resumed run can tell from the branch whether the merge happened (`find_checkpoint`).
+
+`Landing` says where work lands and how it is brought in: by default (`SquashOntoHead`) the work
+branch is squash-merged and the user's checked-out branch moves. `orchestrate combine` plugs in
+its own (a shard's checkpoint commit, cherry-picked onto a branch that may not be checked out).
 """
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from orchestrator.run.git_safety import check_git, git_error, run_git
 from orchestrator.run.verify import VerificationResult
@@ -41,13 +46,46 @@ class MergeOutcome:
     failure: VerificationResult | None = None
 
 
+class Landing(Protocol):
+    """Where the queue lands a feature's work and how it brings the work in."""
+
+    def base(self, trees: Worktrees) -> str:
+        """The commit the target branch points at now (the merge is made on it)."""
+        ...
+
+    def stage(self, tree: Path, trees: Worktrees, identity: list[str], feature: Feature) -> subprocess.CompletedProcess[str]:
+        """Bring `feature`'s work into `tree`'s index without committing; git's result."""
+        ...
+
+    def advance(self, trees: Worktrees, base: str, sha: str) -> None:
+        """Move the target branch from `base` to `sha` (a fast-forward)."""
+        ...
+
+
+class SquashOntoHead:
+    """The parallel run's landing: `orchestrate/work/<id>` squash-merged onto the user's checked-out branch."""
+
+    def base(self, trees: Worktrees) -> str:
+        return trees.head()
+
+    def stage(self, tree: Path, trees: Worktrees, identity: list[str], feature: Feature) -> subprocess.CompletedProcess[str]:
+        return run_git(tree, *trees.safe, *identity, "merge", "--squash", "--quiet", work_branch(feature.id))
+
+    def advance(self, trees: Worktrees, base: str, sha: str) -> None:
+        # The user's branch and checkout move to it; fast-forward only, so nothing is ever half-merged there.
+        check_git(trees.root, *trees.safe, "merge", "--ff-only", "--quiet", sha)
+
+
 class MergeQueue:
     """Merges features onto the user's branch one at a time."""
 
-    def __init__(self, worktrees: Worktrees, recheck: Recheck, should_stop: Callable[[], bool]) -> None:
+    def __init__(
+        self, worktrees: Worktrees, recheck: Recheck, should_stop: Callable[[], bool], landing: Landing | None = None
+    ) -> None:
         self.worktrees = worktrees
         self.recheck = recheck
         self.should_stop = should_stop
+        self.landing: Landing = landing or SquashOntoHead()
         self._turn = threading.Lock()
 
     def land(
@@ -68,10 +106,10 @@ class MergeQueue:
         self, feature: Feature, attempt: int, command: str | None, before_commit: Callable[[str], None]
     ) -> MergeOutcome:
         trees = self.worktrees
-        base = trees.head()
+        base = self.landing.base(trees)
         tree = trees.reset_integration(base)
         identity = identity_options(tree, trees.safe)  # a merge that is not a fast-forward wants one
-        merged = run_git(tree, *trees.safe, *identity, "merge", "--squash", "--quiet", work_branch(feature.id))
+        merged = self.landing.stage(tree, trees, identity, feature)
         if merged.returncode != 0:
             files, hunks = _conflicts(tree)
             if not files:  # not a conflict: git could not merge at all
@@ -96,8 +134,7 @@ class MergeQueue:
         check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify",
                   "--allow-empty", "-m", message)
         sha = check_git(tree, "rev-parse", "HEAD").stdout.strip()
-        # The user's branch and checkout move to it; fast-forward only, so nothing is ever half-merged there.
-        check_git(trees.root, *trees.safe, "merge", "--ff-only", "--quiet", sha)
+        self.landing.advance(trees, base, sha)
         return MergeOutcome("merged", base, sha=sha)
 
 
