@@ -129,6 +129,11 @@ def test_a_shard_that_breaks_another_shards_feature_fails_the_combine(fake_api, 
     assert [(e["id"], e["checked"], e["success"]) for e in rechecks] == [(culprit, victim, False)]
     [final_check] = _events(final, "final_verification")
     assert final_check["failed"] == [quiet_victim] and final_check["checked"] == 5
+    page = run_cli(["report", "--html", str(tmp_path / "r.html")], final, fake_api)
+    assert page.code == 0, page.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "<h2>Merges</h2><p>5 of 6 merge(s) landed." in html and f"{culprit}: it breaks the check of {victim}" in html
+    assert f"4 of 5 check(s) pass on the final tree; regressed: {quiet_victim}" in html
 
     again = run_cli(["combine", str(spec), *map(str, artifacts)], final, fake_api)
     assert again.code == 1
