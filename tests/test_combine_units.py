@@ -1,4 +1,5 @@
-"""The combine step's parts: Context Agent stores merged, spend added once, checkpoint subjects."""
+"""The combine step's parts: Context Agent stores merged, spend added once, checkpoint subjects, and
+the merge queue landing a shard's checkpoint by cherry-pick."""
 
 from __future__ import annotations
 
@@ -9,11 +10,17 @@ from context_agent.combine import merge_store_files
 from context_agent.events import EventReporter
 from context_agent.recording import add_constraint, add_decision, add_failure
 from context_agent.stores import load_stores, save_stores
-from orchestrator.combine.integration import checkpoint_feature
+from orchestrator.combine.integration import CherryPick, CombinedBranch, checkpoint_feature
 from orchestrator.combine.state_union import CombinedImports, _shifted
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.run.branch_worktree import shard_branch
+from orchestrator.run.checkpoint import exclude_run_state
+from orchestrator.run.merge_queue import MergeQueue
+from orchestrator.run.verify import VerificationResult
+from orchestrator.run.worktrees import Worktrees
+from orchestrator.spec.load import Feature
 from orchestrator.store.run_state import RunTotals
+from tests.git_helpers import git, init_repo, subjects
 
 
 def _stores(root: Path, feature: str, shared: str) -> ContextFiles:
@@ -67,3 +74,62 @@ def test_checkpoint_subjects_and_shard_branches() -> None:
     assert checkpoint_feature("initial") is None
     assert checkpoint_feature("orchestrate: ../x: y") is None
     assert shard_branch("2/4") == "orchestrate/shard-2-of-4"
+
+
+def _shard_commit(repo: Path, feature_id: str, files: dict[str, str], base: str = "main") -> str:
+    """A checkpoint commit of `feature_id` on branch `shard`, made on `base`; its sha."""
+    git(repo, "checkout", "-q", "-B", "shard", base)
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", f"orchestrate: {feature_id}: Feature {feature_id}")
+    sha = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    return sha
+
+
+def _queue(repo: Path, recheck=lambda _tree, _feature, _attempt: None) -> tuple[MergeQueue, CherryPick]:
+    exclude_run_state(repo)
+    git(repo, "branch", "combined", "main")
+    landing = CherryPick(CombinedBranch(repo, "combined"))
+    return MergeQueue(Worktrees(repo, repo / ".autonomous"), recheck, lambda: False, landing), landing
+
+
+def _feature(feature_id: str) -> Feature:
+    return Feature(id=feature_id, name=f"Feature {feature_id}", description="x")
+
+
+def test_the_merge_queue_cherry_picks_a_checkpoint_onto_a_branch_that_is_not_checked_out(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    queue, landing = _queue(repo)
+    earlier = _shard_commit(repo, "f0", {"zero.txt": "0\n"})  # before f1 on the shard's branch: not dragged in
+    landing.commits["f1"] = _shard_commit(repo, "f1", {"one.txt": "1\n"}, base=earlier)
+    seen: list[str] = []
+
+    outcome = queue.land(_feature("f1"), 1, None, before_commit=seen.append)
+
+    assert outcome.result == "merged" and seen == [git(repo, "rev-parse", "main")]
+    assert subjects(repo, "combined") == ["initial", "orchestrate: f1: Feature f1"]
+    assert git(repo, "show", "--name-only", "--format=", "combined") == "one.txt"
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main" and not (repo / "one.txt").exists()
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_checkpoint_that_conflicts_or_fails_its_recheck_leaves_the_branch_as_it_was(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    failing = VerificationResult(command="false", success=False, exit_code=1, attempt=1, output="no")
+    queue, landing = _queue(repo, recheck=lambda _tree, feature, _a: failing if feature.id == "bad" else None)
+    git(repo, "checkout", "-q", "combined")
+    (repo / "README.md").write_text("ours\n")
+    git(repo, "commit", "-qam", "ours")
+    git(repo, "checkout", "-q", "main")
+    tip = git(repo, "rev-parse", "combined")
+    landing.commits["clash"] = _shard_commit(repo, "clash", {"README.md": "theirs\n"})
+    landing.commits["bad"] = _shard_commit(repo, "bad", {"bad.txt": "x\n"})
+
+    clash = queue.land(_feature("clash"), 1, "true", before_commit=lambda _b: None)
+    bad = queue.land(_feature("bad"), 2, "false", before_commit=lambda _b: None)
+
+    assert (clash.result, clash.files) == ("conflict", ["README.md"])
+    assert bad.result == "recheck_failed" and bad.failure is not None and bad.failure.exit_code == 1
+    assert git(repo, "rev-parse", "combined") == tip

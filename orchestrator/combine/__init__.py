@@ -3,11 +3,14 @@ shards up (`orchestrate combine`).
 
 - `artifact`: what a shard leaves: its branch as a git bundle, its `.autonomous/` records (state,
   feature logs, context stores; no events, backups, worktrees or working memory), a manifest.
-- `integration`: the integration worktree of the combined branch, and the seam `CheckpointApplier`
-  that applies one feature's checkpoint commit there and re-checks it.
+- `integration`: the combined branch's git bookkeeping, and `CherryPick`, the merge queue's
+  `Landing` that brings one feature's checkpoint commit onto it.
+- `landing`: the parallel workers' merge queue (`orchestrator.run.merge_queue`) with that landing
+  and the parallel run's re-check (own check, then the regression guard's affected set).
 - `final_check`: final verification, every passed feature's check on the combined tree.
-- `state_union`, `records`: the states, feature logs and Context Agent stores, unioned.
-- `plan`: which artifact's work each feature takes, in dependency order.
+- `state_union`: the states and feature logs unioned (the Context Agent stores: `context_agent.combine`).
+- `step`: the combine step itself, feature by feature in dependency order.
 
-May import: run (checkpoint, git_safety, verify, scheduler), store, spec, safety, context_agent.
+May import: run (checkpoint, git_safety, verify, scheduler, merge_queue, regression, parallel_integrity,
+integrity, check_pool, worktrees, feature_logs), store, spec, safety, context_agent.
 """

@@ -1,20 +1,27 @@
-"""Final verification: every passed feature's check, run again on the combined tree.
+"""Final verification of the combined tree: every passed feature's check, run again.
 
-The checks run in one directory, at most `jobs` at a time, through the run's re-check pool
-(`orchestrator.run.check_pool`, which the regression guard and the run's final verification use
-too). `run_checks` is also what the integration tree re-checks a merge with.
+The checks run at most `jobs` at a time through the run's re-check pool
+(`orchestrator.run.check_pool`, which the regression guard and a run's final verification use
+too). A feature whose check fails is `regressed` (state and log, its failure kept for the run
+that rebuilds it), and one `final_verification` event is emitted, shaped as a run's
+(`orchestrator.run.final_verify`, which this does not import: it brings in the model client).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.run.check_pool import check_runner
-from orchestrator.run.check_pool import run_checks as pool_run_checks
+from orchestrator.run.check_pool import check_runner, run_checks
+from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.verify import VerificationResult
+from orchestrator.spec.load import FeatureSpec
+from orchestrator.store.events import EventSink
+from orchestrator.store.records import CheckRecord
+from orchestrator.store.state import RunState
 
 
 def default_jobs() -> int:
@@ -31,23 +38,29 @@ class CheckSettings:
     jobs: int = 1
 
 
-def run_checks(
-    workspace: Path, checks: Sequence[tuple[str, str | None]], settings: CheckSettings
+def verify_combined(
+    workspace: Path, spec: FeatureSpec, state: RunState, settings: CheckSettings, events: EventSink, logs: FeatureLogs,
 ) -> dict[str, VerificationResult]:
-    """Run each `(feature id, check command)` in `workspace`; their results by feature id.
-
-    A feature without a command has nothing to re-check: it is not run and not in the result.
-    The run's own re-check pool does the work (`orchestrator.run.check_pool`): a command several
-    features share runs once, and files a check changes are put back.
-    """
-    wanted = [(fid, command) for fid, command in checks if command]
+    """Re-run every passed feature's check in `workspace`, mark the failing ones `regressed`,
+    emit `final_verification`; the failed results by feature id."""
+    started = time.monotonic()
+    checks = [(f.id, command) for f in spec.features
+              if state.feature(f.id).status == "passed" and (command := spec.check_command(f))]
     runner = check_runner(settings.timeout, dict(settings.env))
-    return {run.feature_id: run.result for run in pool_run_checks(wanted, workspace, runner, settings.jobs)}
-
-
-def final_verification(
-    workspace: Path, checks: Sequence[tuple[str, str | None]], settings: CheckSettings
-) -> dict[str, VerificationResult]:
-    """The checks of every passed feature on the final combined tree; the failed ones by id."""
-    results = run_checks(workspace, checks, settings)
-    return {fid: result for fid, result in results.items() if not result.success}
+    runs = run_checks(checks, workspace, runner, settings.jobs, events.warn)
+    failed = {run.feature_id: run.result for run in runs if not run.success}
+    for fid, result in failed.items():
+        entry = state.feature(fid)
+        entry.status = "regressed"  # passed in its shard; the next run rebuilds it with this failure fed back
+        entry.reason = (f"final verification: its check fails on the combined tree "
+                        f"({result.error or f'exit code {result.exit_code}'})")
+        entry.last_verification = CheckRecord.model_validate(result.to_json())
+        log = logs.read(fid)
+        if log is not None:
+            logs.write(log.model_copy(update={"status": entry.status, "reason": entry.reason,
+                                              "verification": entry.last_verification}))
+    events.emit(
+        "final_verification", checked=len(runs), passed=len(runs) - len(failed), failed=list(failed),
+        durationMs=int((time.monotonic() - started) * 1000),
+    )
+    return failed

@@ -1,13 +1,13 @@
 """The combine step: shards' artifacts into one branch, one state, one memory, verified.
 
 1. Each artifact's branch is fetched from its bundle; its checkpoint commits are found by subject.
-2. Features go in dependency order. A feature some shard passed has its checkpoint applied onto
-   the combined branch through the `CheckpointApplier` seam, which re-checks it together with
-   every feature combined before it; a conflict or a failed check leaves the branch as it was and
-   the feature `failed`, its dependents `blocked`. A checkpoint already on the branch (a re-run)
-   is not applied again.
+2. Features go in dependency order. A feature some shard passed has its checkpoint landed on the
+   combined branch through the parallel workers' merge queue (`landing.CombineLanding`): its own
+   check and the regression guard's affected checks re-run on the combined tree. A conflict or a
+   failed check leaves the branch as it was and the feature `failed`, its dependents `blocked`.
+   A checkpoint already on the branch (a re-run) is not landed again.
 3. The states are unioned (`state_union`), the logs copied, the Context Agent stores merged.
-4. Final verification re-runs every passed feature's check on the combined tree.
+4. Final verification re-runs every passed feature's check on the combined tree (`final_check`).
 """
 
 from __future__ import annotations
@@ -18,16 +18,19 @@ from dataclasses import dataclass, field
 from context_agent import ContextFiles
 from context_agent.combine import merge_store_files
 from orchestrator.combine.artifact import Artifact
-from orchestrator.combine.integration import ApplyResult, IntegrationTree
+from orchestrator.combine.final_check import CheckSettings, verify_combined
+from orchestrator.combine.integration import CombinedBranch
+from orchestrator.combine.landing import ApplyResult, CombineLanding
 from orchestrator.combine.state_union import add_spend, copy_log, load_imports, save_imports, take_entry
+from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.regression import RegressionMode
 from orchestrator.run.scheduler import ordered, reconcile
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature, LoadedSpec
+from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckRecord
 from orchestrator.store.state import RunState, StateStore
-
-FinalVerification = Callable[[Sequence[tuple[str, str | None]]], dict[str, VerificationResult]]
 
 
 @dataclass
@@ -47,12 +50,14 @@ class CombineOutcome:
 
 @dataclass
 class Combiner:
-    """Combines `artifacts` into the project at `paths` through `tree`."""
+    """Combines `artifacts` into the project at `paths`, onto `branch`."""
 
     paths: ProjectPaths
     loaded: LoadedSpec
-    tree: IntegrationTree
-    final_verification: FinalVerification
+    branch: CombinedBranch
+    events: EventSink
+    checks: CheckSettings
+    regression: RegressionMode
     on_line: Callable[[str], None]
     store: StateStore = field(init=False)
 
@@ -64,17 +69,23 @@ class Combiner:
         state.spec_path, state.spec_hash = str(self.loaded.path.resolve()), self.loaded.sha256
         reconcile(state, self.loaded.spec, [], lambda m: self.on_line(f"warning: {m}"))
         outcome = CombineOutcome(state)
-        commits = [self.tree.checkpoints(self.tree.fetch(a.bundle, a.manifest.branch or "", i))
+        branch = self.branch
+        commits = [branch.checkpoints(branch.fetch(a.bundle, a.manifest.branch or "", i))
                    if a.bundle else {} for i, a in enumerate(artifacts)]
-        on_branch = self.tree.combined()
+        on_branch = branch.combined()
+        landing = CombineLanding(self.paths, self.loaded.spec, state, branch, self.events, self.checks, self.regression)
         for feature in dependency_order(self.loaded, self.loaded.spec.ids()):
-            self._combine_feature(feature, artifacts, commits, on_branch, outcome)
-        self._verify(outcome)
+            self._combine_feature(feature, artifacts, commits, on_branch, outcome, landing)
         self._union_books(state, artifacts)
+        outcome.final_failures = verify_combined(landing.tree_at_tip(), self.loaded.spec, state, self.checks,
+                                                 self.events, FeatureLogs(self.paths))
+        for fid, result in outcome.final_failures.items():
+            self.on_line(f"final verification: {fid}: check failed (exit {result.exit_code})")
+        self.store.save(state)
         return outcome
 
     def _combine_feature(self, feature: Feature, artifacts: Sequence[Artifact], commits: list[dict[str, str]],
-                         on_branch: set[str], outcome: CombineOutcome) -> None:
+                         on_branch: set[str], outcome: CombineOutcome, landing: CombineLanding) -> None:
         state, fid = outcome.state, feature.id
         passed_in = [i for i, a in enumerate(artifacts) if _status(a, fid) == "passed"]
         if len(passed_in) > 1:
@@ -95,19 +106,17 @@ class Combiner:
                 take_entry(state, fid, artifact, "passed")
                 copy_log(self.paths, artifact, fid, "passed")
             return
-        recheck = [(fid, self.loaded.spec.check_command(feature))] + [
-            (f.id, self.loaded.spec.check_command(f)) for f in self.loaded.spec.features
-            if f.id != fid and state.feature(f.id).status == "passed"
-        ]
-        result = self.tree.apply(fid, commits[index].get(fid), recheck)
+        entry = artifact.state.features[fid]
+        result = landing.land(feature, commits[index].get(fid), max(entry.attempts, 1))
         outcome.merges.append(result)
-        self.on_line(_merge_line(result))
         if result.result == "merged":
             take_entry(state, fid, artifact, "passed")
             copy_log(self.paths, artifact, fid, "passed")
         else:
             reason = f"combine: {result.result}: {result.message}; rebuild it on the combined code with --reset {fid}"
-            take_entry(state, fid, artifact, "failed", reason)
+            taken = take_entry(state, fid, artifact, "failed", reason)
+            if result.failure is not None:
+                taken.last_verification = CheckRecord.model_validate(result.failure.to_json())
             copy_log(self.paths, artifact, fid, "failed", reason)
 
     def _take_unpassed(self, fid: str, artifacts: Sequence[Artifact], state: RunState) -> None:
@@ -120,17 +129,6 @@ class Combiner:
                 take_entry(state, fid, artifact, entry.status if entry.status != "in_progress" else "pending")
                 copy_log(self.paths, artifact, fid, entry.status)
                 return
-
-    def _verify(self, outcome: CombineOutcome) -> None:
-        state, spec = outcome.state, self.loaded.spec
-        checks = [(f.id, spec.check_command(f)) for f in spec.features if state.feature(f.id).status == "passed"]
-        outcome.final_failures = self.final_verification(checks)
-        for fid, result in outcome.final_failures.items():
-            entry = state.feature(fid)
-            entry.status = "regressed"  # passed in its shard; the next run rebuilds it with this failure fed back
-            entry.reason = f"final verification: its check fails on the combined tree (exit {result.exit_code})"
-            entry.last_verification = CheckRecord.model_validate(result.to_json())
-            self.on_line(f"final verification: {fid}: check failed (exit {result.exit_code})")
 
     def _union_books(self, state: RunState, artifacts: Sequence[Artifact]) -> None:
         imports = load_imports(self.paths)
@@ -166,9 +164,3 @@ def dependency_order(loaded: LoadedSpec, ids: Sequence[str]) -> list[Feature]:
         done.add(ready.id)
         result.append(ready)
     return result
-
-
-def _merge_line(result: ApplyResult) -> str:
-    if result.result == "merged":
-        return f"merge {result.feature_id}: merged ({(result.sha or '')[:12]})"
-    return f"merge {result.feature_id}: {result.result}: {result.message}"

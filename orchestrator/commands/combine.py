@@ -2,8 +2,10 @@
 
 A shard job runs `orchestrate run SPEC --shard I/N` (checkpoints on `orchestrate/shard-I-of-N`)
 and `orchestrate export DIR`; the final job downloads every DIR and runs `orchestrate combine`,
-which applies each feature's checkpoint onto the combined branch with re-checks, unions the
-states, logs and Context Agent stores, and ends with final verification (`orchestrator.combine`).
+which lands each feature's checkpoint onto the combined branch through the parallel workers'
+merge queue (re-checked), unions the states, logs and Context Agent stores, and ends with final
+verification (`orchestrator.combine`). Its `merge`, `regression_check` and `final_verification`
+events go to the project's `.autonomous/events.jsonl`, printed as a CI run prints them.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from orchestrator.combine.artifact import Artifact, export_artifact
-from orchestrator.combine.final_check import CheckSettings, default_jobs, final_verification
-from orchestrator.combine.integration import IntegrationTree
+from orchestrator.combine.final_check import CheckSettings, default_jobs
+from orchestrator.combine.integration import CombinedBranch
 from orchestrator.combine.step import CombineOutcome, Combiner
+from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
 from orchestrator.run.branch_worktree import current_branch, recorded_branch
@@ -25,6 +28,7 @@ from orchestrator.run.checkpoint import exclude_run_state, is_git_repo
 from orchestrator.run.git_safety import CheckpointError
 from orchestrator.safety.secrets import scrubbed_environment
 from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 
@@ -55,8 +59,8 @@ def combine_command(
     try:
         with RunLock(paths.lock_file):
             exclude_run_state(paths.root)
-            tree = IntegrationTree.open(paths, branch, settings)
-            combiner = Combiner(paths, loaded, tree, lambda checks: final_verification(tree.worktree, checks, settings),
+            events = EventSink(PlainRenderer(tagged=True), paths.events_log)
+            combiner = Combiner(paths, loaded, CombinedBranch.open(paths, branch), events, settings, config.regression,
                                 _say)
             outcome = combiner.run(artifacts)
     except LockHeld as err:

@@ -83,6 +83,29 @@ def _table(data: ReportData, logs_href: str) -> str:
     return f"<table>{head}{body}</table>{note}"
 
 
+def _merges(data: ReportData) -> str:
+    """The merge queue's outcomes (not merged first) and the final verification, when the run had them."""
+    parts = []
+    if data.merges:
+        rows = sorted(data.merges, key=lambda m: m.result == "merged")[:MAX_TABLE_ROWS]
+        body = "".join(
+            f'<tr><td><a href="#feature-{escape(m.feature)}">{escape(m.feature)}</a></td>'
+            f'<td class="st st-{"passed" if m.result == "merged" else "failed"}">{escape(m.result)}</td>'
+            f'<td class="num">{m.attempt}</td><td><code>{escape(m.sha[:12])}</code></td><td>{escape(m.message)}</td></tr>'
+            for m in rows
+        )
+        merged = sum(m.result == "merged" for m in data.merges)
+        parts.append(f"<h2>Merges</h2><p>{merged:,} of {len(data.merges):,} merge(s) landed.</p><table><tr><th>feature"
+                     f"</th><th>result</th><th>attempt</th><th>commit</th><th>why not</th></tr>{body}</table>")
+    final = data.final_verification
+    if final is not None:
+        failed = [str(fid) for fid in final.get("failed") or []]
+        regressed = f"; regressed: {escape(', '.join(failed))}" if failed else ""
+        parts.append(f"<h2>Final verification</h2><p>{int(final.get('passed') or 0):,} of {int(final.get('checked') or 0):,} "
+                     f"check(s) pass on the final tree{regressed}.</p>")
+    return "".join(parts)
+
+
 def render_html(data: ReportData, logs_href: str = ".autonomous/logs") -> str:
     """The whole page for `data`; `logs_href` is where the feature logs are, seen from the page."""
     summarizer = float(data.totals.get("summarizerCostUsd") or 0)
@@ -105,7 +128,7 @@ def render_html(data: ReportData, logs_href: str = ".autonomous/logs") -> str:
         charts.context_bars(data.features, INJECTION_BUDGET),
         "<h2>Prompt size over the run</h2><p>Input tokens of each model call (fresh, cache read and cache write).</p>",
         charts.prompt_line(data.prompt_sizes, data.duration_ms),
-        "<h2>Features</h2>", _table(data, logs_href), "</body></html>\n",
+        _merges(data), "<h2>Features</h2>", _table(data, logs_href), "</body></html>\n",
     ])
 
 

@@ -38,6 +38,17 @@ class Span:
 
 
 @dataclass
+class MergeRow:
+    """A `merge` event: a feature's work through the merge queue (`--jobs N`, `orchestrate combine`)."""
+
+    feature: str
+    result: str  # merged | conflict | recheck_failed
+    attempt: int = 0
+    sha: str = ""
+    message: str = ""
+
+
+@dataclass
 class ReportData:
     """Everything the page draws."""
 
@@ -51,3 +62,5 @@ class ReportData:
     totals: JsonObject = field(default_factory=dict)
     duration_ms: int = 0
     lanes: int = 1
+    merges: list[MergeRow] = field(default_factory=list)
+    final_verification: JsonObject | None = None  # the last `final_verification` event

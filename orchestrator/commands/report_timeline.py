@@ -7,7 +7,7 @@ that overlap in time are put on separate lanes, so several workers show as sever
 
 from __future__ import annotations
 
-from orchestrator.commands.report_model import ReportData, Span
+from orchestrator.commands.report_model import MergeRow, ReportData, Span
 from orchestrator.json_types import JsonObject
 
 
@@ -23,6 +23,8 @@ class Timeline:
         self.prompt_sizes: list[tuple[int, int]] = []
         self.summarizations: list[int] = []
         self.meta: dict[str, str] = {}
+        self.merges: list[MergeRow] = []
+        self.final_verification: JsonObject | None = None
 
     def _ms(self, event: JsonObject) -> int:
         ts = int(event.get("ts") or 0)
@@ -35,6 +37,7 @@ class Timeline:
         """Take one event into account."""
         kind, at = event.get("type"), self._ms(event)
         fid = str(event.get("id") or event.get("feature") or "")
+        self._outcomes(kind, fid, event)
         if kind == "run_started":
             self.meta = {"run_id": str(event.get("runId", "")), "model": str(event.get("model", ""))}
         elif kind == "feature_started":
@@ -62,6 +65,14 @@ class Timeline:
         elif kind == "summarization":
             self.summarizations.append(at)
 
+    def _outcomes(self, kind: object, fid: str, event: JsonObject) -> None:
+        """Merges and the last final verification, listed as they are (not on the timeline)."""
+        if kind == "merge":
+            self.merges.append(MergeRow(fid, str(event.get("result") or ""), int(event.get("attempt") or 0),
+                                        str(event.get("sha") or ""), str(event.get("message") or "")))
+        elif kind == "final_verification":
+            self.final_verification = event
+
     def _close(self, fid: str, at: int, outcome: str) -> None:
         span = self.open.pop(fid, None)
         if span is not None:
@@ -77,6 +88,7 @@ class Timeline:
         data.lanes = 1 + max((s.lane for s in self.spans), default=0)
         data.prompt_sizes = self.prompt_sizes
         data.summarizations = self.summarizations
+        data.merges, data.final_verification = self.merges, self.final_verification
         data.duration_ms = self.last
         data.run_id = data.run_id or self.meta.get("run_id", "")
         data.model = self.meta.get("model", "")

@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.run.git_safety import check_git, run_git
-from orchestrator.run.worktrees import Worktrees, work_branch
+from orchestrator.run.git_safety import check_git
+from orchestrator.run.landing import Landing
+from orchestrator.run.worktrees import Worktrees
 from orchestrator.spec.load import Feature
 
 BatchRecheck = Callable[[Path, Sequence[tuple[Feature, int]], list[str]], bool]
@@ -39,15 +40,16 @@ class Batched:
 
 
 def merge_batch(
-    trees: Worktrees, members: Sequence[tuple[Feature, int]], identity: list[str], recheck: BatchRecheck
+    trees: Worktrees, landing: Landing, members: Sequence[tuple[Feature, int]], identity: list[str],
+    recheck: BatchRecheck,
 ) -> tuple[str, list[Batched]] | None:
-    """Merge and commit `members` in the integration worktree on the branch head, then re-check them
-    all: the head they were merged on and one `Batched` each, or None (the batch is off)."""
-    base = trees.head()
+    """Merge and commit `members` in the integration worktree on the target branch's head, then
+    re-check them all: the head they were merged on and one `Batched` each, or None (the batch is off)."""
+    base = landing.base(trees)
     tree = trees.reset_integration(base)
     landed: list[Batched] = []
     for feature, attempt in members:
-        merged = run_git(tree, *trees.safe, *identity, "merge", "--squash", "--quiet", work_branch(feature.id))
+        merged = landing.stage(tree, trees, identity, feature)
         if merged.returncode != 0:
             return None
         parent = landed[-1].sha if landed else base
@@ -59,7 +61,3 @@ def merge_batch(
         return None
     return base, landed
 
-
-def fast_forward(trees: Worktrees, sha: str) -> None:
-    """The user's branch and checkout move to `sha`; fast-forward only, so nothing is ever half-merged there."""
-    check_git(trees.root, *trees.safe, "merge", "--ff-only", "--quiet", sha)

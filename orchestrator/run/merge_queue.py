@@ -14,6 +14,10 @@ time again if that batch does not pass as a whole.
 
 Kill-safety: `before_commit` is told the head the checkpoint is made on before it is made, so a
 resumed run can tell from the branch whether the merge happened (`find_checkpoint`).
+
+`Landing` says where work lands and how it is brought in: by default (`SquashOntoHead`) the work
+branch is squash-merged and the user's checked-out branch moves. `orchestrate combine` plugs in
+its own (a shard's checkpoint commit, cherry-picked onto a branch that may not be checked out).
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.run.git_safety import check_git, git_error, run_git
-from orchestrator.run.merge_batch import BatchRecheck, fast_forward, merge_batch
+from orchestrator.run.landing import Landing, SquashOntoHead
+from orchestrator.run.merge_batch import BatchRecheck, merge_batch
 from orchestrator.run.verify import VerificationResult
-from orchestrator.run.worktrees import Worktrees, identity_options, work_branch
+from orchestrator.run.worktrees import Worktrees, identity_options
 from orchestrator.spec.load import Feature
 
 # What a merge conflict feeds back: enough hunks to act on, bounded like a check's output.
@@ -68,11 +73,12 @@ class MergeQueue:
 
     def __init__(
         self, worktrees: Worktrees, recheck: Recheck, should_stop: Callable[[], bool],
-        recheck_batch: BatchRecheck | None = None,
+        landing: Landing | None = None, recheck_batch: BatchRecheck | None = None,
     ) -> None:
         self.worktrees = worktrees
         self.recheck = recheck
         self.should_stop = should_stop
+        self.landing: Landing = landing or SquashOntoHead()
         self.recheck_batch = recheck_batch
         self._turn = threading.Lock()
         self._waiting: list[_Landing] = []
@@ -135,13 +141,13 @@ class MergeQueue:
         assert self.recheck_batch is not None
         trees = self.worktrees
         members = [(landing.feature, landing.attempt) for landing in batch]
-        merged = merge_batch(trees, members, identity_options(trees.root, trees.safe), self.recheck_batch)
+        merged = merge_batch(trees, self.landing, members, identity_options(trees.root, trees.safe), self.recheck_batch)
         if merged is None:
             return False
         base, landed = merged
         for landing in batch:
             landing.before_commit(base)  # the resumed run looks for each checkpoint after `base`
-        fast_forward(trees, landed[-1].sha)
+        self.landing.advance(trees, base, landed[-1].sha)
         for landing, done in zip(batch, landed, strict=True):
             landing.finish(MergeOutcome("merged", done.parent, sha=done.sha))
         return True
@@ -150,10 +156,10 @@ class MergeQueue:
         self, feature: Feature, attempt: int, command: str | None, before_commit: Callable[[str], None]
     ) -> MergeOutcome:
         trees = self.worktrees
-        base = trees.head()
+        base = self.landing.base(trees)
         tree = trees.reset_integration(base)
         identity = identity_options(tree, trees.safe)  # a merge that is not a fast-forward wants one
-        merged = run_git(tree, *trees.safe, *identity, "merge", "--squash", "--quiet", work_branch(feature.id))
+        merged = self.landing.stage(tree, trees, identity, feature)
         if merged.returncode != 0:
             files, hunks = _conflicts(tree)
             if not files:  # not a conflict: git could not merge at all
@@ -178,7 +184,7 @@ class MergeQueue:
         check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify",
                   "--allow-empty", "-m", message)
         sha = check_git(tree, "rev-parse", "HEAD").stdout.strip()
-        fast_forward(trees, sha)
+        self.landing.advance(trees, base, sha)
         return MergeOutcome("merged", base, sha=sha)
 
 
