@@ -73,7 +73,7 @@ def test_the_demo_slugify_fails_first_then_fixes():
 
 
 def test_status_lists_only_features_not_passed_past_50(tmp_path, capsys):
-    from orchestrator.commands.inspect import print_status
+    from orchestrator.commands.listing import print_status
     from orchestrator.store.run_state import FeatureState, RunState
     from orchestrator.store.state import StateStore
 
