@@ -44,15 +44,21 @@ def finished(fake_api, tmp_path: Path) -> Path:
     return project
 
 
-def test_the_list_is_the_same_as_reading_every_log(finished: Path) -> None:
-    logs_dir = ProjectPaths.for_project(finished).logs_dir
+def test_the_list_is_the_same_as_reading_every_log_and_reads_none(finished: Path, monkeypatch, capsys) -> None:
+    paths = ProjectPaths.for_project(finished)
     listed = run_cli(["logs"], finished)
     assert listed.code == 0, listed.stderr
-    assert listed.stdout == _listing_from_every_log(logs_dir)
+    assert listed.stdout == _listing_from_every_log(paths.logs_dir)
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in listed.stdout.splitlines()
             if line.count("│") > 2}
-    assert rows == {"feat-01": "passed", "feat-02": "failed", "feat-03": "passed",
-                    "feat-04": "blocked"}
+    assert rows == {"feat-01": "passed", "feat-02": "failed", "feat-03": "passed", "feat-04": "blocked"}
+
+    def no_log(path: Path) -> None:
+        raise AssertionError(f"the list read {path}")
+
+    monkeypatch.setattr(listing, "load_feature_log", no_log)  # the state names every feature
+    assert listing.print_logs(paths, None) == 0
+    assert capsys.readouterr().out == listed.stdout
 
 
 def test_a_log_the_state_does_not_name_or_that_is_no_plain_file_is_read_as_before(
@@ -72,18 +78,6 @@ def test_a_log_the_state_does_not_name_or_that_is_no_plain_file_is_read_as_befor
     assert listed.stdout == _listing_from_every_log(logs_dir)
     assert "(unusable log: it is a symbolic link)" in listed.stdout
     assert "(unusable log: it is not a regular file)" in listed.stdout
-
-
-def test_the_list_reads_no_log_of_a_feature_the_state_records(finished: Path, monkeypatch, capsys) -> None:
-    paths = ProjectPaths.for_project(finished)
-    before = _listing_from_every_log(paths.logs_dir)
-
-    def no_log(path: Path) -> None:
-        raise AssertionError(f"the list read {path}")
-
-    monkeypatch.setattr(listing, "load_feature_log", no_log)
-    assert listing.print_logs(paths, None) == 0
-    assert capsys.readouterr().out == before
 
 
 def test_the_state_is_read_with_its_journal_and_a_damaged_one_gives_none(tmp_path: Path) -> None:
