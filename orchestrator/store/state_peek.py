@@ -2,9 +2,9 @@
 must stay fast at 10,000 features (`orchestrate logs`).
 
 The snapshot, then the journal's feature lines over it, as `StateStore.load` replays them, but
-nothing is validated, repaired, set aside or written: a state that cannot be read this way
-gives None, and the caller falls back to what it would have read without it. Validating the
-state into its model is a third of a second at 10,000 features; this is a tenth of that.
+nothing is validated, repaired, set aside or written: a listing changes nothing on disk, and
+a state that cannot be read this way gives None, so that the caller falls back to what it would
+have read without it. (At 10,000 features this takes 15 ms; loading through `StateStore`, 40.)
 """
 
 from __future__ import annotations
