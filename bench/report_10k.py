@@ -4,12 +4,16 @@
 
 Builds a synthetic project (state, events.jsonl with 3 events per feature plus an api_call,
 a small log per feature, no working memory), then times `orchestrate report --html`, `status` and
-`logs` as subprocesses (interpreter start and imports included).
+`logs` as subprocesses (interpreter start and imports included), the median of five runs each.
+Python compiles the modules again at each start where no bytecode cache is written
+(`PYTHONDONTWRITEBYTECODE`, as on the machine of docs/benchmarks.md): an installed package has
+its cache, and starts faster.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,10 +45,13 @@ def _project(root: Path) -> None:
                 out.write(json.dumps(event) + "\n")
 
 
-def _timed(*args: str) -> float:
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "orchestrator", *args], check=True, capture_output=True, cwd=ROOT)
-    return time.perf_counter() - started
+def _timed(*args: str, runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "orchestrator", *args], check=True, capture_output=True, cwd=ROOT)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def main() -> None:
@@ -57,6 +64,7 @@ def main() -> None:
         logs_s = _timed("logs", "--project-dir", str(project))
         print(f"report --html at {N:,} features: {report_s:.2f}s, {html.stat().st_size / 1024:.0f} KiB")
         print(f"status at {N:,} features: {status_s:.2f}s; logs: {logs_s:.2f}s (subprocess, imports included)")
+        print(f"python start alone (`--version`): {_timed('--version'):.2f}s")
 
 
 if __name__ == "__main__":

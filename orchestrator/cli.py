@@ -217,7 +217,10 @@ def _leave_with_error(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def _leave(message: str, code: int) -> NoReturn:
     """Say goodbye and exit with `code`, whatever signal comes while the interpreter shuts down."""
-    sys.stderr.write(message)
+    if message:  # through a live view still up, if any (`user_lines`); else plain on stderr
+        from orchestrator.commands.user_lines import say
+
+        say(message.rstrip("\n"))
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

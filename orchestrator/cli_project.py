@@ -24,7 +24,7 @@ def status(
     show_all: bool = typer.Option(False, "--all", help="List every feature, passed ones included (past 50 features they are left out)."),
 ) -> None:
     """Show each feature's status, attempts, tokens and cost from the saved state."""
-    from orchestrator.commands.inspect import print_status
+    from orchestrator.commands.listing import print_status
 
     raise typer.Exit(print_status(open_project(project_dir), json_output, show_all))
 
@@ -34,7 +34,7 @@ def logs(
     project_dir: Path | None = ProjectDirOption,
 ) -> None:
     """Print one feature's log (JSON), or list the logs."""
-    from orchestrator.commands.inspect import print_logs
+    from orchestrator.commands.listing import print_logs
 
     raise typer.Exit(print_logs(open_project(project_dir), feature_id))
 

@@ -135,6 +135,7 @@ def test_an_interrupt_wrapped_by_class_creation_still_exits_130(tmp_path: Path):
         "cli.app = interrupted_import\n"
         "cli.main()\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
+                            timeout=60)
     assert result.returncode == 130, result.stderr
     assert "interrupted" in result.stderr and "Traceback" not in result.stderr

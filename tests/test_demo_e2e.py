@@ -45,6 +45,14 @@ def test_demo_builds_textkit_offline_and_exits_0(demo):
         assert command in result.stdout
 
 
+def test_the_demo_ends_with_the_reference_that_test_example_specs_checks(demo):
+    from orchestrator.demo.textkit_sources import final_tree
+
+    directory, _ = demo
+    for relative, content in final_tree().items():
+        assert (directory / "textkit" / relative).read_text() == content, relative
+
+
 def test_demo_shows_a_failure_fed_back_and_fixed(demo):
     directory, _ = demo
     state = json.loads((directory / "textkit/.autonomous/state/execution-state.json").read_text())

@@ -5,8 +5,10 @@ For every `specs/<name>/spec.json`:
   `specs/<name>/checks/` and reached through `$ORCHESTRATE_SPEC_DIR` (each file used once);
 - in an empty project directory every check fails (nothing is built yet), and leaves no file
   behind, neither in the project nor beside the spec;
-- when `tests/data/<name>_reference/` holds a reference implementation (test data only), every
-  check passes against a copy of it: the checks can be satisfied.
+- every check passes against a reference implementation: the checks can be satisfied. For
+  `textkit` it is what the demo model builds (`orchestrator.demo.textkit_sources.final_tree`,
+  which `test_demo_e2e` holds to what the demo really leaves); for another spec, a copy of
+  `tests/data/<name>_reference/` when that exists (test data only).
 
 The checks run exactly as a run runs them: the feature's own `verify` command through
 `orchestrator.run.verify.run_check` (bash, the project as cwd, `ORCHESTRATE_SPEC_DIR` set), with
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.demo.textkit_sources import final_tree
 from orchestrator.spec.load import LoadedSpec, load_spec
 from orchestrator.run.verify import VerificationResult, run_check
 
@@ -73,15 +76,25 @@ def test_every_check_fails_in_an_empty_project(spec_path: Path, tmp_path: Path):
 
 @per_spec
 def test_every_check_passes_on_the_reference(spec_path: Path, tmp_path: Path):
-    reference = ROOT / "tests" / "data" / f"{spec_path.parent.name}_reference"
-    if not reference.is_dir():
-        pytest.skip(f"no reference implementation in {reference.relative_to(ROOT)}")
     loaded = load_spec(spec_path)
     project = tmp_path / "project"
-    shutil.copytree(reference, project, ignore=shutil.ignore_patterns("__pycache__"))
+    _write_reference(spec_path.parent.name, project)
     results = _run_checks(loaded, project, tmp_path)
     failed = {fid: f"{r.error or ''}\n{r.output}" for fid, r in results.items() if not r.success}
     assert not failed, "\n\n".join(f"--- {fid}\n{text}" for fid, text in failed.items())
+
+
+def _write_reference(name: str, project: Path) -> None:
+    """The spec's reference implementation, written into `project` (skips when it has none)."""
+    if name == "textkit":
+        for relative, content in final_tree().items():
+            (project / relative).parent.mkdir(parents=True, exist_ok=True)
+            (project / relative).write_text(content, encoding="utf-8")
+        return
+    reference = ROOT / "tests" / "data" / f"{name}_reference"
+    if not reference.is_dir():
+        pytest.skip(f"no reference implementation in {reference.relative_to(ROOT)}")
+    shutil.copytree(reference, project, ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def _run_checks(loaded: LoadedSpec, project: Path, scratch: Path) -> dict[str, VerificationResult]:

@@ -30,6 +30,7 @@ from tests.fake_api import (
     RandomFaults,
     bash,
     edit_create,
+    empty_summarizer,
     load_plans,
     minimal_instance,
     report,
@@ -273,7 +274,12 @@ def test_structured_output_goes_to_the_summarizer_and_is_billed_apart(fake: Fake
     client = sdk(fake)
     default = client.messages.parse(model="claude-haiku-5-5", max_tokens=512, output_format=Summary,
                                     messages=[{"role": "user", "content": "Summarize."}])
-    assert default.parsed_output == Summary(summary="", decisions=[], retired=[], budget=0)
+    # The smallest valid answer, with a summary a model could have written (the request names no feature).
+    assert default.parsed_output == Summary(summary="0 feature(s) summarized so far.", decisions=[], retired=[], budget=0)
+    fake.summarizer = empty_summarizer
+    empty = client.messages.parse(model="claude-haiku-5-5", max_tokens=512, output_format=Summary,
+                                  messages=[{"role": "user", "content": "Summarize."}])
+    assert empty.parsed_output == Summary(summary="", decisions=[], retired=[], budget=0)
 
     fake.summarizer = lambda request: {"summary": "all good", "decisions": [{"featureId": "a", "description": "d"}]}
     custom = client.messages.parse(model="claude-haiku-5-5", max_tokens=512, output_format=Summary,
@@ -283,8 +289,8 @@ def test_structured_output_goes_to_the_summarizer_and_is_billed_apart(fake: Fake
                               messages=[{"role": "user", "content": feature_request("a")}])
 
     usage = fake.usage
-    assert usage.summarizer.calls == 2 and usage.agent.calls == 1
-    assert fake.summarizer_calls == 2
+    assert usage.summarizer.calls == 3 and usage.agent.calls == 1
+    assert fake.summarizer_calls == 3
     assert fake.feature_calls == {"a": 1}  # a summarizer request is not the agent's
     assert usage.total.total == usage.agent.total + usage.summarizer.total > 0
 

@@ -17,7 +17,7 @@ from typing import Any
 import anthropic
 import pytest
 
-import orchestrator.commands.inspect as inspect_module
+import orchestrator.commands.listing as inspect_module
 from context_agent import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.store.events import EventSink

@@ -73,7 +73,7 @@ def test_the_demo_slugify_fails_first_then_fixes():
 
 
 def test_status_lists_only_features_not_passed_past_50(tmp_path, capsys):
-    from orchestrator.commands.inspect import print_status
+    from orchestrator.commands.listing import print_status
     from orchestrator.store.run_state import FeatureState, RunState
     from orchestrator.store.state import StateStore
 
@@ -96,3 +96,48 @@ def test_a_failed_check_shows_its_error_lines_under_failed():
     lines = describe(event).splitlines()
     assert "FAILED (exit 1)" in lines[0]
     assert lines[1:] == ["      | E   AssertionError: assert 2 == 1", "      | FAILED t.py::x"]
+
+
+# ---- `orchestrate run SPEC --html PATH`, end to end against the fake API ------------------------
+
+
+def _self_contained(page: str) -> bool:
+    """No resource fetched from anywhere: no script or stylesheet source, no URL but the SVG namespace."""
+    without_namespace = page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    return not any(marker in without_namespace for marker in ("http://", "https://", "<script src", "<link ", "@import"))
+
+
+def test_run_with_html_writes_the_report_of_the_run(fake_api, tmp_path):
+    from tests.cli_helpers import run_cli, write_spec
+
+    project, out = tmp_path / "project", tmp_path / "out" / "report.html"
+    project.mkdir()
+    (tmp_path / "out").mkdir()
+    spec = write_spec(project, 3)
+
+    result = run_cli(["run", str(spec), "--html", str(out)], project, fake_api)
+
+    assert result.code == 0, result.stderr
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") or page.lstrip().lower().startswith("<!doctype html>")
+    assert _self_contained(page) and "<svg" in page and "<style>" in page
+    for index in (1, 2, 3):
+        # The features by id and by the spec's name, each with its anchor and a link to its log.
+        assert f'id="feature-feat-0{index}"' in page and f"Feature {index}" in page
+        assert f'href="../project/.autonomous/logs/feat-0{index}.json"' in page
+
+
+def test_run_with_html_writes_the_report_when_the_run_fails(fake_api, tmp_path):
+    from tests.cli_helpers import run_cli, write_spec
+
+    out = tmp_path / "report.html"
+    spec = write_spec(tmp_path, 2, extra={"feat-02": {"verify": "echo 'E   AssertionError: no widget'; exit 1",
+                                                       "max_attempts": 1}})
+
+    result = run_cli(["run", str(spec), "--html", str(out)], tmp_path, fake_api)
+
+    assert result.code == 1, result.stderr
+    page = out.read_text()
+    assert _self_contained(page)
+    assert 'id="feature-feat-01"' in page and 'id="feature-feat-02"' in page
+    assert "AssertionError: no widget" in page  # the failed check's error line, in the table

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orchestrator.errors import UsageError
-from orchestrator.spec.load import LoadedSpec, SpecError, load_spec
 from orchestrator.store.atomic import LinkRefused, refuse_links
 from orchestrator.store.paths import ProjectPaths
+
+if TYPE_CHECKING:
+    from orchestrator.spec.load import LoadedSpec
 
 
 def read_spec(spec_path: Path) -> LoadedSpec:
     """The spec, every problem in it raised as one `UsageError`; its warnings go to stderr."""
+    # Imported here: the spec's models are a tenth of a second that `status` and `logs` never need.
+    from orchestrator.spec.load import SpecError, load_spec
+
     try:
         loaded = load_spec(spec_path)
     except SpecError as err:

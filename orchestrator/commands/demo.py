@@ -93,13 +93,15 @@ def _demo_model_env() -> Iterator[None]:
 
 def _look_around(root: Path, project: Path, spec: Path, html: Path) -> str:
     p, s = shlex.quote(str(project)), shlex.quote(str(spec))
-    return (
-        f"\nThe demo's project is {project}; the spec and its checks are in {spec.parent}.\n"
-        "Look around:\n"
-        f"  orchestrate status --project-dir {p}            # what passed, attempts, cost\n"
-        f"  orchestrate logs slugify --project-dir {p}      # the failed attempt and its retry\n"
-        f"  orchestrate context docs --spec {s} --project-dir {p}   # the memory a feature gets\n"
-        f"  git -C {p} log --oneline                       # one checkpoint per feature\n"
-        f"  open {shlex.quote(str(html))}   # the HTML run report "
-        f"(again: orchestrate report --html PATH --project-dir {p})\n"
-    )
+    commands = [
+        (f"orchestrate status --project-dir {p}", "what passed, attempts, cost"),
+        (f"orchestrate logs slugify --project-dir {p}", "the failed attempt and its retry"),
+        (f"orchestrate context docs --spec {s} --project-dir {p}", "the memory a feature gets"),
+        (f"git -C {p} log --oneline", "one checkpoint per feature"),
+        (f"{'open' if sys.platform == 'darwin' else 'xdg-open'} {shlex.quote(str(html))}", "the HTML run report"),
+        (f"orchestrate report --html PATH --project-dir {p}", "the report again, anywhere"),
+    ]
+    # Each comment above its command: a path of any length leaves the lines readable, and copied whole they still run.
+    lines = [f"  # {comment}\n  {command}\n" for command, comment in commands]
+    return (f"\nThe demo's project is {project}; the spec and its checks are in {spec.parent}.\n"
+            "Look around:\n" + "".join(lines))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from html import escape
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from context_agent.budget import INJECTION_BUDGET
 from orchestrator.commands import html_charts as charts
 from orchestrator.commands.report_data import load_report_data
 from orchestrator.commands.report_model import FeatureRow, ReportData
+from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_text_atomic
@@ -169,4 +169,4 @@ def write_html_after_run(paths: ProjectPaths, target: Path, loaded: LoadedSpec |
     try:
         write_text_atomic(target, build_html(paths, target, names))
     except OSError as err:
-        sys.stderr.write(f"orchestrate: warning: could not write the HTML report {target}: {err}\n")
+        say(f"could not write the HTML report {target}: {err}", label=WARNING, label_style="yellow")

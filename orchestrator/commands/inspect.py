@@ -1,18 +1,16 @@
-"""Read-only commands: `status`, `logs`, `context`; and `summarize`, which runs the summarizer now."""
+"""Read-only commands: `context`; and `summarize`, which runs the summarizer now (`status` and
+`logs` are `orchestrator.commands.listing`)."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
-from pydantic_core import PydanticSerializationError
-
 from context_agent import ContextAgent, estimate_tokens
 from orchestrator.commands.arguments import read_spec
+from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.output import PlainRenderer
-from orchestrator.commands.text_table import render_table
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
@@ -23,107 +21,15 @@ from orchestrator.run.strategies import STRATEGIES
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
 from orchestrator.store.events import EventSink
-from orchestrator.store.feature_log import UnusableLog, load_feature_log, log_json
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore, now_ms
 from orchestrator.tools import tool_definitions
 
 
-def _warn(message: str) -> None:
-    sys.stderr.write(f"orchestrate: warning: {message}\n")
-
-
-def _state(paths: ProjectPaths) -> RunState | None:
-    return StateStore(paths, on_warning=_warn).load()
-
-
-def _shown(value: object) -> str:
-    """A value read from a file, safe for the terminal: control characters are escaped."""
-    text = str(value)
-    return text if text.isprintable() else repr(text)[1:-1]
-
-
-_NUMBERS = frozenset({"attempts", "tokens", "cost (USD)"})
-_REASON_WIDTH = 100  # cells; the whole reason is in `status --json`
-
-
-# Up to this many features the table lists them all; beyond, only those not passed (--all: all).
-FULL_TABLE_UP_TO = 50
-
-
-def print_status(paths: ProjectPaths, json_output: bool, show_all: bool = False) -> int:
-    """The saved state: one line per feature, then the counts and totals. Reads the state only
-    (snapshot and journal), never the feature logs, and draws in time linear in the features."""
-    state = _state(paths)
-    if state is None:
-        raise UsageError(f"no run state in {paths.autonomous} (start one with: orchestrate run SPEC)")
-    if json_output:
-        sys.stdout.write(_state_json(state))
-        return 0
-    rows = [
-        (feature_id, entry.status, str(entry.attempts), f"{entry.tokens.total:,}", f"{entry.cost_usd:.4f}",
-         _shown(entry.reason or ""))
-        for feature_id, entry in state.features.items()
-        if show_all or len(state.features) <= FULL_TABLE_UP_TO or entry.status != "passed"
-    ]
-    sys.stdout.write(render_table(
-        ("feature", "status", "attempts", "tokens", "cost (USD)", "reason"), rows,
-        title=_shown(f"run {state.run_id} — {state.spec_path}"), right=_NUMBERS, max_width={"reason": _REASON_WIDTH},
-    ))
-    counts = {s: state.count(s) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
-    if len(rows) < len(state.features):
-        sys.stdout.write(f"{len(state.features) - len(rows):,} passed features not listed (--all lists them)\n")
-    sys.stdout.write(
-        ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-        + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"
-        + (f"; stopped: {_shown(state.stop_reason)}" if state.stop_reason else "") + "\n"
-    )
-    return 0
-
-
-def _state_json(state: RunState) -> str:
-    try:  # in one pass, as the state is saved (see state._snapshot_text)
-        return state.model_dump_json(by_alias=True, indent=2) + "\n"
-    except PydanticSerializationError:
-        return json.dumps(state.dump(), indent=2) + "\n"
-
-
-def print_logs(paths: ProjectPaths, feature_id: str | None) -> int:
-    """One feature's log as JSON, or a line per log file (each read, and checked)."""
-    if feature_id:
-        if not all(ch.isalnum() or ch in "._-" for ch in feature_id) or feature_id in (".", ".."):
-            raise UsageError(f"{feature_id!r} is not a feature id")
-        path = paths.feature_log(feature_id)
-        try:
-            log = load_feature_log(path)
-        except FileNotFoundError:
-            raise UsageError(f"no log for feature {feature_id!r} in {paths.logs_dir} (see: orchestrate logs)") from None
-        except (OSError, UnusableLog) as err:
-            raise UsageError(f"the log of feature {feature_id!r}, {path}, cannot be shown: {err}") from err
-        # As the run wrote it; dumped again, so no raw control character reaches the terminal.
-        sys.stdout.write(log_json(log, as_read=True))
-        return 0
-    # Names sorted as strings, not as Paths: at 10,000 logs, Path comparisons alone took 0.3 s.
-    names = sorted(name for name in os.listdir(paths.logs_dir) if name.endswith(".json")) if paths.logs_dir.is_dir() else []
-    logs = [paths.logs_dir / name for name in names]
-    if not logs:
-        raise UsageError(f"no feature logs in {paths.logs_dir} yet")
-    rows = []
-    for path in logs:
-        try:
-            log = load_feature_log(path)
-            row = [_shown(log.status), _shown(log.attempts), f"{log.tokens.total:,}", f"{log.cost_usd:.4f}"]
-        except (OSError, UnusableLog) as err:
-            row = [_shown(f"(unusable log: {err})"), "", "", ""]
-        rows.append([_shown(path.stem), *row])
-    sys.stdout.write(render_table(("feature", "status", "attempts", "tokens", "cost (USD)"), rows, right=_NUMBERS))
-    return 0
-
-
 def _spec_for(paths: ProjectPaths, spec_path: Path | None) -> LoadedSpec:
     if spec_path is None:
-        state = _state(paths)
+        state = load_state(paths)
         if state is None or not state.spec_path:
             raise UsageError("which spec? pass --spec SPEC (no earlier run recorded one)")
         spec_path = Path(state.spec_path)
@@ -139,7 +45,7 @@ def print_context(
         raise UsageError(f"--strategy {strategy!r}: choose compressed, replay, window or all")
     loaded = _spec_for(paths, spec_path)
     spec = loaded.spec
-    state = _state(paths) if paths.state_file.exists() else None
+    state = load_state(paths) if paths.state_file.exists() else None
     if feature_id is None:
         pending = [f for f in spec.features if not state or state.feature(f.id).status != "passed"]
         if not pending:
@@ -151,7 +57,7 @@ def print_context(
         except KeyError:
             raise UsageError(f"unknown feature {feature_id!r} (ids: {', '.join(spec.ids()[:10])}{'…' if len(spec.ids()) > 10 else ''})") from None
     recent = state.recent_completed if state else []
-    agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: _warn(f"context agent: {d.get('message') or k}"))
+    agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: warn(f"context agent: {d.get('message') or k}"))
     for name in (STRATEGIES if strategy == "all" else (strategy,)):
         turn = feature_turn(feature, spec, name, paths, injections=agent, recent_ids=recent, depth=config.context_depth)
         ctx, prompt = turn.context, turn.prompt
@@ -195,7 +101,7 @@ def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, confi
              f"predicted footprint: {', '.join(found.predicted_footprint) or '(none known)'}",
              f"may affect (checks re-run after it): {', '.join(found.affected) or '(none)'}",
              *(f"history: {line}" for line in found.history), prompt_line(found, spec)]
-    return "\n".join(_shown(line) for line in lines if line) + "\n"
+    return "\n".join(shown(line) for line in lines if line) + "\n"
 
 
 def _to_summarize(state: RunState, config: RunConfig) -> list[str]:
@@ -206,12 +112,12 @@ def _to_summarize(state: RunState, config: RunConfig) -> list[str]:
 def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None) -> int:
     """Summarize the features not yet summarized (or, with none, the recent ones) now."""
     loaded = _spec_for(paths, spec_path)
-    if not _to_summarize(_state(paths) or RunState(), config):
+    if not _to_summarize(load_state(paths) or RunState(), config):
         raise UsageError("nothing to summarize yet: no feature has completed")
     try:
         # A live run records into the same stores and state: writing beside it would lose
         # what it records while the summarizer is called, and it would overwrite our state.
-        with RunLock(paths.lock_file, on_warning=_warn):
+        with RunLock(paths.lock_file, on_warning=warn):
             return _summarize_now(paths, config, loaded)
     except LockHeld as err:
         raise UsageError(f"cannot summarize now: {err}") from err
@@ -221,13 +127,13 @@ def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -
     from orchestrator.llm.client import ModelClient, Spend, make_sdk_client
 
     sdk = make_sdk_client(config, models=("summarizer_model",))  # ConfigError (a UsageError) without a key
-    store = StateStore(paths, on_warning=_warn)
+    store = StateStore(paths, on_warning=warn)
     state = store.load() or RunState()
     ids = _to_summarize(state, config)
     if not ids:
         raise UsageError("nothing to summarize yet: no feature has completed")
     spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
-    client = ModelClient(config, sdk, spend, on_retry=_warn, journal=store.record_spend)  # a kill loses no spend
+    client = ModelClient(config, sdk, spend, on_retry=warn, journal=store.record_spend)  # a kill loses no spend
     # Failures go to stderr and the event log, as during a run.
     events = EventSink(PlainRenderer(verbosity=-1), paths.events_log)
     agent = ContextAgent(paths.root, features=loaded.spec.features, model_call=client.summarizer_call,

@@ -19,6 +19,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.commands import user_lines
 from orchestrator.commands.check_excerpt import error_excerpt
 from orchestrator.store.event_kinds import (
     ApiCall,
@@ -206,18 +207,17 @@ class LiveRenderer:
     that none is glued to the status line.
     """
 
-    def __init__(self, verbosity: int = 0, max_cost: float | None = None) -> None:
+    def __init__(self, verbosity: int = 0, max_cost: float | None = None, console: Console | None = None) -> None:
         self.verbosity = verbosity
         self.max_cost = max_cost
-        self.console = Console()
-        # Warnings stay on stderr; while the view is live, rich routes stderr through its console,
-        # so a warning prints above the status rows instead of glued to them.
-        self.err_console = Console(stderr=True)
+        self.console = console or Console()
         self.started = time.monotonic()
         self.view = _View()
         self.busy: dict[str, _View] = {}  # --jobs N: one line per feature at work
         self.live = Live(console=self.console, refresh_per_second=4, transient=True, get_renderable=self._render)
         self.live.start()
+        # Warnings, and every other line for stderr (`user_lines.say`), print above the rows while it is up.
+        user_lines.attach(self.console)
 
     def _render(self) -> Table:
         table = Table.grid(padding=(0, 2))
@@ -250,8 +250,7 @@ class LiveRenderer:
     def handle(self, event: Event) -> None:
         if isinstance(event, Notice):
             # Text, not markup: the message may quote paths, check output or files.
-            self.err_console.print(Text.assemble((f"orchestrate: {event.type}: ", "yellow"), printable(event.message)),
-                                   highlight=False)
+            user_lines.say(printable(event.message), label=f"orchestrate: {event.type}: ", label_style="yellow")
             return
         if isinstance(event, RunStarted):
             self.view.total = event.selected
@@ -276,6 +275,7 @@ class LiveRenderer:
         self.live.refresh()
 
     def close(self) -> None:
+        user_lines.detach(self.console)
         self.live.stop()
 
 

@@ -49,12 +49,13 @@ def load_report_data(paths: ProjectPaths, names: dict[str, str] | None = None) -
     state = _read_json(paths.state_file)
     data = ReportData(project=str(paths.root), run_id=str(state.get("runId", "")))
     data.totals = state.get("totals") or {}
-    data.features = [_feature_row(fid, entry, names or {}) for fid, entry in (state.get("features") or {}).items()]
+    entries = state.get("features") or {}
+    data.features = [_feature_row(fid, entry, names or {}) for fid, entry in entries.items()]
     _read_events(paths.events_log, data)
     contexts = context_sizes(paths.working_memory)
     for row in data.features:
         row.context_tokens = contexts.get(row.id)
-    _failures_from_logs(paths, data.features)
+    _failures_from_logs(paths, data.features, _output_left_out(entries))
     return data
 
 
@@ -73,10 +74,20 @@ def _feature_row(fid: str, entry: JsonObject, names: dict[str, str]) -> FeatureR
     )
 
 
-def _failures_from_logs(paths: ProjectPaths, rows: list[FeatureRow]) -> None:
-    """The last failed check of features that passed after a retry (state keeps only the last)."""
+def _output_left_out(entries: JsonObject) -> set[str]:
+    """Features whose last check failed, with its output left out of the state (the state keeps
+    a settled feature's check output in its log only)."""
+    return {fid for fid, entry in entries.items()
+            if entry.get("status") != "passed" and (check := entry.get("lastVerification"))
+            and not check.get("success") and not check.get("output")}
+
+
+def _failures_from_logs(paths: ProjectPaths, rows: list[FeatureRow], output_in_log: set[str]) -> None:
+    """From the logs, the failed check's error lines the state cannot give: those of a feature
+    that passed after a retry (the state keeps only the last check), and those of a settled
+    feature that failed (the state keeps its check's output in the log only)."""
     for row in rows:
-        if row.failure or row.attempts < 2:
+        if row.id not in output_in_log and (row.failure or row.attempts < 2):
             continue
         history = _read_json(paths.feature_log(row.id)).get("attemptHistory") or []
         for attempt in reversed(history):

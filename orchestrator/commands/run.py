@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +10,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.output import make_renderer
+from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.run.index_lock import clear_stale_index_lock
@@ -130,7 +130,7 @@ def _branch_workspace(paths: ProjectPaths, config: RunConfig, request: RunReques
 
 
 def _note(message: str) -> None:
-    sys.stderr.write(f"orchestrate: {message}\n")
+    say(message, label="orchestrate: ")
 
 
 def _start_fresh(paths: ProjectPaths) -> None:
@@ -143,7 +143,7 @@ def _start_fresh(paths: ProjectPaths) -> None:
     lock.release()
     moved = move_aside(paths)
     if moved is not None:
-        sys.stderr.write(f"orchestrate: --fresh: previous state moved to {moved}\n")
+        say(f"previous state moved to {moved}", label="orchestrate: --fresh: ")
 
 
 def move_aside(paths: ProjectPaths) -> Path | None:
@@ -168,7 +168,7 @@ def _keep_backups_out_of_git(paths: ProjectPaths) -> None:
     try:
         exclude_run_state(paths.root)
     except CheckpointError as err:
-        sys.stderr.write(f"orchestrate: warning: --fresh backups may be committed: {err}\n")
+        say(f"--fresh backups may be committed: {err}", label=WARNING, label_style="yellow")
 
 
 def _create_project_dir(paths: ProjectPaths) -> None:
@@ -203,4 +203,4 @@ def _write_reports(result: Any, loaded: LoadedSpec, config: RunConfig, request: 
     try:
         reports.write_all(result, loaded, config, report_path=request.report, junit_path=request.junit)
     except OSError as err:
-        sys.stderr.write(f"orchestrate: warning: could not write a report: {err}\n")
+        say(f"could not write a report: {err}", label=WARNING, label_style="yellow")

@@ -253,3 +253,14 @@ brown fox
     python -m textkit case snake someVariableName    # some_variable_name
     python -m textkit truncate --length 8 "Hello, world"
 '''
+
+
+def final_tree() -> dict[str, str]:
+    """The files of textkit as the demo leaves it (relative path -> text): a complete
+    implementation of `specs/textkit`. `tests/test_example_specs.py` runs every check of the
+    spec against it, and `tests/test_demo_e2e.py` checks that the demo ends with exactly these."""
+    return {
+        "pyproject.toml": PYPROJECT + SCRIPTS_TABLE, "README.md": README, "textkit/__init__.py": FINAL_INIT,
+        "textkit/__main__.py": MAIN, "textkit/cli.py": CLI, "textkit/slugify.py": SLUGIFY, "textkit/wrap.py": WRAP,
+        "textkit/case.py": CASE, "textkit/stats.py": STATS, "textkit/truncate.py": TRUNCATE,
+    }

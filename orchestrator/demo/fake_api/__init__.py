@@ -27,7 +27,7 @@ from .plans import (
     tool_use,
 )
 from .server import FakeAPI
-from .summarizer import default_summarizer, minimal_instance
+from .summarizer import default_summarizer, empty_summarizer, minimal_instance, plausible_summary
 
 __all__ = [
     "AgentTurn",
@@ -51,9 +51,11 @@ __all__ = [
     "edit_create",
     "edit_str_replace",
     "edit_view",
+    "empty_summarizer",
     "forced_tool_name",
     "load_plans",
     "minimal_instance",
+    "plausible_summary",
     "report",
     "request_text",
     "text",

@@ -4,11 +4,14 @@ A request with ``output_config.format = {"type": "json_schema", "schema": ...}``
 model for JSON matching the schema; the API returns it as the text of a single text block.
 The fake routes such requests to a summarizer callable. The default one answers the smallest
 value the schema accepts, so any caller that validates the answer against its own pydantic
-model gets something valid without the test having to script it.
+model gets something valid without the test having to script it, and a short running summary
+in its `summary` (an empty one is refused by the Context Agent: ask for `empty_summarizer`).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -33,10 +36,65 @@ def is_summarizer_request(request: dict[str, Any]) -> bool:
 
 
 def default_summarizer(request: dict[str, Any]) -> dict[str, Any] | str:
-    """The smallest answer valid for the request's schema."""
+    """The smallest answer valid for the request's schema, with a plausible running summary
+    where it asks for one (`plausible_summary`); `empty_summarizer` leaves it empty."""
+    answer = empty_summarizer(request)
+    if isinstance(answer, dict) and isinstance(answer.get("summary"), str):
+        answer["summary"] = plausible_summary(request)
+    return answer
+
+
+def empty_summarizer(request: dict[str, Any]) -> dict[str, Any] | str:
+    """The smallest answer valid for the request's schema: an empty summary, which the
+    Context Agent refuses (it keeps the previous one, with a warning)."""
     schema = output_schema(request) or {"type": "object"}
     answer: dict[str, Any] | str = minimal_instance(schema)
     return answer
+
+
+_COUNT = re.compile(r"(\d+) feature\(s\) summarized so far")
+_LATEST = 10  # ids named in the summary: it stays a line long, whatever the run's length
+
+
+def plausible_summary(request: dict[str, Any]) -> str:
+    """A running summary a model could have written, from the Context Agent's request: how many
+    features are summarized so far (the previous summary's count plus the new ones), and the
+    latest of them with their status, e.g. "3 feature(s) summarized so far; latest: feat-03
+    (Feature 3) passed." """
+    text = _user_text(request)
+    previous = _COUNT.search(_section(text, "## Previous summary"))
+    features = []
+    for line in _section(text, "## Features since the last summary").splitlines():
+        try:
+            log = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(log, dict) and log.get("id"):
+            features.append(f"{log['id']} ({log.get('name') or log['id']}) {log.get('status', 'done')}")
+    done = (int(previous.group(1)) if previous else 0) + len(features)
+    latest = "; latest: " + ", ".join(features[-_LATEST:]) if features else ""
+    return f"{done} feature(s) summarized so far{latest}."
+
+
+def _user_text(request: dict[str, Any]) -> str:
+    parts = []
+    for message in request.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts += [block.get("text", "") for block in content if isinstance(block, dict)]
+    return "\n".join(part for part in parts if isinstance(part, str))
+
+
+def _section(text: str, heading: str) -> str:
+    """The lines under `heading` (a "## " heading) up to the next one."""
+    start = text.find(heading)
+    if start < 0:
+        return ""
+    body = text[start:].split("\n", 1)[1] if "\n" in text[start:] else ""
+    end = body.find("\n## ")
+    return body if end < 0 else body[:end]
 
 
 def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,0 @@
-import sys
-
-from textkit.cli import main
-
-sys.exit(main())

@@ -1,0 +1,102 @@
+"""`orchestrate logs` (the list) takes its rows from the state, and prints what reading every
+log gave before (issue 18: the list at 10,000 features must stay under a second)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import orchestrator.commands.listing as listing
+from orchestrator.commands.text_table import render_table
+from orchestrator.store.feature_log import UnusableLog, load_feature_log
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.state_peek import peek_features
+from tests.cli_helpers import run_cli, write_spec
+
+
+def _listing_from_every_log(logs_dir: Path) -> str:
+    """The list as `logs` drew it before issue 18: each log file read and checked."""
+    rows = []
+    for name in sorted(n for n in os.listdir(logs_dir) if n.endswith(".json")):
+        try:
+            log = load_feature_log(logs_dir / name)
+            row = [listing.shown(log.status), listing.shown(log.attempts), f"{log.tokens.total:,}", f"{log.cost_usd:.4f}"]
+        except (OSError, UnusableLog) as err:
+            row = [listing.shown(f"(unusable log: {err})"), "", "", ""]
+        rows.append([listing.shown(Path(name).stem), *row])
+    columns = ("feature", "status", "attempts", "tokens", "cost (USD)")
+    return render_table(columns, rows, right=frozenset({"attempts", "tokens", "cost (USD)"}))
+
+
+@pytest.fixture
+def finished(fake_api, tmp_path: Path) -> Path:
+    """A finished run: two features passed, one failed after two attempts, one blocked."""
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = write_spec(project, 4, extra={
+        "feat-02": {"verify": "echo nope; exit 3", "max_attempts": 2}, "feat-04": {"depends_on": ["feat-02"]},
+    })
+    result = run_cli(["run", str(spec)], project, fake_api)
+    assert result.code == 1, result.stderr
+    return project
+
+
+def test_the_list_is_the_same_as_reading_every_log_and_reads_none(finished: Path, monkeypatch, capsys) -> None:
+    paths = ProjectPaths.for_project(finished)
+    listed = run_cli(["logs"], finished)
+    assert listed.code == 0, listed.stderr
+    assert listed.stdout == _listing_from_every_log(paths.logs_dir)
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in listed.stdout.splitlines()
+            if line.count("│") > 2}
+    assert rows == {"feat-01": "passed", "feat-02": "failed", "feat-03": "passed", "feat-04": "blocked"}
+
+    def no_log(path: Path) -> None:
+        raise AssertionError(f"the list read {path}")
+
+    monkeypatch.setattr(listing, "load_feature_log", no_log)  # the state names every feature
+    assert listing.print_logs(paths, None) == 0
+    assert capsys.readouterr().out == listed.stdout
+
+
+def test_a_log_the_state_does_not_name_or_that_is_no_plain_file_is_read_as_before(
+    finished: Path, tmp_path: Path
+) -> None:
+    logs_dir = ProjectPaths.for_project(finished).logs_dir
+    (logs_dir / "orphan.json").write_text(json.dumps({"id": "orphan", "status": "passed", "attempts": 7}))
+    (logs_dir / "forged.json").write_text(json.dumps({"id": "feat-01"}))
+    (logs_dir / "dir.json").mkdir()
+    (tmp_path / "elsewhere.json").write_text("{}")
+    (logs_dir / "feat-03.json").unlink()
+    (logs_dir / "feat-03.json").symlink_to(tmp_path / "elsewhere.json")
+
+    listed = run_cli(["logs"], finished)
+
+    assert listed.code == 0, listed.stderr
+    assert listed.stdout == _listing_from_every_log(logs_dir)
+    assert "(unusable log: it is a symbolic link)" in listed.stdout
+    assert "(unusable log: it is not a regular file)" in listed.stdout
+
+
+def test_the_state_is_read_with_its_journal_and_a_damaged_one_gives_none(tmp_path: Path) -> None:
+    paths = ProjectPaths.for_project(tmp_path)
+    paths.state_file.parent.mkdir(parents=True)
+    assert peek_features(paths) is None
+    paths.state_file.write_text(json.dumps({"features": {"a": {"status": "failed"}, "b": {"status": "pending"}}}))
+    paths.state_journal.write_text(
+        json.dumps({"feature": "b", "state": {"status": "passed", "attempts": 1}}) + "\n"
+        + json.dumps({"spend": {"kind": "call"}}) + "\n" + '{"feature": "a", "sta'  # torn by a kill
+    )
+    assert peek_features(paths) == {"a": {"status": "failed"}, "b": {"status": "passed", "attempts": 1}}
+    paths.state_file.write_text("{")
+    assert peek_features(paths) is None
+
+
+def test_an_entry_not_as_the_run_writes_it_sends_the_list_to_the_log() -> None:
+    assert listing._row_from_state({"status": "passed", "attempts": 2, "costUsd": 0.00012345,
+                                    "tokens": {"input": 1, "output": 2, "cacheRead": 1000, "cacheWrite": 3}}) \
+        == ["passed", "2", "1,006", "0.0001"]
+    for entry in (None, [], {"attempts": "2"}, {"costUsd": "1"}, {"tokens": {"input": 1.5}}, {"tokens": []}):
+        assert listing._row_from_state(entry) is None, entry  # type: ignore[arg-type]
