@@ -46,7 +46,9 @@ def test_a_feature_starts_while_the_summarizer_call_runs(tmp_path: Path, fake_ap
     assert result.code == 0, result.stderr[-3000:]
     assert len(during_summary) >= 2, f"features started while the summarizer's call ran: {during_summary}"
     summaries = [e for e in result.events() if e["type"] == "summarization"]
-    assert [e["trigger"] for e in summaries] == ["every-5", "every-5", "end"]
+    # At the 10th completion the last two features are already running: nothing would read that
+    # summary before the end one, which folds them all.
+    assert [e["trigger"] for e in summaries] == ["every-5", "end"]
     summarized = [fid for e in summaries for fid in e["features"]]
     assert sorted(summarized) == [f"feat-{i:02d}" for i in range(1, 13)]  # each once, none lost
     state = json.loads((root / ".autonomous" / "state" / "execution-state.json").read_text())

@@ -142,8 +142,11 @@ class ParallelRunner(Runner):
         super()._summarize(trigger)
 
     def _maybe_summarize(self) -> None:
-        """Every `summarize_every` completed features, in the background (`background_summary`)."""
-        if self.state.summarization.completed_since_summary >= self.config.summarize_every:
+        """Every `summarize_every` completed features, in the background (`background_summary`).
+        Not once no feature is left to start: no prompt would read it before the end summary,
+        which folds the same features (one call fewer, and the run's end does not wait for two)."""
+        due = self.state.summarization.completed_since_summary >= self.config.summarize_every
+        if due and any(self.state.feature(f.id).status == "pending" and f.id not in self.running for f in self.run_order):
             self.summary.start(f"every-{self.config.summarize_every}")
 
     def _pick(self) -> Feature | None:
