@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from orchestrator.cli_app import ProjectDirOption, SpecArgument, app
+from orchestrator.cli_app import ProjectDirOption, SandboxOption, SpecArgument, app
 from orchestrator.cli_base import Command
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config import load_config
@@ -117,6 +117,8 @@ def combine(
     artifacts: list[Path] = typer.Argument(..., metavar="ARTIFACT...", help="Directories written by `orchestrate export`.", show_default=False),
     branch: str | None = typer.Option(None, "--branch", metavar="NAME", help="The combined branch (default: the checked-out one)."),
     partial: bool = typer.Option(False, "--partial", help="Exit 0 when what the artifacts passed combines cleanly, even if the spec is not done."),
+    no_final_verify: bool = typer.Option(False, "--no-final-verify", help="Do not re-run every passed feature's check on the combined tree."),
+    sandbox: str | None = SandboxOption,
     project_dir: Path | None = ProjectDirOption,
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the combined result here."),
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file of the combined result here."),
@@ -126,7 +128,7 @@ def combine(
 
     loaded = read_spec(spec)
     paths = open_project(project_dir)
-    config = load_config({"branch": branch}, paths.root)
+    config = load_config({"branch": branch, "sandbox": sandbox, "final_verify": False if no_final_verify else None}, paths.root)
     raise typer.Exit(combine_command(loaded, paths, config, artifacts, partial=partial, report=report, junit=junit))
 
 

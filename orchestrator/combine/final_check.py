@@ -1,6 +1,6 @@
 """Final verification of the combined tree: every passed feature's check, run again.
 
-The checks run at most `jobs` at a time through the run's re-check pool
+The checks run at most `jobs` at a time, in the run's sandbox, through the run's re-check pool
 (`orchestrator.run.check_pool`, which the regression guard and a run's final verification use
 too). A feature whose check fails is `regressed` (state and log, its failure kept for the run
 that rebuilds it), and one `final_verification` event is emitted, shaped as a run's
@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.run.check_pool import check_runner, run_checks
+from orchestrator.run.check_pool import CheckRunner, check_runner, run_checks
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.verify import VerificationResult
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.spec.load import FeatureSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import CheckRecord
@@ -31,11 +32,16 @@ def default_jobs() -> int:
 
 @dataclass(frozen=True)
 class CheckSettings:
-    """How checks run: the environment (no secrets) and the timeout of the run's config."""
+    """How checks run: the environment (no secrets), the timeout and the sandbox of the run's config."""
 
     env: Mapping[str, str]
     timeout: float
     jobs: int = 1
+    sandbox: Sandbox = NO_SANDBOX
+
+    def runner(self) -> CheckRunner:
+        """The check pool's runner with these settings (every check of a combine goes through it)."""
+        return check_runner(self.timeout, dict(self.env), self.sandbox)
 
 
 def verify_combined(
@@ -46,8 +52,7 @@ def verify_combined(
     started = time.monotonic()
     checks = [(f.id, command) for f in spec.features
               if state.feature(f.id).status == "passed" and (command := spec.check_command(f))]
-    runner = check_runner(settings.timeout, dict(settings.env))
-    runs = run_checks(checks, workspace, runner, settings.jobs, events.warn)
+    runs = run_checks(checks, workspace, settings.runner(), settings.jobs, events.warn)
     failed = {run.feature_id: run.result for run in runs if not run.success}
     for fid, result in failed.items():
         entry = state.feature(fid)

@@ -16,7 +16,7 @@ from typing import Literal
 
 from orchestrator.combine.final_check import CheckSettings
 from orchestrator.combine.integration import CherryPick, CombinedBranch
-from orchestrator.run.check_pool import CheckRun, check_runner
+from orchestrator.run.check_pool import CheckRun
 from orchestrator.run.integrity import Integrity
 from orchestrator.run.merge_queue import MergeOutcome, MergeQueue
 from orchestrator.run.parallel_integrity import guarded_recheck
@@ -59,7 +59,7 @@ class CombineLanding:
     def __init__(self, paths: ProjectPaths, spec: FeatureSpec, state: RunState, branch: CombinedBranch,
                  events: EventSink, settings: CheckSettings, mode: RegressionMode) -> None:
         self.spec, self.events = spec, events
-        self.runner = check_runner(settings.timeout, dict(settings.env))
+        self.runner = settings.runner()
         guard = RegressionGuard(spec, state, mode=mode, concurrency=settings.jobs, runner=self.runner,
                                 on_warning=events.warn)
         self.integrity = _Watching(spec, guard, events, park_failures=False, recheck_in_workspace=False)

@@ -7,7 +7,9 @@
    failed check leaves the branch as it was and the feature `failed`, its dependents `blocked`.
    A checkpoint already on the branch (a re-run) is not landed again.
 3. The states are unioned (`state_union`), the logs copied, the Context Agent stores merged.
-4. Final verification re-runs every passed feature's check on the combined tree (`final_check`).
+4. Final verification re-runs every passed feature's check on the combined tree (`final_check`),
+   unless `final_verify` is off (`--no-final-verify`), as in a run.
+Every check runs in the run's sandbox (`CheckSettings.sandbox`).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Combiner:
     checks: CheckSettings
     regression: RegressionMode
     on_line: Callable[[str], None]
+    final_verify: bool = True  # the run's setting: False skips step 4
     store: StateStore = field(init=False)
 
     def __post_init__(self) -> None:
@@ -77,8 +80,12 @@ class Combiner:
         for feature in dependency_order(self.loaded, self.loaded.spec.ids()):
             self._combine_feature(feature, artifacts, commits, on_branch, outcome, landing)
         self._union_books(state, artifacts)
-        outcome.final_failures = verify_combined(landing.tree_at_tip(), self.loaded.spec, state, self.checks,
-                                                 self.events, FeatureLogs(self.paths))
+        if self.final_verify:
+            outcome.final_failures = verify_combined(landing.tree_at_tip(), self.loaded.spec, state, self.checks,
+                                                     self.events, FeatureLogs(self.paths))
+        else:  # as a run with --no-final-verify: no checks, no `final_verification` event
+            self.on_line("final verification skipped (final_verify is off: --no-final-verify, "
+                         "orchestrate.toml or ORCHESTRATE_FINAL_VERIFY)")
         for fid, result in outcome.final_failures.items():
             self.on_line(f"final verification: {fid}: check failed (exit {result.exit_code})")
         self.store.save(state)

@@ -4,7 +4,9 @@ A shard job runs `orchestrate run SPEC --shard I/N` (checkpoints on `orchestrate
 and `orchestrate export DIR`; the final job downloads every DIR and runs `orchestrate combine`,
 which lands each feature's checkpoint onto the combined branch through the parallel workers'
 merge queue (re-checked), unions the states, logs and Context Agent stores, and ends with final
-verification (`orchestrator.combine`). Its `merge`, `regression_check` and `final_verification`
+verification (`orchestrator.combine`), skipped when `final_verify` is off (`--no-final-verify`), as
+in a run. Every check runs in the sandbox a run would use (`--sandbox`, orchestrate.toml,
+`ORCHESTRATE_SANDBOX`). Its `merge`, `regression_check` and `final_verification`
 events go to the project's `.autonomous/events.jsonl`, printed as a CI run prints them.
 """
 
@@ -26,6 +28,7 @@ from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
 from orchestrator.run.branch_worktree import current_branch, recorded_branch
 from orchestrator.run.checkpoint import exclude_run_state, is_git_repo
 from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.sandbox_setting import sandbox_for
 from orchestrator.safety.secrets import scrubbed_environment
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
@@ -51,17 +54,21 @@ def combine_command(
     started = time.monotonic()
     if not is_git_repo(paths.root):
         raise UsageError(f"combine: {paths.root} is not a git repository (run it in a clone of the project)")
+    sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable is a UsageError: exit 2, nothing done
     artifacts = [Artifact(directory) for directory in artifact_dirs]
     branch = config.branch or current_branch(paths.root)
     if branch is None:
         raise UsageError("combine: HEAD is detached; say which branch to combine onto with --branch NAME")
-    settings = CheckSettings(env=_check_environment(config, loaded), timeout=config.check_timeout, jobs=default_jobs())
+    settings = CheckSettings(env=_check_environment(config, loaded), timeout=config.check_timeout, jobs=default_jobs(),
+                             sandbox=sandbox)
     try:
         with RunLock(paths.lock_file):
             exclude_run_state(paths.root)
             events = EventSink(PlainRenderer(tagged=True), paths.events_log)
+            if sandbox.warning:
+                events.warn(sandbox.warning)
             combiner = Combiner(paths, loaded, CombinedBranch.open(paths, branch), events, settings, config.regression,
-                                _say)
+                                _say, final_verify=config.final_verify)
             outcome = combiner.run(artifacts)
     except LockHeld as err:
         raise UsageError(str(err)) from err

@@ -157,7 +157,7 @@ def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
 
 def _sandbox(config: RunConfig, paths: ProjectPaths, loaded: LoadedSpec) -> Sandbox:
     """The checks run in the sandbox a run would use (`--sandbox` / orchestrate.toml)."""
-    from orchestrator.run.factory import sandbox_for
+    from orchestrator.run.sandbox_setting import sandbox_for
 
     sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable is a UsageError: exit 2
     if sandbox.warning:

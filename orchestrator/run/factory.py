@@ -6,7 +6,6 @@ benchmark that swaps one part (a timed verifier, a store that cannot write) and 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from context_agent import ContextAgent
@@ -15,8 +14,8 @@ from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.run.context_view import ContextView, feature_reader
 from orchestrator.run.coordinator import Runner, RunOptions, RunParts, run_environment
 from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.sandbox_setting import sandbox_for as sandbox_for  # re-exported: it lived here
 from orchestrator.run.verify import CheckVerifier
-from orchestrator.safety.sandbox import Sandbox, choose_sandbox
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
@@ -54,16 +53,6 @@ def build_parts(
         ),
         logs=FeatureLogs(paths),
         sandbox=sandbox,
-    )
-
-
-def sandbox_for(config: RunConfig, project_root: Path, spec: Path | None = None) -> Sandbox:
-    """The sandbox `config` asks for in this project; raises `SandboxUnavailable` for a `bwrap`
-    that cannot run. The spec and its directory stay readable: checks may run tests kept beside it."""
-    options = config.sandbox_options
-    return choose_sandbox(
-        config.sandbox, project_root, read=options.read, write=options.write, network=options.network,
-        also_read=[spec.resolve().parent, spec.resolve()] if spec is not None else [],
     )
 
 
