@@ -163,3 +163,40 @@ def _quiet_git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@t")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@t")
+
+
+def test_a_stop_during_a_batch_landed_one_at_a_time_tells_the_rest(tmp_path: Path) -> None:
+    trees = _project(tmp_path, {"a": "a.txt", "b": "b.txt", "c": "c.txt"})
+    stopping = threading.Event()
+    scenario = _Scenario(trees, batch_passes=False)
+    scenario.queue.should_stop = stopping.is_set
+    first_of_batch = scenario._recheck
+
+    def recheck(tree: Path, feature: Feature, attempt: int) -> VerificationResult | None:
+        if feature.id != "a":
+            stopping.set()  # the run stops while the first of the batch is re-checked
+        return first_of_batch(tree, feature, attempt)
+
+    scenario.queue.recheck = recheck
+    errors: dict[str, BaseException] = {}
+
+    def land(fid: str) -> None:
+        try:
+            scenario.outcomes[fid] = scenario.queue.land(_feature(fid), 1, "true", lambda _b: None)
+        except BaseException as err:
+            errors[fid] = err
+
+    threads = [threading.Thread(target=land, args=("a",))]
+    threads[0].start()
+    _wait_for(lambda: scenario.single == ["a"])
+    threads += [threading.Thread(target=land, args=(fid,)) for fid in ("b", "c")]
+    for thread in threads[1:]:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+
+    assert len(scenario.single) == 2  # a, then the first of the batch; the other never got a turn
+    landed_in_batch = [fid for fid in ("b", "c") if fid in scenario.outcomes]
+    assert len(landed_in_batch) == 1 and scenario.outcomes[landed_in_batch[0]].result == "merged"
+    assert list(errors) == [({"b", "c"} - set(landed_in_batch)).pop()]
+    assert all(isinstance(err, KeyboardInterrupt) for err in errors.values())

@@ -51,7 +51,7 @@ class MergeOutcome:
     failure: VerificationResult | None = None
 
 
-@dataclass
+@dataclass(eq=False)  # found on the waiting list by identity
 class _Landing:
     """A feature waiting for the queue, and what became of it."""
 
@@ -130,6 +130,8 @@ class MergeQueue:
             if len(batch) > 1 and self.recheck_batch is not None and self._land_batch(batch):
                 return
             for landing in batch:
+                if self.should_stop():  # the rest are told, as each would have been at its own turn
+                    raise KeyboardInterrupt("the run is stopping")
                 landing.finish(self._land(landing.feature, landing.attempt, landing.command, landing.before_commit))
         except BaseException as err:  # each waiting worker hears it, as if its own turn had failed
             for landing in batch:
