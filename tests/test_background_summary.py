@@ -35,3 +35,12 @@ def test_what_a_summary_raised_is_raised_in_the_run() -> None:
     with pytest.raises(OSError, match="disk full"):
         summary.wait()
     assert summary.wait() is True  # raised once
+
+
+def test_when_the_run_stops_what_the_summary_raised_does_not_replace_the_reason() -> None:
+    def summarize(_trigger: str) -> None:
+        raise KeyboardInterrupt("the run is stopping")  # the pool's stop, met at the summarizer's call
+
+    summary = BackgroundSummary(summarize)
+    summary.start("every-5")
+    assert summary.wait_when_stopping(time.monotonic() + 10) is True

@@ -3,8 +3,8 @@
 The summarizer's call takes as long as any model call. Made from the run's loop it would keep
 finished workers from being replaced and merged features from freeing their dependents until
 it returned. Here the loop starts it and carries on; at most one runs at a time, and the run
-waits for it (or, when stopping, gives up on it after the grace period) before its final
-verification and last summary. A killed summary is redone: its features stay unsummarized in
+waits for it (or, when stopping, gives up on it after the grace period) before its last summary;
+the final verification runs meanwhile. A killed summary is redone: its features stay unsummarized in
 the state until it has written its result.
 """
 
@@ -46,10 +46,11 @@ class BackgroundSummary:
         return True
 
     def wait_when_stopping(self, deadline: float) -> bool:
-        """`wait`, when the run stops for another reason: an error the summary raised is not its concern."""
+        """`wait`, when the run stops for another reason: what the summary raised (also the stop
+        itself, met at its model call) must not take the place of that reason."""
         try:
             return self.wait(deadline)
-        except Exception:
+        except BaseException:
             return True
 
     def _run(self, trigger: str) -> None:
