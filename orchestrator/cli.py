@@ -154,9 +154,13 @@ def demo(
 # After the building commands, so that `--help` lists them first.
 from orchestrator import cli_project  # noqa: E402, F401  (registers its commands on `app`)
 
+_interrupted = False  # a Ctrl-C or SIGTERM has arrived
+
 
 def _raise_interrupt(signum: int, _frame: object) -> None:
     # SIGTERM stops a command exactly like Ctrl-C: a run saves its state; exit 130.
+    global _interrupted
+    _interrupted = True
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -164,7 +168,7 @@ def main() -> None:
     """The command line, once signal handling is in place (see `orchestrator.entry`)."""
     try:
         # Ctrl-C and SIGTERM raise KeyboardInterrupt from here on: a run saves its state on it.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _raise_interrupt)
         signal.signal(signal.SIGTERM, _raise_interrupt)
         from orchestrator.safety.own_environ import hide_own_secrets
 
@@ -173,12 +177,6 @@ def main() -> None:
         code = app(prog_name=PROG_NAME, standalone_mode=False)
     except (KeyboardInterrupt, Interrupted, typer.Abort):
         # Interrupted outside a run (while loading, say): nothing to save.
-        _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
-    except RuntimeError as err:
-        # A Ctrl-C that lands while a class is being built (a pydantic model, at import) comes
-        # wrapped: "Error calling __set_name__ ...", caused by the KeyboardInterrupt.
-        if not _caused_by_interrupt(err):
-            raise
         _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
     except ClickException as err:
         _leave("", show_usage_error(err))
@@ -196,6 +194,13 @@ def main() -> None:
         # Before any feature ran (a run stops itself with exit 3): a full disk, a read-only
         # project, a file in the way. Nothing was run; say what, without a traceback.
         _leave_with_error(str(err))
+    except Exception as err:
+        # A Ctrl-C that lands while a class is being built (a pydantic model, at import) comes
+        # wrapped: a RuntimeError caused by the KeyboardInterrupt ("Error calling __set_name__"),
+        # or pydantic-core's SchemaError, which keeps only its text. Either way an interrupt.
+        if not (_interrupted or _caused_by_interrupt(err)):
+            raise
+        _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
     _leave("", code if isinstance(code, int) else 0)
 
 
