@@ -122,57 +122,48 @@ def test_signal_handling_is_in_place_before_the_heavy_imports(tmp_path: Path):
     pytest.fail(f"no SIGTERM handler before {HEAVY_MODULE} was loaded, in 3 runs")
 
 
+def _main_with_app(tmp_path: Path, app_source: str) -> subprocess.CompletedProcess[str]:
+    """`orchestrator.cli.main()` in a new process, with the command line replaced by `app` as
+    defined in `app_source` (a way to raise what an interrupted import raises, exactly when wanted)."""
+    script = f"import orchestrator.cli as cli\n{app_source}\ncli.app = app\ncli.main()\n"
+    return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
+                          timeout=60)
+
+
+def _assert_interrupted(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 130, result.stderr
+    assert "interrupted" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_an_interrupt_that_pydantic_core_turns_into_a_schema_error_still_exits_130(tmp_path: Path):
     """Ctrl-C while pydantic-core builds a serializer comes back as a SchemaError that keeps only
     the interrupt's text (no cause): the signal's arrival is what says it was an interrupt."""
-    script = (
+    _assert_interrupted(_main_with_app(tmp_path, (
         "import os, signal, time\n"
-        "import orchestrator.cli as cli\n"
         "class SchemaError(Exception):\n"
         "    pass\n"
-        "def interrupted_import(*_args, **_kwargs):\n"
+        "def app(*_args, **_kwargs):\n"
         "    try:\n"
         "        os.kill(os.getpid(), signal.SIGINT)\n"
         "        time.sleep(5)\n"
         "    except KeyboardInterrupt:\n"
         "        pass\n"
         "    raise SchemaError('Error building `literal` serializer:\\n  KeyboardInterrupt: ')\n"
-        "cli.app = interrupted_import\n"
-        "cli.main()\n"
-    )
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
-                            timeout=60)
-    assert result.returncode == 130, result.stderr
-    assert "interrupted" in result.stderr and "Traceback" not in result.stderr
+    )))
 
 
 def test_an_error_with_no_interrupt_behind_it_is_not_taken_for_one(tmp_path: Path):
-    script = (
-        "import orchestrator.cli as cli\n"
-        "def broken(*_args, **_kwargs):\n"
-        "    raise ValueError('a real bug')\n"
-        "cli.app = broken\n"
-        "cli.main()\n"
-    )
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
-                            timeout=60)
+    result = _main_with_app(tmp_path, "def app(*_args, **_kwargs):\n    raise ValueError('a real bug')\n")
     assert result.returncode == 1 and "ValueError: a real bug" in result.stderr
 
 
 def test_an_interrupt_wrapped_by_class_creation_still_exits_130(tmp_path: Path):
     """Ctrl-C inside a pydantic model's `__set_name__` (while importing) reaches `main` as a
     RuntimeError caused by the KeyboardInterrupt: still an interrupt, not a traceback."""
-    script = (
-        "import orchestrator.cli as cli\n"
-        "def interrupted_import(*_args, **_kwargs):\n"
+    _assert_interrupted(_main_with_app(tmp_path, (
+        "def app(*_args, **_kwargs):\n"
         "    try:\n"
         "        raise KeyboardInterrupt\n"
         "    except KeyboardInterrupt as err:\n"
         "        raise RuntimeError(\"Error calling __set_name__ on 'PydanticDescriptorProxy'\") from err\n"
-        "cli.app = interrupted_import\n"
-        "cli.main()\n"
-    )
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
-                            timeout=60)
-    assert result.returncode == 130, result.stderr
-    assert "interrupted" in result.stderr and "Traceback" not in result.stderr
+    )))
