@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -44,3 +45,38 @@ def test_when_the_run_stops_what_the_summary_raised_does_not_replace_the_reason(
     summary = BackgroundSummary(summarize)
     summary.start("every-5")
     assert summary.wait_when_stopping(time.monotonic() + 10) is True
+
+
+def _state(statuses: dict[str, str]) -> Any:
+    from orchestrator.store.state import RunState
+
+    state = RunState()
+    for feature_id, status in statuses.items():
+        state.feature(feature_id).status = status  # type: ignore[assignment]
+    return state
+
+
+def _features(*ids: str, depends: dict[str, list[str]] | None = None) -> list[Any]:
+    from orchestrator.spec.load import Feature
+
+    return [Feature.model_validate({"id": fid, "name": fid, "description": "d", "depends_on": (depends or {}).get(fid, [])})
+            for fid in ids]
+
+
+def test_a_summary_is_worth_it_while_a_feature_is_left_to_start() -> None:
+    from orchestrator.run.background_summary import worth_summarizing
+
+    order = _features("a", "b", "c", "d")
+    # Two workers busy on c and d; b waits for a slot: it starts later and reads the summary.
+    assert worth_summarizing(_state({"a": "passed", "b": "pending", "c": "pending", "d": "pending"}), order,
+                             {"c", "d"}, jobs=2)
+    # d has just settled (its worker is still winding up): b takes its slot at once, nothing later reads it.
+    assert not worth_summarizing(_state({"a": "passed", "b": "pending", "c": "pending", "d": "passed"}), order,
+                                 {"c", "d"}, jobs=2)
+    # Nothing left but what is running.
+    assert not worth_summarizing(_state({"a": "passed", "b": "passed", "c": "pending", "d": "pending"}), order,
+                                 {"c", "d"}, jobs=2)
+    # b would have a slot, but waits for c: it starts after the summary.
+    chained = _features("a", "b", "c", "d", depends={"b": ["c"]})
+    assert worth_summarizing(_state({"a": "passed", "b": "pending", "c": "pending", "d": "passed"}), chained,
+                             {"c", "d"}, jobs=2)

@@ -12,7 +12,23 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
+
+from orchestrator.spec.load import Feature
+from orchestrator.store.state import RunState
+
+_SETTLED = ("passed", "failed", "blocked")
+
+
+def worth_summarizing(state: RunState, run_order: Sequence[Feature], running: Collection[str], jobs: int) -> bool:
+    """Whether a due every-N summary would inform a prompt: False once every feature left starts
+    at once (a busy worker whose feature has settled is about to free its slot), since the end
+    summary folds the same features then. True while one still waits for a dependency."""
+    waiting = [f for f in run_order if state.feature(f.id).status == "pending" and f.id not in running]
+    if any(state.feature(dep).status != "passed" for feature in waiting for dep in feature.depends_on):
+        return True
+    working = sum(state.feature(feature_id).status not in _SETTLED for feature_id in running)
+    return len(waiting) > jobs - working
 
 
 class BackgroundSummary:

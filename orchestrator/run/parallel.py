@@ -32,7 +32,7 @@ from typing import Any
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.run import checkpoint as git_checkpoint
-from orchestrator.run.background_summary import BackgroundSummary
+from orchestrator.run.background_summary import BackgroundSummary, worth_summarizing
 from orchestrator.run.books import RunBooks
 from orchestrator.run.coordinator import Runner
 from orchestrator.run.feature_job import JobSettings
@@ -146,7 +146,7 @@ class ParallelRunner(Runner):
         Not once no feature is left to start: no prompt would read it before the end summary,
         which folds the same features (one call fewer, and the run's end does not wait for two)."""
         due = self.state.summarization.completed_since_summary >= self.config.summarize_every
-        if due and any(self.state.feature(f.id).status == "pending" and f.id not in self.running for f in self.run_order):
+        if due and worth_summarizing(self.state, self.run_order, self.running, self.config.jobs):
             self.summary.start(f"every-{self.config.summarize_every}")
 
     def _pick(self) -> Feature | None:
