@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +39,11 @@ def api_env(fake_api, monkeypatch):
     for name, value in fake_api_env(fake_api).items():
         monkeypatch.setenv(name, value)
     return fake_api
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project directory, `project/` under the test's own tmp_path."""
+    root = tmp_path / "project"
+    root.mkdir()
+    return root

@@ -10,7 +10,6 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
 
 from orchestrator.llm.conversation import MASK_TEXT
 from orchestrator.store.paths import ProjectPaths
@@ -18,13 +17,6 @@ from orchestrator.store.state import StateStore
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 from tests.fake_api import FailFirst, Fault, RandomFaults, bash, edit_create, report
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def _statuses(project: Path) -> dict[str, str]:

@@ -8,9 +8,7 @@ before spending anything must count all of it, not just the feature's prompt.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import pytest
 
 from context_agent import estimate_json_tokens
 from orchestrator.run.request_size import tool_overhead_tokens
@@ -19,13 +17,6 @@ from tests.cli_helpers import run_cli, write_spec
 ESTIMATE = re.compile(
     r"whole first request \(estimate\): (\d+) tokens \(system prompt (\d+), tools (\d+), messages (\d+)\)"
 )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def test_the_first_request_estimate_counts_system_prompt_tools_and_messages(fake_api, project):

@@ -7,16 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
 
 from tests.cli_helpers import file_tree, read_json, run_cli, write_spec
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -17,13 +17,6 @@ from tests.cli_helpers import run_cli, write_spec
 COMMANDS = ["run", "validate", "status", "logs", "context", "summarize"]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
 # --- help ----------------------------------------------------------------------------------
 
 

@@ -27,13 +27,6 @@ from tests.cli_helpers import read_json, run_cli, write_spec
 WORDS = [f"{a}{b}" for a in "bcdfghjklmnpqrstvwxz" for b in ("ax", "el", "im", "op", "ud", "yr")]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
 def _events(project: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines() if line]
 

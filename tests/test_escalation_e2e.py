@@ -3,8 +3,6 @@ record says which model made each call."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import pytest
 
@@ -22,13 +20,6 @@ def _small_model_fails(turn):
     value = "42" if turn.request["model"] == STRONG else "7"
     steps = [[edit_create("value.txt", value + "\n")], [report("wrote the value")], [text("done")]]
     return steps[min(turn.step, 2)]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def test_a_failed_first_attempt_is_retried_on_the_escalation_model(fake_api, project):

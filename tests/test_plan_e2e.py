@@ -51,13 +51,6 @@ REAL_SUB = "from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def description(tmp_path: Path) -> Path:
     path = tmp_path / "DESCRIPTION.md"
     path.write_text("# Calc\n\nA Python module calc.py with add(a, b) and sub(a, b), tested with pytest.\n")

@@ -18,13 +18,6 @@ SESSION_TOKEN = "FwoGZXIvYXdzEFAKESESSIONTOKEN0123456789abcdef"
 PRIVATE_KEY_LINE = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDfakefakefake"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
 def _nosy_plan(credentials_file: Path):
     """Builds the feature, after trying to read every credential it can reach."""
     def plan(turn):

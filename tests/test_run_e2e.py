@@ -19,13 +19,6 @@ from tests.fake_api import edit_create, report, text
 ANSI = re.compile(r"\x1b\[")
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
 def test_twelve_features_build_verify_log_and_summarize(fake_api, project):
     fake_api.summarizer = plain_summarizer
     spec = write_spec(project, 12)

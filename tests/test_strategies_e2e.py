@@ -6,19 +6,10 @@ import json
 import signal
 import subprocess
 import time
-from pathlib import Path
 
-import pytest
 
 from tests.cli_helpers import cli_env, first_prompt, orchestrate_command, read_json, run_cli, write_spec
 from tests.fake_api import Fault
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def _text(message: dict) -> str:

@@ -3,8 +3,6 @@ and a model that cannot think as asked is refused before any call."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import pytest
 
@@ -15,13 +13,6 @@ from tests.cli_helpers import plain_summarizer, read_json, run_cli, write_spec
 from tests.fake_api import bash, edit_create, report, text
 
 THINKING_TYPES = ("thinking", "redacted_thinking")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def _long_plan(turn):

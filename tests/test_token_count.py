@@ -4,9 +4,7 @@ the API's count_tokens for the exact figure."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import pytest
 
 from context_agent import estimate_json_tokens
 from orchestrator.llm.client import request_tokens
@@ -17,13 +15,6 @@ from tests.cli_helpers import run_cli, write_spec
 from tests.fake_api.providers import TEST_VERTEX_TOKEN
 
 COUNTED = re.compile(r"whole first request \(count_tokens, [^)]+\): (\d+) tokens; the estimate is ([+-]\d+\.\d)%")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def test_context_count_asks_count_tokens_for_the_request_a_run_sends(fake_api, project):
