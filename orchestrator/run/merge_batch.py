@@ -39,6 +39,13 @@ class Batched:
     sha: str
 
 
+def commit_staged(tree: Path, trees: Worktrees, identity: list[str], feature: Feature) -> str:
+    """Commit what is staged in `tree` as `feature`'s checkpoint `orchestrate: <id>: <name>`; its sha."""
+    check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify", "--allow-empty",
+              "-m", f"orchestrate: {feature.id}: {feature.name}")
+    return check_git(tree, "rev-parse", "HEAD").stdout.strip()
+
+
 def merge_batch(
     trees: Worktrees, landing: Landing, members: Sequence[tuple[Feature, int]], identity: list[str],
     recheck: BatchRecheck,
@@ -53,9 +60,7 @@ def merge_batch(
         if merged.returncode != 0:
             return None
         parent = landed[-1].sha if landed else base
-        check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify", "--allow-empty",
-                  "-m", f"orchestrate: {feature.id}: {feature.name}")
-        landed.append(Batched(feature, attempt, parent, check_git(tree, "rev-parse", "HEAD").stdout.strip()))
+        landed.append(Batched(feature, attempt, parent, commit_staged(tree, trees, identity, feature)))
     changed = check_git(tree, "diff", "--name-only", "-z", base, "HEAD").stdout.split("\0")
     if not recheck(tree, members, [name for name in changed if name]):
         return None

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from orchestrator.run.git_safety import check_git, git_error, run_git
+from orchestrator.run.git_safety import git_error, run_git
 from orchestrator.run.landing import Landing, SquashOntoHead
-from orchestrator.run.merge_batch import BatchRecheck, merge_batch
+from orchestrator.run.merge_batch import BatchRecheck, commit_staged, merge_batch
 from orchestrator.run.verify import VerificationResult
 from orchestrator.run.worktrees import Worktrees, identity_options
 from orchestrator.spec.load import Feature
@@ -182,10 +182,7 @@ class MergeQueue:
                                f"failed: {rechecked.error or 'exit ' + str(rechecked.exit_code)}")
             return MergeOutcome("recheck_failed", base, failure=rechecked)
         before_commit(base)
-        message = f"orchestrate: {feature.id}: {feature.name}"
-        check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify",
-                  "--allow-empty", "-m", message)
-        sha = check_git(tree, "rev-parse", "HEAD").stdout.strip()
+        sha = commit_staged(tree, trees, identity, feature)
         self.landing.advance(trees, base, sha)
         return MergeOutcome("merged", base, sha=sha)
 
