@@ -15,9 +15,8 @@ import time
 from collections.abc import Callable, Collection, Sequence
 
 from orchestrator.spec.load import Feature
+from orchestrator.store.run_state import SETTLED_STATUSES
 from orchestrator.store.state import RunState
-
-_SETTLED = ("passed", "failed", "blocked")
 
 
 def worth_summarizing(state: RunState, run_order: Sequence[Feature], running: Collection[str], jobs: int) -> bool:
@@ -27,7 +26,7 @@ def worth_summarizing(state: RunState, run_order: Sequence[Feature], running: Co
     waiting = [f for f in run_order if state.feature(f.id).status == "pending" and f.id not in running]
     if any(state.feature(dep).status != "passed" for feature in waiting for dep in feature.depends_on):
         return True
-    working = sum(state.feature(feature_id).status not in _SETTLED for feature_id in running)
+    working = sum(state.feature(feature_id).status not in SETTLED_STATUSES for feature_id in running)
     return len(waiting) > jobs - working
 
 

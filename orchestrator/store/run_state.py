@@ -23,7 +23,7 @@ from orchestrator.store.records import CamelModel as CamelModel  # where the sta
 FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped", "regressed"]
 STATE_VERSION = 1
 # A settled feature's check output is in its log; the state keeps output only for a retry.
-_SETTLED = frozenset({"passed", "failed", "blocked", "skipped"})
+SETTLED_STATUSES = frozenset({"passed", "failed", "blocked", "skipped"})  # a feature no longer at work
 
 
 def now_ms() -> int:
@@ -102,7 +102,7 @@ class FeatureState(CamelModel):
         # pass its own read limit. The feature log keeps the output.
         if value is None:
             return None
-        if value.output and self.status in _SETTLED:
+        if value.output and self.status in SETTLED_STATUSES:
             return value.model_copy(update={"output": ""}).dump()
         return value.dump()
 
