@@ -39,17 +39,18 @@ def test_a_feature_starts_while_the_summarizer_call_runs(tmp_path: Path, fake_ap
         return plain_summarizer(request)
 
     fake_api.default_plan, fake_api.summarizer = plan, summarizer
-    spec = write_spec(tmp_path, 12)
+    # 20 features: a feature gives its slot up when it goes to the merge queue, so with the fake's
+    # instant replies about half of them have started by the 5th completion.
+    spec = write_spec(tmp_path, 20)
     root = tmp_path / "project"
     result = run_cli(["run", str(spec), "-j", "2", "--json", "--project-dir", str(root)], cwd=tmp_path, fake=fake_api)
 
     assert result.code == 0, result.stderr[-3000:]
     assert len(during_summary) >= 2, f"features started while the summarizer's call ran: {during_summary}"
     summaries = [e for e in result.events() if e["type"] == "summarization"]
-    # At the 10th completion the last two features are already running: nothing would read that
-    # summary before the end one, which folds them all.
-    assert [e["trigger"] for e in summaries] == ["every-5", "end"]
+    triggers = [e["trigger"] for e in summaries]
+    assert triggers[0] == "every-5" and triggers[-1] == "end" and set(triggers[1:-1]) <= {"every-5"}, triggers
     summarized = [fid for e in summaries for fid in e["features"]]
-    assert sorted(summarized) == [f"feat-{i:02d}" for i in range(1, 13)]  # each once, none lost
+    assert sorted(summarized) == [f"feat-{i:02d}" for i in range(1, 21)]  # each once, none lost
     state = json.loads((root / ".autonomous" / "state" / "execution-state.json").read_text())
     assert state["summarization"]["unsummarized"] == []

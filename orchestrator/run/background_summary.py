@@ -3,8 +3,9 @@
 The summarizer's call takes as long as any model call. Made from the run's loop it would keep
 finished workers from being replaced and merged features from freeing their dependents until
 it returned. Here the loop starts it and carries on; at most one runs at a time, and the run
-waits for it (or, when stopping, gives up on it after the grace period) before its last summary;
-the final verification runs meanwhile. A killed summary is redone: its features stay unsummarized in
+waits for it (or, when stopping, gives up on it after the grace period) at its end. The end
+summary runs here too, beside the final verification: it folds the features' reports, which
+the final verification does not change, and each takes about as long as the other. A killed summary is redone: its features stay unsummarized in
 the state until it has written its result.
 """
 
@@ -50,6 +51,20 @@ class BackgroundSummary:
         self._thread = threading.Thread(target=self._run, args=(trigger,), name="orchestrate:summary", daemon=True)
         self._thread.start()
         return True
+
+    def start_after(self, trigger: str) -> None:
+        """Start summarizing as soon as the one running (if any) is done: the run's end summary,
+        beside the final verification. Not if that one raised (`wait` raises it)."""
+        previous = self._thread
+
+        def after_previous() -> None:
+            if previous is not None:
+                previous.join()
+            if self._error is None:
+                self._run(trigger)
+
+        self._thread = threading.Thread(target=after_previous, name="orchestrate:summary", daemon=True)
+        self._thread.start()
 
     def wait(self, deadline: float | None = None) -> bool:
         """Wait for the running one (until `deadline`, a `time.monotonic()` value): True once none runs."""

@@ -67,12 +67,13 @@ class CheckRun:
 
 def run_checks(
     checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int,
-    on_warning: Callable[[str], None] = lambda _m: None,
+    on_warning: Callable[[str], None] = lambda _m: None, *, put_back: bool = True,
 ) -> list[CheckRun]:
-    """Run each `(feature id, command)` in `workspace`, up to `concurrency` at once; results in the given order."""
+    """Run each `(feature id, command)` in `workspace`, up to `concurrency` at once; results in the
+    given order. `put_back=False`: a scratch tree, whatever the checks change there is thrown away."""
     if not checks:
         return []
-    snapshot = _snapshot(workspace, on_warning)
+    snapshot = _snapshot(workspace, on_warning) if put_back else None
     try:
         runs = _run_all(checks, workspace, runner, concurrency)
     finally:

@@ -32,7 +32,7 @@ from orchestrator.run.git_safety import git_error, run_git
 from orchestrator.run.landing import Landing, SquashOntoHead
 from orchestrator.run.merge_batch import BatchRecheck, commit_staged, merge_batch
 from orchestrator.run.verify import VerificationResult
-from orchestrator.run.worktrees import Worktrees, identity_options
+from orchestrator.run.worktrees import Worktrees
 from orchestrator.spec.load import Feature
 
 # What a merge conflict feeds back: enough hunks to act on, bounded like a check's output.
@@ -143,7 +143,7 @@ class MergeQueue:
         assert self.recheck_batch is not None
         trees = self.worktrees
         members = [(landing.feature, landing.attempt) for landing in batch]
-        merged = merge_batch(trees, self.landing, members, identity_options(trees.root, trees.safe), self.recheck_batch)
+        merged = merge_batch(trees, self.landing, members, trees.identity, self.recheck_batch)
         if merged is None:
             return False
         base, landed = merged
@@ -160,7 +160,7 @@ class MergeQueue:
         trees = self.worktrees
         base = self.landing.base(trees)
         tree = trees.reset_integration(base)
-        identity = identity_options(tree, trees.safe)  # a merge that is not a fast-forward wants one
+        identity = trees.identity  # a merge that is not a fast-forward wants one
         merged = self.landing.stage(tree, trees, identity, feature)
         if merged.returncode != 0:
             files, hunks = _conflicts(tree)

@@ -1,5 +1,6 @@
-"""`orchestrate run --jobs N`: up to N features at once, each in its own git worktree, merged
-onto the user's branch one at a time through a checked queue.
+"""`orchestrate run --jobs N`: up to N features at work at once, each in its own git worktree,
+merged onto the user's branch one at a time through a checked queue (a feature waiting there
+has given its slot to the next one: `worker_slots`).
 
 The `ParallelRunner` is the `Runner` with another loop: a feature is ready once every
 dependency is merged (a passed feature is a merged one here); ready features start by priority,
@@ -31,7 +32,6 @@ from typing import Any
 
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.llm.reservations import SpendPool
-from orchestrator.run import checkpoint as git_checkpoint
 from orchestrator.run.background_summary import BackgroundSummary, worth_summarizing
 from orchestrator.run.books import RunBooks
 from orchestrator.run.coordinator import Runner
@@ -41,11 +41,12 @@ from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.integrity import Integrity
 from orchestrator.run.merge_queue import MergeQueue, Recheck
 from orchestrator.run.parallel_integrity import batch_recheck, footprints_overlap, guarded_recheck, worker_integrity
-from orchestrator.run.parallel_job import Lane, WorkerJob
+from orchestrator.run.parallel_job import Lane, StoppingVerifier, WorkerJob, take_up_merge
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.scheduler import blocking_dependency
 from orchestrator.run.shared import SharedStateStore
 from orchestrator.run.verify import CheckVerifier, VerificationResult
+from orchestrator.run.worker_slots import WorkerSlots
 from orchestrator.run.worktrees import Worktrees
 from orchestrator.safety.descendants import commands_run_concurrently
 from orchestrator.spec.load import Feature
@@ -74,17 +75,6 @@ class ParallelHooks:
     park_failed: ParkFailed = _delete_work
 
 
-class _StoppingVerifier(CheckVerifier):
-    """A worker's verifier: no new check once the run is stopping."""
-
-    pool: SpendPool | None = None
-
-    def check(self, command: str | None, attempt: int) -> VerificationResult:
-        if self.pool is not None:
-            self.pool.raise_if_stopped()
-        return super().check(command, attempt)
-
-
 class ParallelRunner(Runner):
     """Runs the selected features of one spec, up to `config.jobs` at once."""
 
@@ -99,11 +89,12 @@ class ParallelRunner(Runner):
             self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
             recheck_batch=None if self.hooks.recheck else self._batch_check,  # a plugged-in re-check goes one by one
         )
-        self.lane = Lane(self.worktrees, self.queue, self.events)
         self.by_id = {feature.id: feature for feature in self.spec.features}
-        self.running: dict[str, threading.Thread] = {}
-        self.done: queue.Queue[tuple[str, BaseException | None]] = queue.Queue()
-        self.summary = BackgroundSummary(self._summarize)
+        self.running: dict[str, threading.Thread] = {}  # a worker per feature, at work or merging
+        self.done: queue.Queue[tuple[str, BaseException | None] | None] = queue.Queue()
+        self.slots = WorkerSlots(self.config.jobs, on_free=lambda: self.done.put(None))
+        self.lane = Lane(self.worktrees, self.queue, self.events, self.slots)
+        self.summary = BackgroundSummary(lambda trigger: Runner._summarize(self, trigger))
         commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
 
     # ---- the loop -----------------------------------------------------------------------
@@ -119,24 +110,39 @@ class ParallelRunner(Runner):
 
     def _loop(self) -> None:
         while True:
-            while len(self.running) < self.config.jobs and (feature := self._pick()) is not None:
-                self._start(feature)
+            self._fill_slots()
             if not self.running:
                 return
             try:
-                feature_id, error = self.done.get(timeout=0.2)
+                ended = self.done.get(timeout=0.2)
             except queue.Empty:
                 self._maybe_summarize()  # one that was due while the last one still ran
                 continue
-            self.running.pop(feature_id).join()
-            if error is not None:
-                raise error
-            while len(self.running) < self.config.jobs and (feature := self._pick()) is not None:
-                self._start(feature)
+            if ended is not None:  # None: a worker went to the merge queue, its slot is free
+                feature_id, error = ended
+                self.running.pop(feature_id).join()
+                self.slots.ended(feature_id)
+                if error is not None:
+                    raise error
+            self._fill_slots()
             self._maybe_summarize()
 
+    def _fill_slots(self) -> None:
+        while self.slots.free() > 0 and (feature := self._pick()) is not None:
+            self._start(feature)
+
+    def _final_verification(self) -> list[str]:
+        """The end summary starts first and runs beside it (`background_summary`)."""
+        self.summary.start_after("end")
+        try:
+            return super()._final_verification()
+        except BaseException:
+            self._stop_workers()  # the summary too
+            raise
+
     def _summarize(self, trigger: str) -> None:
-        """The last summary waits for one still running (the final verification ran meanwhile)."""
+        """The run's end summary is the one started beside the final verification: wait for it
+        (it folded every feature, so nothing is left to summarize here)."""
         if trigger == "end":
             self.summary.wait()
         super()._summarize(trigger)
@@ -146,7 +152,7 @@ class ParallelRunner(Runner):
         Not once no feature is left to start: no prompt would read it before the end summary,
         which folds the same features (one call fewer, and the run's end does not wait for two)."""
         due = self.state.summarization.completed_since_summary >= self.config.summarize_every
-        if due and worth_summarizing(self.state, self.run_order, self.running, self.config.jobs):
+        if due and worth_summarizing(self.state, self.run_order, self.slots.at_work(), self.config.jobs):
             self.summary.start(f"every-{self.config.summarize_every}")
 
     def _pick(self) -> Feature | None:
@@ -190,6 +196,7 @@ class ParallelRunner(Runner):
     def _start(self, feature: Feature) -> None:
         thread = threading.Thread(target=self._work_on, args=(feature,), name=f"orchestrate:{feature.id}", daemon=True)
         self.running[feature.id] = thread
+        self.slots.started(feature.id)
         thread.start()
 
     def _work_on(self, feature: Feature) -> None:
@@ -217,7 +224,7 @@ class ParallelRunner(Runner):
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
         recorder = FeatureRecorder(feature, books, self.parts.logs, self.events, self.parts.memory, heading)
         finisher = PassFinisher(books, self.parts.context, self.workspace, self.config.commit, self.events)
-        verifier = _StoppingVerifier(workspace, timeout=self.config.check_timeout, env=self.env, sandbox=self.parts.sandbox)
+        verifier = StoppingVerifier(workspace, timeout=self.config.check_timeout, env=self.env, sandbox=self.parts.sandbox)
         verifier.pool = self.pool
         settings = JobSettings(
             config=self.config, spec=self.spec, system=self.system, env=self.env, sandbox=self.parts.sandbox,
@@ -257,25 +264,9 @@ class ParallelRunner(Runner):
         for feature_id, entry in self.state.features.items():
             if entry.status != "passed":
                 entry.awaiting_check = None  # its work went with its worktree: the attempt is redone
-                self._take_up_merge(feature_id)
+                if take_up_merge(self.state, feature_id, self.workspace):
+                    self.books.record(feature_id)
         self.finisher.finish_interrupted(self.parts.logs)
-
-    def _take_up_merge(self, feature_id: str) -> None:
-        """A feature killed in the merge queue: passed if its checkpoint is on the branch, else redone."""
-        entry = self.state.feature(feature_id)
-        finishing = entry.finishing
-        if finishing is None:
-            return
-        message = finishing.checkpoint_message
-        sha = git_checkpoint.find_checkpoint(self.workspace, message, finishing.checkpoint_base) if message else None
-        if sha is None:
-            entry.finishing = None
-        else:
-            entry.status, entry.reason, entry.completed_at = "passed", None, now_ms()
-            entry.attempts += 1
-            self.state.iteration += 1
-            entry.iteration = self.state.iteration
-        self.books.record(feature_id)
 
     def _stop_workers(self) -> None:
         """Stop every busy worker; give up on those still busy after the grace period."""

@@ -56,7 +56,9 @@ def batch_recheck(
     targets = {feature.id: integrity.guard.targets(feature, changed) for feature, _ in members}
     guarded = [fid for fid in dict.fromkeys(t for picked in targets.values() for t in picked) if fid not in batched]
     checks = own + [(fid, spec.check_command(spec.feature(fid)) or "") for fid in guarded]
-    runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn)
+    # The batch's commits are made before its checks run, and the integration worktree is reset
+    # before every merge: what a check changes there is dropped, so nothing is recorded to put back.
+    runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn, put_back=False)
     if failures(runs):
         return False
     by_id = {run.feature_id: run for run in runs}

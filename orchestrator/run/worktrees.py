@@ -47,6 +47,7 @@ class Worktrees:
         self.base = state_dir / "worktrees"
         self.integration = state_dir / "integration"
         self._safe: list[str] | None = None
+        self._identity: list[str] | None = None
         # Workers add and remove worktrees at once; git's worktree bookkeeping is not made for that
         # (a prune while another add is half done deletes it).
         self._lock = threading.RLock()
@@ -56,6 +57,13 @@ class Worktrees:
         if self._safe is None:
             self._safe = safe_config(self.root)
         return self._safe
+
+    @property
+    def identity(self) -> list[str]:
+        """`identity_options` for the repository, looked up once: its worktrees share its config."""
+        if self._identity is None:
+            self._identity = identity_options(self.root, self.safe)
+        return self._identity
 
     def path(self, feature_id: str) -> Path:
         return self.base / feature_id
@@ -67,16 +75,23 @@ class Worktrees:
     def create(self, feature_id: str) -> Path:
         """A fresh worktree for `feature_id` on its work branch, made from the user's branch head."""
         with self._lock:
-            self.remove(feature_id)
             path = self.path(feature_id)
+            self._remove_tree(path)  # an earlier attempt's; `-B` below resets its branch
             self.base.mkdir(parents=True, exist_ok=True)
+            # HEAD is resolved in the user's checkout (`self.root`): the user's branch head.
             check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "-B", work_branch(feature_id),
-                      str(path), self.head())
+                      str(path), "HEAD")
             return path
 
     def commit_work(self, feature_id: str) -> None:
-        """Commit what the agent changed in its worktree onto its work branch (if anything)."""
-        git_checkpoint.commit_checkpoint(self.path(feature_id), f"orchestrate work: {feature_id}")
+        """Commit what the agent changed in its worktree onto its work branch (an empty commit if nothing).
+
+        Two git commands, not a checkpoint's dozen: the worktree is new, so no stale lock can be in
+        it, and `.autonomous/` and the backups are ignored there too (`prepare_repository`)."""
+        path = self.path(feature_id)
+        check_git(path, *self.safe, "add", "--all", "--", ".")
+        check_git(path, *self.safe, *self.identity, "commit", "--quiet", "--no-verify", "--allow-empty",
+                  "-m", f"orchestrate work: {feature_id}")
 
     def remove(self, feature_id: str) -> None:
         """The feature's worktree and work branch, gone (quietly, if they were not there)."""

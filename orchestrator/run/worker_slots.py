@@ -1,0 +1,70 @@
+"""The N of `--jobs N`: how many features may be at work (model calls, tools, checks) at once.
+
+A feature whose check passed in its worktree gives its slot up while it waits in the merge
+queue and is merged: that is git's and the re-check's time, not the model's, and the next
+feature can start meanwhile. If the merge fails (a conflict, a failed re-check), the feature
+takes a slot again for its next attempt, ahead of any feature not started yet; until one is
+free, it waits.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+_POLL_SECONDS = 0.05  # how often a feature waiting for its slot back looks whether the run stops
+
+
+class WorkerSlots:
+    """Which features are at work and which are merging; thread-safe."""
+
+    def __init__(self, jobs: int, on_free: Callable[[], None]) -> None:
+        self.jobs = jobs
+        self._on_free = on_free  # wakes the run's loop: a slot came free
+        self._changed = threading.Condition()
+        self._working: set[str] = set()
+        self._merging: set[str] = set()
+        self._wanting_back: set[str] = set()
+
+    def free(self) -> int:
+        """Slots a feature not started yet may take now (those waiting to come back go first)."""
+        with self._changed:
+            return self.jobs - len(self._working) - len(self._wanting_back)
+
+    def at_work(self) -> set[str]:
+        with self._changed:
+            return set(self._working)
+
+    def started(self, feature_id: str) -> None:
+        with self._changed:
+            self._working.add(feature_id)
+
+    def merging(self, feature_id: str) -> None:
+        """`feature_id` waits for the merge queue: its slot is free."""
+        with self._changed:
+            self._working.discard(feature_id)
+            self._merging.add(feature_id)
+            self._changed.notify_all()
+        self._on_free()
+
+    def back_to_work(self, feature_id: str, should_stop: Callable[[], bool]) -> None:
+        """`feature_id` needs a slot again (its merge failed); KeyboardInterrupt if the run stops meanwhile."""
+        with self._changed:
+            self._merging.discard(feature_id)
+            self._wanting_back.add(feature_id)
+            try:
+                while len(self._working) >= self.jobs:
+                    if should_stop():
+                        raise KeyboardInterrupt("the run is stopping")
+                    self._changed.wait(_POLL_SECONDS)
+                self._working.add(feature_id)
+            finally:
+                self._wanting_back.discard(feature_id)
+
+    def ended(self, feature_id: str) -> None:
+        """`feature_id`'s worker is done, whatever became of it."""
+        with self._changed:
+            self._working.discard(feature_id)
+            self._merging.discard(feature_id)
+            self._wanting_back.discard(feature_id)
+            self._changed.notify_all()

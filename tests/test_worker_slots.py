@@ -1,0 +1,130 @@
+"""The N of `--jobs N` counts features at work, not features waiting for the merge queue; and
+the run's end summary runs beside its final verification.
+
+Units for `WorkerSlots`, then the real CLI: a feature starts while another is being merged, no
+more than N are ever at work, and the end summary's call is in flight while the final
+verification's checks run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.run.check_pool import check_runner, run_checks
+from orchestrator.run.worker_slots import WorkerSlots
+from tests.cli_helpers import plain_summarizer, run_cli, write_spec
+
+
+def _slots(jobs: int) -> tuple[WorkerSlots, list[str]]:
+    woken: list[str] = []
+    return WorkerSlots(jobs, on_free=lambda: woken.append("free")), woken
+
+
+def test_a_feature_going_to_the_merge_queue_frees_its_slot_and_wakes_the_loop() -> None:
+    slots, woken = _slots(2)
+    slots.started("a")
+    slots.started("b")
+    assert slots.free() == 0
+    slots.merging("a")
+    assert slots.free() == 1 and woken == ["free"]
+    assert slots.at_work() == {"b"}
+    slots.ended("a")
+    slots.ended("b")
+    assert slots.free() == 2
+
+
+def test_a_feature_whose_merge_failed_waits_for_a_slot_and_goes_before_new_ones() -> None:
+    slots, _ = _slots(1)
+    slots.started("a")
+    slots.merging("a")
+    slots.started("b")  # the loop filled a's slot
+    back = threading.Thread(target=slots.back_to_work, args=("a", lambda: False))
+    back.start()
+    deadline = time.monotonic() + 10
+    while slots.free() != -1 and time.monotonic() < deadline:  # a is waiting: no new feature may start
+        time.sleep(0.01)
+    assert slots.free() == -1
+    assert back.is_alive()
+    slots.merging("b")  # b's slot is a's now, not a new feature's
+    back.join(10)
+    assert not back.is_alive()
+    assert slots.at_work() == {"a"} and slots.free() == 0
+
+
+def test_waiting_for_a_slot_ends_when_the_run_stops() -> None:
+    slots, _ = _slots(1)
+    slots.started("b")
+    stopping = threading.Event()
+    stopping.set()
+    with pytest.raises(KeyboardInterrupt):
+        slots.back_to_work("a", stopping.is_set)
+    assert slots.free() == 0  # a is not counted any more
+
+
+def test_checks_in_a_scratch_tree_are_not_put_back(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "kept.txt").write_text("x\n")
+    run_checks([("a", "rm kept.txt")], tmp_path, check_runner(5.0), 1)
+    assert (tmp_path / "kept.txt").exists()  # the project's tree: put back
+    run_checks([("a", "rm kept.txt")], tmp_path, check_runner(5.0), 1, put_back=False)
+    assert not (tmp_path / "kept.txt").exists()  # a scratch tree (the merge queue's): left as the check left it
+
+
+def _slow_in_integration(fid: str) -> str:
+    """A check that takes a second in the merge queue's integration worktree, so merges are slow."""
+    return f'test -f features/{fid}.txt && case "$PWD" in */.autonomous/integration*) sleep 1;; esac'
+
+
+def test_the_next_feature_starts_while_one_is_merged_and_never_more_than_n_at_work(tmp_path: Path, fake_api: Any) -> None:
+    extra = {f"feat-{i:02d}": {"verify": _slow_in_integration(f"feat-{i:02d}")} for i in range(1, 7)}
+    spec = write_spec(tmp_path, 6, extra=extra)
+    root = tmp_path / "project"
+    result = run_cli(["run", str(spec), "-j", "2", "--json", "--project-dir", str(root)], cwd=tmp_path, fake=fake_api)
+    assert result.code == 0, result.stderr[-3000:]
+    events = result.events()
+    at_work: set[str] = set()  # from feature_started to its passing check in its worktree
+    alive: set[str] = set()  # from feature_started to feature_finished: at work or being merged
+    most_at_work = most_alive = 0
+    for event in events:
+        if event["type"] == "feature_started":
+            at_work.add(event["id"])
+            alive.add(event["id"])
+        elif event["type"] == "verification" and event["success"]:
+            at_work.discard(event["id"])  # from here on it is git's and the re-check's
+        elif event["type"] == "feature_finished":
+            alive.discard(event["id"])
+        most_at_work, most_alive = max(most_at_work, len(at_work)), max(most_alive, len(alive))
+    assert most_at_work <= 2
+    assert most_alive > 2, "no feature started while another waited for the merge queue"
+    assert fake_api.feature_calls == {f"feat-{i:02d}": 3 for i in range(1, 7)}
+
+
+def test_the_end_summary_runs_beside_the_final_verification(tmp_path: Path, fake_api: Any) -> None:
+    """The final verification's check (the only one run in the project root) passes only once the
+    end summary's call has reached the fake: one after the other, it would wait in vain and fail."""
+    flag = tmp_path / "summary-began"
+
+    def summarizer(request: dict[str, Any]) -> dict[str, Any]:
+        flag.write_text("yes\n")
+        time.sleep(1)  # still in flight while the checks run
+        return plain_summarizer(request)
+
+    fake_api.summarizer = summarizer
+    waits = (f'case "$PWD" in */.autonomous/*) exit 0;; esac; '
+             f'for i in $(seq 100); do [ -e "{flag}" ] && exit 0; sleep 0.1; done; exit 1')
+    spec = write_spec(tmp_path, 2, extra={"feat-01": {"verify": f"test -f features/feat-01.txt && {{ {waits}; }}"}})
+    root = tmp_path / "project"
+    result = run_cli(["run", str(spec), "-j", "2", "--json", "--project-dir", str(root)], cwd=tmp_path, fake=fake_api)
+    assert result.code == 0, result.stderr[-3000:]
+    events = result.events()
+    final = next(e for e in events if e["type"] == "final_verification")
+    assert final["failed"] == [] and final["checked"] == 2
+    summaries = [e for e in events if e["type"] == "summarization"]
+    assert [e["trigger"] for e in summaries] == ["end"] and summaries[0]["success"]
+    assert sorted(summaries[0]["features"]) == ["feat-01", "feat-02"]
