@@ -19,6 +19,7 @@ import pytest
 from orchestrator.run.check_pool import check_runner, run_checks
 from orchestrator.run.worker_slots import WorkerSlots
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
+from tests.fake_api import bash, report
 
 
 def _slots(jobs: int) -> tuple[WorkerSlots, list[str]]:
@@ -57,6 +58,20 @@ def test_a_feature_whose_merge_failed_waits_for_a_slot_and_goes_before_new_ones(
     assert slots.at_work() == {"a"} and slots.free() == 0
 
 
+def test_a_feature_a_dependent_awaits_keeps_its_slot_until_it_has_passed() -> None:
+    woken: list[str] = []
+    slots = WorkerSlots(2, on_free=lambda: woken.append("free"), awaited=lambda feature_id: feature_id == "a")
+    slots.started("a")
+    slots.started("b")
+    slots.merging("a")  # its dependent is next in line for this slot, not a feature behind it
+    assert slots.free() == 0 and woken == []
+    slots.back_to_work("a", lambda: True)  # its merge failed: it still has its slot, nothing to wait for
+    assert slots.at_work() == {"a", "b"}
+    slots.merging("a")
+    slots.passed("a")
+    assert slots.free() == 1 and woken == ["free"]
+
+
 def test_waiting_for_a_slot_ends_when_the_run_stops() -> None:
     slots, _ = _slots(1)
     slots.started("b")
@@ -77,13 +92,13 @@ def test_checks_in_a_scratch_tree_are_not_put_back(tmp_path: Path) -> None:
 
 
 def _slow_in_integration(fid: str) -> str:
-    """A check that takes a second in the merge queue's integration worktree, so merges are slow."""
-    return f'test -f features/{fid}.txt && case "$PWD" in */.autonomous/integration*) sleep 1;; esac'
+    """A check that takes half a second in the merge queue's integration worktree, so merges are slow."""
+    return f'test -f features/{fid}.txt && case "$PWD" in */.autonomous/integration*) sleep 0.5;; esac'
 
 
 def test_the_next_feature_starts_while_one_is_merged_and_never_more_than_n_at_work(tmp_path: Path, fake_api: Any) -> None:
-    extra = {f"feat-{i:02d}": {"verify": _slow_in_integration(f"feat-{i:02d}")} for i in range(1, 7)}
-    spec = write_spec(tmp_path, 6, extra=extra)
+    extra = {f"feat-{i:02d}": {"verify": _slow_in_integration(f"feat-{i:02d}")} for i in range(1, 5)}
+    spec = write_spec(tmp_path, 4, extra=extra)
     root = tmp_path / "project"
     result = run_cli(["run", str(spec), "-j", "2", "--json", "--project-dir", str(root)], cwd=tmp_path, fake=fake_api)
     assert result.code == 0, result.stderr[-3000:]
@@ -102,7 +117,22 @@ def test_the_next_feature_starts_while_one_is_merged_and_never_more_than_n_at_wo
         most_at_work, most_alive = max(most_at_work, len(at_work)), max(most_alive, len(alive))
     assert most_at_work <= 2
     assert most_alive > 2, "no feature started while another waited for the merge queue"
-    assert fake_api.feature_calls == {f"feat-{i:02d}": 3 for i in range(1, 7)}
+    assert fake_api.feature_calls == {f"feat-{i:02d}": 3 for i in range(1, 5)}
+
+
+def test_a_dependent_gets_the_slot_of_the_feature_it_waits_for_before_features_behind_it(
+    tmp_path: Path, fake_api: Any
+) -> None:
+    """feat-02 waits for feat-01; feat-04 takes two seconds. With two slots, the one feat-01 had
+    goes to feat-02 once feat-01 is merged, not to feat-05 while feat-01 is being merged."""
+    spec = write_spec(tmp_path, 5, extra={"feat-02": {"depends_on": ["feat-01"]}})
+    fake_api.plans["feat-04"] = [[bash("sleep 2 && mkdir -p features && echo done > features/feat-04.txt")],
+                                 [report("Implemented feat-04")]]
+    root = tmp_path / "project"
+    result = run_cli(["run", str(spec), "-j", "2", "--json", "--project-dir", str(root)], cwd=tmp_path, fake=fake_api)
+    assert result.code == 0, result.stderr[-3000:]
+    starts = [e["id"] for e in result.events() if e["type"] == "feature_started"]
+    assert starts.index("feat-02") < starts.index("feat-05"), starts
 
 
 def test_the_end_summary_runs_beside_the_final_verification(tmp_path: Path, fake_api: Any) -> None:

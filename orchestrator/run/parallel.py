@@ -92,7 +92,7 @@ class ParallelRunner(Runner):
         self.by_id = {feature.id: feature for feature in self.spec.features}
         self.running: dict[str, threading.Thread] = {}  # a worker per feature, at work or merging
         self.done: queue.Queue[tuple[str, BaseException | None] | None] = queue.Queue()
-        self.slots = WorkerSlots(self.config.jobs, on_free=lambda: self.done.put(None))
+        self.slots = WorkerSlots(self.config.jobs, on_free=lambda: self.done.put(None), awaited=self._awaited)
         self.lane = Lane(self.worktrees, self.queue, self.events, self.slots)
         self.summary = BackgroundSummary(lambda trigger: Runner._summarize(self, trigger))
         commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
@@ -118,7 +118,7 @@ class ParallelRunner(Runner):
             except queue.Empty:
                 self._maybe_summarize()  # one that was due while the last one still ran
                 continue
-            if ended is not None:  # None: a worker went to the merge queue, its slot is free
+            if ended is not None:  # None: a slot came free (merge queue), or a feature passed (its dependents)
                 feature_id, error = ended
                 self.running.pop(feature_id).join()
                 self.slots.ended(feature_id)
@@ -184,6 +184,11 @@ class ParallelRunner(Runner):
                 elif all(state.feature(dep).status == "passed" for dep in feature.depends_on):
                     ready.append(feature)
         return ready
+
+    def _awaited(self, feature_id: str) -> bool:
+        """Whether a feature not started yet depends on `feature_id` (`worker_slots`)."""
+        return any(feature_id in feature.depends_on and feature.id not in self.running
+                   and self.state.feature(feature.id).status == "pending" for feature in self.run_order)
 
     def _settle(self, feature: Feature) -> None:
         entry = self.state.feature(feature.id)

@@ -62,6 +62,8 @@ class WorkerJob(FeatureJob):
                 self.recorder.verified(outcome.failure)
                 step = AttemptStep(step.record, outcome.failure, step.report, step.learned)
         super()._settle(attempt, step)
+        if self.recorder.entry.status == "passed":
+            self.lane.slots.passed(self.feature.id)
 
     def _land(self, attempt: int) -> MergeOutcome:
         lane, feature = self.lane, self.feature
