@@ -97,7 +97,7 @@ class Worktrees:
         """The feature's worktree and work branch, gone (quietly, if they were not there)."""
         with self._lock:
             self._remove_tree(self.path(feature_id))
-            run_git(self.root, "branch", "--quiet", "-D", work_branch(feature_id))
+        run_git(self.root, "branch", "--quiet", "-D", work_branch(feature_id))  # a ref: no worktree bookkeeping
 
     def reset_integration(self, commit: str) -> Path:
         """The integration worktree, clean, detached at `commit`."""
