@@ -83,7 +83,7 @@ class CombineLanding:
 
     def tree_at_tip(self) -> Path:
         """The integration worktree, clean, at the combined branch's tip (for final verification)."""
-        return self.worktrees.reset_integration(self.cherry_pick.branch.tip())
+        return self.worktrees.project_dir(self.worktrees.reset_integration(self.cherry_pick.branch.tip()))
 
     def _recheck(self, tree: Path, feature: Feature, attempt: int) -> VerificationResult | None:
         command = self.spec.check_command(feature)

@@ -79,10 +79,13 @@ def open_branch_workspace(paths: ProjectPaths, branch: str, on_warning: Callable
     try:
         _ensure_worktree(root, branch, target, on_warning)
         exclude_run_state(root)  # the worktree lives under .autonomous/: never part of the user's tree
+        # The worktree holds the whole repository; a project in a directory of it works there.
+        workspace = target / check_git(root, "rev-parse", "--show-prefix").stdout.strip()
     except CheckpointError as err:
         raise UsageError(f"--branch {branch}: {err}") from err
-    record_branch(paths, branch, target)
-    return target
+    workspace.mkdir(parents=True, exist_ok=True)  # a project directory not committed yet
+    record_branch(paths, branch, workspace)
+    return workspace
 
 
 def _ensure_worktree(root: Path, branch: str, target: Path, on_warning: Callable[[str], None]) -> None:

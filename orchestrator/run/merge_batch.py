@@ -61,8 +61,9 @@ def merge_batch(
             return None
         parent = landed[-1].sha if landed else base
         landed.append(Batched(feature, attempt, parent, commit_staged(tree, trees, identity, feature)))
-    changed = check_git(tree, "diff", "--name-only", "-z", base, "HEAD").stdout.split("\0")
-    if not recheck(tree, members, [name for name in changed if name]):
+    project = trees.project_dir(tree)
+    changed = check_git(project, "diff", "--name-only", "-z", "--relative", base, "HEAD").stdout.split("\0")
+    if not recheck(project, members, [name for name in changed if name]):
         return None
     return base, landed
 

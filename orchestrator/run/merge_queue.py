@@ -162,8 +162,9 @@ class MergeQueue:
         tree = trees.reset_integration(base)
         identity = trees.identity  # a merge that is not a fast-forward wants one
         merged = self.landing.stage(tree, trees, identity, feature)
+        project = trees.project_dir(tree)  # checks run, and files are named, as in the user's project
         if merged.returncode != 0:
-            files, hunks = _conflicts(tree)
+            files, hunks = _conflicts(project)
             if not files:  # not a conflict: git could not merge at all
                 raise git_error("git merge --squash", merged)
             trees.reset_integration(base)
@@ -175,7 +176,7 @@ class MergeQueue:
                        "from the current branch: redo the change on top of it"),
             )
             return MergeOutcome("conflict", base, files=files, failure=failure)
-        rechecked = self.recheck(tree, feature, attempt)
+        rechecked = self.recheck(project, feature, attempt)
         if rechecked is not None:
             trees.reset_integration(base)
             rechecked.error = ("after merging onto the current branch (with the features merged meanwhile) the check "
@@ -188,8 +189,8 @@ class MergeQueue:
 
 
 def _conflicts(tree: Path) -> tuple[list[str], str]:
-    """The conflicting files and their hunks (with git's conflict markers), after a failed merge."""
-    names = run_git(tree, "diff", "--name-only", "--diff-filter=U")
+    """The conflicting files (relative to `tree`) and their hunks (with git's conflict markers), after a failed merge."""
+    names = run_git(tree, "diff", "--name-only", "--relative", "--diff-filter=U")
     files = [name for name in names.stdout.splitlines() if name]
-    diff = run_git(tree, "diff", "--no-color", "--no-ext-diff", "--", *files) if files else None
+    diff = run_git(tree, "diff", "--no-color", "--no-ext-diff", "--relative", "--", *files) if files else None
     return files, diff.stdout if diff is not None else ""

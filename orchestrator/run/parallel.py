@@ -225,7 +225,7 @@ class ParallelRunner(Runner):
                              journal=self.parts.store.record_spend, pool=self.pool)
         books = RunBooks(self.parts.store, spend)
         books.state, books.run_spend = self.state, self.parts.spend
-        workspace = self.worktrees.path(feature.id)
+        workspace = self.worktrees.workspace(feature.id)
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
         recorder = FeatureRecorder(feature, books, self.parts.logs, self.events, self.parts.memory, heading)
         finisher = PassFinisher(books, self.parts.context, self.workspace, self.config.commit, self.events)

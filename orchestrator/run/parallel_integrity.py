@@ -26,8 +26,9 @@ from orchestrator.spec.load import Feature
 
 
 def merged_changes(tree: Path) -> list[str]:
-    """The files a squash merge staged in `tree`: what the feature brings onto the branch."""
-    staged = run_git(tree, "diff", "--cached", "--name-only", "-z")
+    """The files a squash merge staged in `tree` (the project's directory in the integration
+    worktree), relative to it: what the feature brings onto the branch."""
+    staged = run_git(tree, "diff", "--cached", "--name-only", "-z", "--relative")
     return [name for name in staged.stdout.split("\0") if name]
 
 

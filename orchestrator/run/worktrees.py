@@ -7,6 +7,10 @@ ever half-applied to the user's checkout. All of it lives under `.autonomous/`, 
 ignores and checkpoints never commit; a run removes what it made when it ends, and prunes
 what a killed run left at its start.
 
+A project that is a directory of a bigger repository (a monorepo) works too: each worktree holds
+the whole repository, and the feature works and is checked in the project's directory inside it
+(`project_dir`).
+
 Git runs here as checkpoints do (`git_safety`): no hooks, no repository-config programs.
 """
 
@@ -48,6 +52,7 @@ class Worktrees:
         self.integration = state_dir / "integration"
         self._safe: list[str] | None = None
         self._identity: list[str] | None = None
+        self._prefix: str | None = None
         # Workers add and remove worktrees at once; git's worktree bookkeeping is not made for that
         # (a prune while another add is half done deletes it).
         self._lock = threading.RLock()
@@ -65,8 +70,24 @@ class Worktrees:
             self._identity = identity_options(self.root, self.safe)
         return self._identity
 
+    @property
+    def prefix(self) -> str:
+        """Where the project is in its repository ("services/widget/"; "" at the top)."""
+        if self._prefix is None:
+            self._prefix = check_git(self.root, "rev-parse", "--show-prefix").stdout.strip()
+        return self._prefix
+
     def path(self, feature_id: str) -> Path:
+        """The feature's worktree: the whole repository."""
         return self.base / feature_id
+
+    def project_dir(self, tree: Path) -> Path:
+        """The project's directory in a worktree (`tree` itself unless the project is a directory
+        of a bigger repository): where features work and checks run."""
+        return tree / self.prefix if self.prefix else tree
+
+    def workspace(self, feature_id: str) -> Path:
+        return self.project_dir(self.path(feature_id))
 
     def head(self) -> str:
         """The commit the user's branch points at now."""
@@ -138,7 +159,7 @@ def prepare_repository(root: Path, on_warning: Callable[[str], None]) -> None:
     """Make `root` a git repository `--jobs N` can work in, or raise UsageError saying why not.
 
     A new or empty directory is initialised; a repository without a commit, or with changes not
-    committed, gets one commit of what is there (worktrees are made from commits: work not
+    committed in the project, gets one commit of that (worktrees are made from commits: work not
     committed would be invisible to every worker). Any other directory is left alone.
     """
     try:
@@ -149,12 +170,6 @@ def prepare_repository(root: Path, on_warning: Callable[[str], None]) -> None:
                     "and commit the project (or run without --jobs)"
                 )
             check_git(root, "init", "--quiet")
-        top = check_git(root, "rev-parse", "--show-toplevel").stdout.strip()
-        if Path(top).resolve() != root.resolve():
-            raise UsageError(
-                f"--jobs needs the project directory to be the top of its git repository ({top}); "
-                "use --project-dir there, or run without --jobs"
-            )
         git_checkpoint.exclude_run_state(root)
         _commit_start(root, on_warning)
     except CheckpointError as err:
@@ -162,10 +177,14 @@ def prepare_repository(root: Path, on_warning: Callable[[str], None]) -> None:
 
 
 def _commit_start(root: Path, on_warning: Callable[[str], None]) -> None:
+    """The project's uncommitted changes, committed (only the project's: in a bigger repository,
+    what is staged or changed elsewhere stays as it is)."""
     safe = safe_config(root)
     no_commit = git_checkpoint.head_commit(root) is None
+    inside = check_git(root, "rev-parse", "--show-prefix").stdout.strip() != ""
+    only_here = ["--", "."] if inside else []
     check_git(root, *safe, "add", "--all", "--", ".")
-    staged = run_git(root, *safe, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv")
+    staged = run_git(root, *safe, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", *only_here)
     if staged.returncode == 0 and not no_commit:
         return
     if staged.returncode not in (0, 1):
@@ -173,4 +192,4 @@ def _commit_start(root: Path, on_warning: Callable[[str], None]) -> None:
     if staged.returncode == 1:
         on_warning("--jobs: the project's uncommitted changes were committed first, so that every worker sees them")
     check_git(root, *safe, *identity_options(root, safe), "commit", "--quiet", "--no-verify", "--allow-empty",
-              "-m", _START_MESSAGE)
+              "-m", _START_MESSAGE, *only_here)
