@@ -107,7 +107,7 @@ class Worktrees:
     def commit_work(self, feature_id: str) -> None:
         """Commit what the agent changed in its worktree onto its work branch (an empty commit if nothing).
 
-        Two git commands, not a checkpoint's dozen: the worktree is new, so no stale lock can be in
+        Two git commands, not a checkpoint's nine: the worktree is new, so no stale lock can be in
         it, and `.autonomous/` and the backups are ignored there too (`prepare_repository`)."""
         path = self.path(feature_id)
         check_git(path, *self.safe, "add", "--all", "--", ".")
