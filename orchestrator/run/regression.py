@@ -66,10 +66,11 @@ class RegressionGuard:
                 picked.append(other.id)
         return picked
 
-    def check(self, workspace: Path, feature: Feature, changed: Iterable[str]) -> list[CheckRun]:
-        """Re-run the targets' checks in `workspace`; every run, failed or not, in spec order."""
+    def check(self, workspace: Path, feature: Feature, changed: Iterable[str], *, put_back: bool = True) -> list[CheckRun]:
+        """Re-run the targets' checks in `workspace`; every run, failed or not, in spec order.
+        `put_back=False`: a scratch tree (`run_checks`)."""
         checks = [(fid, self.spec.check_command(self.spec.feature(fid)) or "") for fid in self.targets(feature, changed)]
-        return run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning)
+        return run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back)
 
 
 def failures(runs: Iterable[CheckRun]) -> list[CheckRun]:
