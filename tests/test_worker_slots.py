@@ -135,6 +135,27 @@ def test_a_dependent_gets_the_slot_of_the_feature_it_waits_for_before_features_b
     assert starts.index("feat-02") < starts.index("feat-05"), starts
 
 
+def test_a_feature_a_dependent_awaits_whose_merge_conflicts_is_redone_and_its_dependent_follows(
+    tmp_path: Path, fake_api: Any
+) -> None:
+    """feat-01 (awaited by feat-02) and feat-03 append to the same file at once: whichever merges
+    second conflicts and is redone; feat-02 starts only after feat-01 is merged, and all pass."""
+    root = tmp_path / "project"
+    root.mkdir()
+    checks = {fid: {"verify": f"grep -qx {fid} \"$(echo share)d.txt\"", "max_attempts": 4} for fid in ("feat-01", "feat-03")}
+    spec = write_spec(tmp_path, 3, extra={**checks, "feat-02": {"depends_on": ["feat-01"]}})
+    for fid in ("feat-01", "feat-03"):
+        fake_api.plans[fid] = [[bash(f"echo {fid} >> shared.txt")], [report(f"appended {fid}")]]
+    result = run_cli(["run", str(spec), "-j", "2", "--json"], cwd=root, fake=fake_api)
+    assert result.code == 0, result.stderr[-3000:]
+    assert sorted((root / "shared.txt").read_text().splitlines()) == ["feat-01", "feat-03"]
+    events = result.events()
+    assert [e["result"] for e in events if e["type"] == "merge"].count("conflict") == 1  # they started together
+    merged = next(i for i, e in enumerate(events) if e["type"] == "merge" and e["id"] == "feat-01" and e["result"] == "merged")
+    started = next(i for i, e in enumerate(events) if e["type"] == "feature_started" and e["id"] == "feat-02")
+    assert merged < started
+
+
 def test_the_end_summary_runs_beside_the_final_verification(tmp_path: Path, fake_api: Any) -> None:
     """The final verification's check (the only one run in the project root) passes only once the
     end summary's call has reached the fake: one after the other, it would wait in vain and fail."""
