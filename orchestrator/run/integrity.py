@@ -8,16 +8,16 @@ the coordinator builds one per run. Everything it does to git goes through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.run import checkpoint as git_checkpoint
 from orchestrator.run.assessment import assess, prompt_line
 from orchestrator.run.check_pool import CheckRun
 from orchestrator.run.failed_work import StartOfRun, park_failed_work
-from orchestrator.run.footprint import ChangeWatch, footprint
+from orchestrator.run.footprint import ChangeWatch, HashCache, footprint
 from orchestrator.run.git_safety import CheckpointError
-from orchestrator.run.regression import RegressionGuard, broken_result, failures
+from orchestrator.run.regression import GuardRound, RegressionGuard, broken_result, failures
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.events import EventSink
@@ -34,6 +34,10 @@ class Integrity:
     events: EventSink
     park_failures: bool  # commits are on in a git project
     start: StartOfRun | None = None
+    # The files a feature changed come from git only where each feature commits a checkpoint;
+    # else from content snapshots (`orchestrator.run.footprint`), their digests cached for the run.
+    footprints_by_git: bool = True
+    hashes: HashCache = field(default_factory=HashCache)
     # False for a parallel worker: its worktree predates what was merged meanwhile, so the
     # guard's checks run after its merge, on the merged tree (`orchestrator.run.parallel_integrity`).
     recheck_in_workspace: bool = True
@@ -43,7 +47,7 @@ class Integrity:
     def for_run(cls, root: Path, spec: FeatureSpec, guard: RegressionGuard, events: EventSink, commit: bool) -> Integrity:
         """Record the tree as the run found it (for what must never be reset)."""
         park = commit and git_checkpoint.is_git_repo(root)
-        integrity = cls(spec, guard, events, park)
+        integrity = cls(spec, guard, events, park, footprints_by_git=park)
         if park:
             try:
                 integrity.start = StartOfRun.take(root)
@@ -62,11 +66,18 @@ class Integrity:
         found = assess(feature, self.spec, self.guard.state, self.guard)
         return found, prompt_line(found, self.spec)
 
-    def rechecked(self, feature_id: str, runs: list[CheckRun]) -> None:
-        for run in runs:
+    def rechecked(self, feature_id: str, round: GuardRound) -> None:
+        """One `regression_check` event per check run, then the feature's `regression_summary`."""
+        for run in round.runs:
             self.events.emit(
                 "regression_check", id=feature_id, checked=run.feature_id, command=run.result.command,
                 success=run.success, exitCode=run.result.exit_code, error=run.result.error, durationMs=run.duration_ms,
+            )
+        if self.guard.mode != "none":
+            self.events.emit(
+                "regression_summary", id=feature_id, affected=len(round.plan.affected), ran=len(round.runs),
+                failed=[run.feature_id for run in round.runs if not run.success], deferred=round.deferred,
+                durationMs=round.duration_ms,
             )
 
     def park(self, workspace: Path, feature: Feature, entry: FeatureState) -> None:
@@ -99,18 +110,23 @@ class FeatureWatch:
     def __init__(self, integrity: Integrity, workspace: Path, feature: Feature) -> None:
         self.integrity, self.workspace, self.feature = integrity, workspace, feature
         self.assessment, self.note = integrity.assessment(feature)
-        self.changes = ChangeWatch(workspace)
+        self.changes = ChangeWatch(workspace, by_git=integrity.footprints_by_git, hashes=integrity.hashes)
         self.changed: list[str] | None = None
         self.runs: list[CheckRun] = []
 
-    def after_check(self, attempt: int, result: VerificationResult) -> VerificationResult:
-        """The attempt's result once the regression guard had its say: the broken feature's check if one broke."""
+    def after_check(self, attempt: int, result: VerificationResult, own_seconds: float) -> VerificationResult:
+        """The attempt's result once the regression guard had its say: the broken feature's check if one broke.
+        `own_seconds`: what the feature's own check took (the guard's budget is a multiple of it)."""
         self.runs, self.changed = [], None
-        if not result.success or not self.integrity.recheck_in_workspace:
+        if not result.success:
+            return result
+        self.integrity.guard.own_check_took(self.feature.id, own_seconds)
+        if not self.integrity.recheck_in_workspace:
             return result
         self.changed = self.changes.changed()
-        self.runs = self.integrity.guard.check(self.workspace, self.feature, self.changed)
-        self.integrity.rechecked(self.feature.id, self.runs)
+        round = self.integrity.guard.check(self.workspace, self.feature, self.changed)
+        self.runs = round.runs
+        self.integrity.rechecked(self.feature.id, round)
         broken = failures(self.runs)
         return broken_result(broken, attempt) if broken else result
 

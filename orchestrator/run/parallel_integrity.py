@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from orchestrator.run.assessment import assess
 from orchestrator.run.check_pool import CheckRunner, run_checks
 from orchestrator.run.git_safety import run_git
 from orchestrator.run.integrity import Integrity
-from orchestrator.run.regression import broken_result, failures
+from orchestrator.run.regression import GuardRound, broken_result, failures
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature
 
@@ -41,9 +42,9 @@ def guarded_recheck(
         return own_check
     # The integration worktree is reset before every merge, and the checkpoint is committed from
     # the index the merge staged: what a check changes in the files there is dropped anyway.
-    runs = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False)
-    integrity.rechecked(feature.id, runs)
-    broken = failures(runs)
+    round = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False)
+    integrity.rechecked(feature.id, round)
+    broken = failures(round.runs)
     return broken_result(broken, attempt) if broken else None
 
 
@@ -52,21 +53,26 @@ def batch_recheck(
     changed: list[str],
 ) -> bool:
     """A merge batch's re-check (`merge_batch`): each member's own check and the guard's checks for
-    what the batch changed, each distinct command once, several at once. True when all pass; then
-    each member's regression checks are recorded as if it had been re-checked alone."""
-    spec, batched = integrity.spec, {feature.id for feature, _ in members}
+    what the batch changed (each member's plan within its budget), each distinct command once,
+    several at once. True when all pass; then each member's regression checks are recorded as if
+    it had been re-checked alone."""
+    spec, guard, batched = integrity.spec, integrity.guard, {feature.id for feature, _ in members}
+    started = time.monotonic()
     own = [(feature.id, spec.check_command(feature) or "") for feature, _ in members if spec.check_command(feature)]
-    targets = {feature.id: integrity.guard.targets(feature, changed) for feature, _ in members}
-    guarded = [fid for fid in dict.fromkeys(t for picked in targets.values() for t in picked) if fid not in batched]
+    plans = {feature.id: guard.plan(feature, changed) for feature, _ in members}
+    guarded = [fid for fid in dict.fromkeys(t for plan in plans.values() for t in plan.picked) if fid not in batched]
     checks = own + [(fid, spec.check_command(spec.feature(fid)) or "") for fid in guarded]
     # The batch's commits are made before its checks run, and the integration worktree is reset
     # before every merge: what a check changes there is dropped, so nothing is recorded to put back.
     runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn, put_back=False)
+    guard.ran(run for run in runs if run.feature_id not in batched)
     if failures(runs):
         return False
     by_id = {run.feature_id: run for run in runs}
+    took = int((time.monotonic() - started) * 1000)
     for feature, _ in members:
-        integrity.rechecked(feature.id, [by_id[fid] for fid in targets[feature.id] if fid in by_id])
+        mine = [by_id[fid] for fid in plans[feature.id].picked if fid in by_id]
+        integrity.rechecked(feature.id, GuardRound(plans[feature.id], mine, took))
     return True
 
 
@@ -85,5 +91,5 @@ def worker_integrity(run_integrity: Integrity) -> Integrity:
     it began; `guarded_recheck` runs them on the merged tree)."""
     return Integrity(
         run_integrity.spec, run_integrity.guard, run_integrity.events, park_failures=True, start=None,
-        recheck_in_workspace=False,
+        recheck_in_workspace=False, footprints_by_git=True, hashes=run_integrity.hashes,
     )

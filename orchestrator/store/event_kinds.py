@@ -117,6 +117,20 @@ class RegressionCheck(_Event):
     duration_ms: int = 0
 
 
+class RegressionSummary(_Event):
+    """The regression guard's round after feature `id`: how many passed features' checks its
+    change affected, how many ran (ids of those that failed), how many were deferred to final
+    verification by `regression_budget`, and how long the round took."""
+
+    type: Literal["regression_summary"]
+    id: str
+    affected: int
+    ran: int
+    failed: list[str]
+    deferred: int
+    duration_ms: int
+
+
 class FinalVerification(_Event):
     """Every passed feature's check re-run on the final tree (by a run, or by `orchestrate verify`)."""
 
@@ -207,7 +221,7 @@ class Notice(_Event):
 Event = Annotated[
     RunStarted | FeatureStarted | ApiCall | ToolCall | Verification | FeatureFinished | FeatureBlocked
     | Summarization | Checkpoint | Merge | RunFinished | NothingSelected | DryRunPrompt | Notice | RegressionCheck
-    | FinalVerification,
+    | RegressionSummary | FinalVerification,
     Field(discriminator="type"),
 ]
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)
