@@ -67,6 +67,9 @@ def test_six_features_on_one_file_cost_at_most_half_again_the_serial_calls(tmp_p
         prompt = request.body["messages"][0]["content"]
         listed = json.loads(prompt.rpartition("```json\n")[2].partition("\n```")[0])["hunks"]
         assert listed and all(h["file"] == "shared.txt" for h in listed) and "grep -qx" in prompt
+    # Each footprint holds the file its work changed (committed in its worktree before the merge).
+    state = json.loads((root / ".autonomous/state/execution-state.json").read_text())["features"]
+    assert all("shared.txt" in entry["footprint"]["changed"] for entry in state.values())
     lines = (root / "shared.txt").read_text().splitlines()
     assert sorted(lines) == (serial_root / "shared.txt").read_text().splitlines()  # same lines, merge order
     assert "<<<<<<<" not in (root / "shared.txt").read_text()

@@ -70,6 +70,8 @@ class WorkerJob(FeatureJob):
     def _land(self, attempt: int) -> MergeOutcome:
         lane, feature = self.lane, self.feature
         lane.slots.merging(feature.id)  # committing and merging are git's work: the next feature starts meanwhile
+        if self.watch is not None:  # the footprint: what the work changed, before it is committed away
+            self.watch.changed = self.watch.changes.changed()
         lane.worktrees.commit_work(feature.id)
         outcome = lane.queue.land(feature, attempt, self.command, before_commit=self._merging,
                                   resolve=lambda files, base: self._resolve(attempt, files, base))
