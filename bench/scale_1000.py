@@ -11,7 +11,8 @@ feature is two instant model calls (the fake's) and a check that is one shell co
 Per case and N it runs the real CLI in a fresh project and prints, from the run's events:
 - per-feature orchestrator time: the mean gap between features finishing, over the first 10% of
   the features (early) and the last 10% (late), and late/early (the target: at most 1.3);
-- regression checks run per feature (early and late), and how many the guard deferred;
+- regression checks run per feature and the guard's time per feature (early and late), and how
+  many affected checks the guard deferred in the whole run;
 - final verification's time (every passed check on the final tree) and the whole run's;
 - model calls per feature (conflict steps under `--jobs 4` included).
 
@@ -100,6 +101,8 @@ def measure(case: str, count: int) -> dict[str, Any]:
         if e["type"] == "regression_check":
             checks[e["id"]] = checks.get(e["id"], 0) + 1
     per_feature = [float(checks.get(fid, 0)) for fid in order]
+    guard_ms = {e["id"]: e["durationMs"] / 1000 for e in events if e["type"] == "regression_summary"}
+    guard = [guard_ms.get(fid, 0.0) for fid in order]
     deferred = sum(e["deferred"] for e in events if e["type"] == "regression_summary")
     final = [e for e in events if e["type"] == "final_verification"]
     run = [e for e in events if e["type"] == "run_finished"]
@@ -109,6 +112,7 @@ def measure(case: str, count: int) -> dict[str, Any]:
         "feature_s_early": round(early, 3), "feature_s_late": round(late, 3),
         "late_over_early": round(late / early, 2) if early else None,
         "rechecks_early": round(_window(per_feature, late=False), 2), "rechecks_late": round(_window(per_feature, late=True), 2),
+        "guard_s_early": round(_window(guard, late=False), 3), "guard_s_late": round(_window(guard, late=True), 3),
         "deferred_total": deferred,
         "final_verification_s": round(final[0]["durationMs"] / 1000, 1) if final else None,
         "run_s": round(run[-1]["durationMs"] / 1000, 1) if run else None,
