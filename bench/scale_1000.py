@@ -28,6 +28,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -94,7 +95,7 @@ def measure(case: str, count: int) -> dict[str, Any]:
         events = _events(root)
         calls = sum(fake.ledger.kind_calls.values())
     finished = sorted(e["ts"] for e in events if e["type"] == "feature_finished")
-    gaps = [(b - a) / 1000 for a, b in zip(finished, finished[1:])]
+    gaps = [(b - a) / 1000 for a, b in pairwise(finished)]
     order = [e["id"] for e in sorted((e for e in events if e["type"] == "feature_finished"), key=lambda e: e["ts"])]
     checks: dict[str, int] = {}
     for e in events:
