@@ -85,6 +85,9 @@ def test_an_unusable_resolution_falls_back_to_a_new_attempt(tmp_path: Path, fake
     conflicts = [e for e in result.events() if e["type"] == "merge" and e["result"] == "conflict"]
     assert conflicts and "not resolved by a focused step" in result.stderr
     assert max(_attempts(result.events()).values()) > 1
+    for fid in {e["id"] for e in conflicts}:  # the conflict is the next attempt's Last Verification Result
+        prompts = [r for r in fake_api.agent_requests(fid) if len(r.body["messages"]) == 1]
+        assert "merge conflict" in json.dumps(prompts[-1].body["messages"][0]["content"])
     assert sorted((root / "shared.txt").read_text().splitlines()) == [f"line {i}" for i in range(1, 7)]
     # The aborted rebase left no work branch half rebased: nothing of the run is left behind.
     assert subprocess.run(["git", "worktree", "list"], cwd=root, capture_output=True, text=True).stdout.count("\n") == 1
