@@ -1,6 +1,6 @@
 """Issue 29: does a feature cost the same at the end of a long run as at its start, in every mode?
 
-    python3 bench/scale_1000.py [--features 100 300 1000] [--cases all | git-shared-j4,...]
+    python3 bench/scale_1000.py [--features 100 300 1000] [--cases all | git-shared-j4,...] [--save DIR]
 
 Eight cases: a project that is not a git repository (`--no-commit`; under `--jobs 4`, which
 needs commits, the run makes the plain directory a repository, as the CLI does) or a git one;
@@ -9,8 +9,9 @@ shared file (`registry.txt`, as a route table or a registry grows); serial or `-
 feature is two instant model calls (the fake's) and a check that is one shell command.
 
 Per case and N it runs the real CLI in a fresh project and prints, from the run's events:
-- per-feature orchestrator time: the mean gap between features finishing, over the second tenth
-  of the features (early) and the ninth (late), and late/early (the target: at most 1.3);
+- per-feature orchestrator time: the mean gap between features finishing, over the second and
+  third tenths of the features (early) and the eighth and ninth (late), and late/early (the
+  target: at most 1.3);
 - regression checks run per feature and the guard's time per feature (early and late; under
   `--jobs 4` a merge batch's whole re-check, own checks included, counts for each of its
   features), and how many affected checks the guard deferred in the whole run;
@@ -72,15 +73,16 @@ def _events(root: Path) -> list[dict[str, Any]]:
 
 
 def _window(values: list[float], late: bool) -> float:
-    """The mean over the second tenth (early) or the ninth (late): the first and the last tenth hold
-    the start-up and, under `--jobs 4`, the workers filling up and draining (the last features
-    finish in one merge batch), which say nothing about a feature's cost."""
+    """The mean over the second and third tenths (early) or the eighth and ninth (late): the first
+    and the last tenth hold the start-up and, under `--jobs 4`, the workers filling up and
+    draining (the last features finish in one merge batch), which say nothing about a feature's
+    cost; two tenths, since under `--jobs 4` features finish in bursts (merge batches)."""
     size = max(len(values) // 10, 1)
-    chosen = values[-2 * size:-size] if late else values[size:2 * size]
+    chosen = values[-3 * size:-size] if late else values[size:3 * size]
     return mean(chosen) if chosen else 0.0
 
 
-def measure(case: str, count: int) -> dict[str, Any]:
+def measure(case: str, count: int, save: Path | None = None) -> dict[str, Any]:
     repo, shape, jobs = case.split("-")
     with running_fake_api(default_plan=_plan(shape), keep_requests=20) as fake, \
             tempfile.TemporaryDirectory(prefix="scale-") as tmp:
@@ -112,6 +114,8 @@ def measure(case: str, count: int) -> dict[str, Any]:
     final = [e for e in events if e["type"] == "final_verification"]
     run = [e for e in events if e["type"] == "run_finished"]
     early, late = _window(gaps, late=False), _window(gaps, late=True)
+    if save is not None:  # the finishing times, for another look at the same run
+        (save / f"{case}-{count}.json").write_text(json.dumps({"finished_ms": finished, "rechecks": per_feature}))
     return {
         "case": case, "features": count, "exit": result.code,
         "feature_s_early": round(early, 3), "feature_s_late": round(late, 3),
@@ -129,11 +133,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--features", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--cases", default="all", help="comma-separated, of: " + ", ".join(CASES))
+    parser.add_argument("--save", type=Path, help="write each run's finishing times here")
     args = parser.parse_args()
     cases = CASES if args.cases == "all" else args.cases.split(",")
     for count in args.features:
         for case in cases:
-            print(json.dumps(measure(case, count)), flush=True)
+            print(json.dumps(measure(case, count, args.save)), flush=True)
 
 
 if __name__ == "__main__":
