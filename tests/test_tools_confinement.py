@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from orchestrator.tools import ToolContext
 from orchestrator.tools.confinement import PathRefused, check_writable, relative, resolve_in_project
+from tests.environments import unsandboxed
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def is_inside(path: Path, root: Path) -> bool:
 def test_no_path_resolves_to_a_writable_place_outside_the_project(layout: tuple[Path, Path], data: st.DataObject) -> None:
     root, _ = layout
     raw = data.draw(path_strings(root))
-    ctx = ToolContext(project_root=root, protected=frozenset({root / "tests" / "test_x.py"}))
+    ctx = ToolContext(environment=unsandboxed(root), protected=frozenset({root / "tests" / "test_x.py"}))
     try:
         resolved = resolve_in_project(raw, root)
     except PathRefused as refused:
