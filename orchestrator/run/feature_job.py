@@ -185,7 +185,7 @@ class FeatureJob:
         how = f"could not restore {', '.join(stuck)}" if stuck else "restored"
         verification = VerificationResult(
             command=self.command, success=False, exit_code=None, attempt=attempt,
-            error=f"protected files changed by the agent ({how}; fix the code, not the check): {', '.join(changed)}",
+            error=f"protected files changed by the agent ({how}; fix the code, not the check): {protect.named(changed)}",
         )
         self.recorder.verified(verification)
         return verification

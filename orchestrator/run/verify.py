@@ -21,6 +21,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.json_types import JsonObject
+from orchestrator.run import protect
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.secrets import redact_piece
@@ -108,12 +109,27 @@ def run_check(
 
     Exit status 0 is a pass. A check that outlives `timeout` seconds is killed with its whole
     process group. Any exception while waiting (KeyboardInterrupt included) kills the check's
-    process group and is re-raised.
+    process group and is re-raised. A check that changed the run's configuration
+    (`orchestrate.toml`: only possible without a sandbox) fails, and the file is put back.
     """
     if command is None or not command.strip():
         return VerificationResult(
             command=command, success=False, skipped=True, error="no check command", attempt=attempt
         )
+    config = protect.take_guard(environment.workspace, None, ())  # the run's configuration as it was
+    result = _run(command, environment, attempt, timeout, output_limit)
+    changed = protect.guard_changes(config)
+    if changed:
+        how = "could not put it back" if protect.restore(config, changed) else "put back"
+        result.success = False
+        result.error = (f"the check changed {protect.named(changed)} ({how}): nothing the agent's code does "
+                        "may change the run's configuration")
+    return result
+
+
+def _run(
+    command: str, environment: CommandEnvironment, attempt: int, timeout: float, output_limit: int
+) -> VerificationResult:
     tail = _OutputTail(output_limit)
     try:
         finished = run_in_group(command, environment, timeout=timeout, on_output=tail.add)
