@@ -211,7 +211,8 @@ def test_a_file_the_agent_created_after_the_first_attempt_stays_its_to_fix(proje
 
     guard = protect.take_guard(project, command, [], check_files=[project / key for key in recorded])
 
-    assert names(project, guard.files) == ["tests/test_app.py"]
+    # The check's file, and the run's configuration, guarded in every attempt.
+    assert names(project, guard.files) == ["tests/test_app.py", "orchestrate.toml"]
     ctx = ToolContext(environment=unsandboxed(project), protected=frozenset(guard.files))
     edit = {"command": "str_replace", "path": "out.txt", "old_str": "wrong", "new_str": "ok"}
     assert not execute_tool("str_replace_based_edit_tool", edit, ctx).is_error

@@ -122,3 +122,16 @@ def test_relative_display(layout: tuple[Path, Path]) -> None:
     root, _ = layout
     assert relative(root, root) == "."
     assert relative(root / "sub" / "a.py", root) == "sub/a.py"
+
+
+@pytest.mark.parametrize("name", ["orchestrate.toml", "./orchestrate.toml", "sub/../orchestrate.toml", "ORCHESTRATE.TOML"])
+def test_the_runs_configuration_is_not_writable(layout: tuple[Path, Path], name: str) -> None:
+    root, _ = layout
+    ctx = ToolContext(environment=unsandboxed(root))
+    with pytest.raises(PathRefused, match="run's configuration"):
+        check_writable(resolve_in_project(name, root), ctx)
+
+
+def test_an_orchestrate_toml_below_the_root_is_ordinary(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    check_writable(resolve_in_project("sub/orchestrate.toml", root), ToolContext(environment=unsandboxed(root)))
