@@ -18,6 +18,10 @@ forbids adding one), and putting the originals back, whatever the agent left in 
 place (a symlink, a directory, a deleted parent), so the next attempt meets the real check.
 A change that cannot be undone is carried into the next attempt's comparison, so the
 feature cannot pass on a check the agent replaced.
+
+The project's `orchestrate.toml` is guarded in every attempt too, whatever the check names, and
+around every check (`orchestrator.run.verify.run_check`): it sets the next run's sandbox,
+limits and prices. One the agent creates where there was none is removed.
 """
 
 from __future__ import annotations
