@@ -16,6 +16,7 @@ import pytest
 
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.fake_api import bash, edit_create, report
+from tests.git_helpers import init_repo
 from tests.test_sandbox import bwrap_problem
 
 USER_CONFIG = "max_turns = 12\n"
@@ -56,6 +57,21 @@ def test_an_agent_rewriting_the_config_without_a_sandbox_is_undone_and_fails(
         assert not (project / "orchestrate.toml").exists()
     else:
         assert (project / "orchestrate.toml").read_text() == config
+    assert "orchestrate.toml (the run's configuration)" in _reason(project)
+
+
+def test_under_jobs_an_agent_creating_the_config_in_its_worktree_is_undone(fake_api: Any, tmp_path: Path) -> None:
+    project = init_repo(tmp_path / "project")
+    (project / "orchestrate.toml").write_text(USER_CONFIG)  # the user's, untracked: the worktrees lack it
+    fake_api.plans["feat-01"] = [
+        [bash(FORGE_CONFIG)], [edit_create("features/feat-01.txt", "done\n")], [report("Implemented feat-01")],
+    ]
+    spec = write_spec(tmp_path, 2)
+
+    result = run_cli(["run", str(spec), "--jobs", "2", "--sandbox", "none", "--max-attempts", "1"], project, fake_api)
+
+    assert result.code == 1, result.stdout + result.stderr
+    assert (project / "orchestrate.toml").read_text() == USER_CONFIG
     assert "orchestrate.toml (the run's configuration)" in _reason(project)
 
 
