@@ -98,6 +98,7 @@ def validate(
         False, "--run-checks", help="Also run each pending feature's check now and warn for every one that already passes.",
     ),
     project_dir: Path | None = ProjectDirOption,
+    sandbox: str | None = SandboxOption,
 ) -> None:
     """Check SPEC and list every problem; exit 0 when it is valid, 2 when not."""
     loaded = read_spec(spec)
@@ -107,7 +108,7 @@ def validate(
         from orchestrator.commands.check_red import run_pending_checks
 
         paths = open_project(project_dir)
-        raise typer.Exit(run_pending_checks(loaded, paths, load_config({}, paths.root)))
+        raise typer.Exit(run_pending_checks(loaded, paths, load_config({"sandbox": sandbox}, paths.root)))
 
 
 @app.command(cls=Command)
@@ -127,6 +128,7 @@ def plan(
     max_cost: float | None = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole plan; never overshot."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompt; send nothing, write nothing."),
     json_output: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+    sandbox: str | None = SandboxOption,
 ) -> None:
     """Plan a spec from a product description: features with checks written first and seen failing."""
     from orchestrator.commands.plan import PlanRequest, plan_command
@@ -136,7 +138,7 @@ def plan(
         description=description, output=output or root / "spec.json", project_dir=root, features=features,
         write_checks=write_checks, from_list=from_list, force=force, dry_run=dry_run, json_mode=json_output,
     )
-    raise typer.Exit(plan_command(request, load_config({"model": model, "max_cost": max_cost}, root)))
+    raise typer.Exit(plan_command(request, load_config({"model": model, "max_cost": max_cost, "sandbox": sandbox}, root)))
 
 
 @app.command(cls=Command)

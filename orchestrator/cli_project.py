@@ -66,12 +66,13 @@ def verify_cmd(
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here."),
     reopen: bool = typer.Option(False, "--reopen", help="Mark failing features regressed: the next run rebuilds them."),
     project_dir: Path | None = ProjectDirOption,
+    sandbox: str | None = SandboxOption,
 ) -> None:
     """Re-run the passed features' checks on the current tree (no model): exit 0 all pass, 1 any fails."""
     from orchestrator.commands.verify import verify_command
 
     paths = open_project(project_dir)
-    config = load_config({}, paths.root)
+    config = load_config({"sandbox": sandbox}, paths.root)
     raise typer.Exit(verify_command(paths, config, spec, only=only, json_output=json_output, junit=junit, reopen=reopen))
 
 @app.command(cls=Command)

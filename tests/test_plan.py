@@ -19,6 +19,7 @@ from orchestrator.run.verify import VerificationResult
 from orchestrator.spec import load_spec, parse_spec
 from orchestrator.spec.models import Feature
 from tests.cli_helpers import run_cli
+from tests.environments import unsandboxed
 
 
 def result(code: int | None, output: str = "", command: str = "python -m pytest -q t.py") -> VerificationResult:
@@ -48,9 +49,9 @@ def test_a_real_syntax_error_and_a_real_missing_module_are_told_apart(tmp_path):
     (tmp_path / "t_broken.py").write_text("def test_x(:\n    pass\n")
     assert syntax_problems({"t_broken.py": (tmp_path / "t_broken.py").read_text()})
     (tmp_path / "check.py").write_text("import not_built_yet\n")
-    check = red_check("python3 check.py", tmp_path, env=None, timeout=30)
+    check = red_check("python3 check.py", unsandboxed(tmp_path), timeout=30)
     assert (check.verdict, check.reason) == ("red", "the module not_built_yet is not built yet")
-    assert red_check("true", tmp_path, env=None, timeout=30).verdict == "vacuous"
+    assert red_check("true", unsandboxed(tmp_path), timeout=30).verdict == "vacuous"
 
 
 def test_duplicates_across_chunks_are_dropped_and_references_follow_the_one_kept():

@@ -30,7 +30,7 @@ from orchestrator.run.integrity import Integrity
 from orchestrator.run.prompts import FeatureTurn
 from orchestrator.run.recorder import FeatureRecorder
 from orchestrator.run.verify import VerificationResult, Verifier
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.records import CheckRecord
 from orchestrator.store.state import AwaitingCheck, CheckFiles, PassToFinish, now_ms
@@ -48,11 +48,10 @@ class JobSettings:
     config: RunConfig
     spec: FeatureSpec
     system: str
-    env: dict[str, str]  # for the agent's shell: no secrets (the verifier has its own)
+    environment: CommandEnvironment  # where the agent's shell runs: the job's workspace, sandbox, no secrets
     max_attempts: int
     index: int  # the feature's position among the selected ones, for progress
     total: int
-    sandbox: Sandbox = NO_SANDBOX  # where the agent's bash commands run
 
 
 @dataclass
@@ -186,7 +185,7 @@ class FeatureJob:
         how = f"could not restore {', '.join(stuck)}" if stuck else "restored"
         verification = VerificationResult(
             command=self.command, success=False, exit_code=None, attempt=attempt,
-            error=f"protected files changed by the agent ({how}; fix the code, not the check): {', '.join(changed)}",
+            error=f"protected files changed by the agent ({how}; fix the code, not the check): {protect.named(changed)}",
         )
         self.recorder.verified(verification)
         return verification
@@ -273,8 +272,8 @@ class FeatureJob:
             self.recorder.entry.models.append(chosen.model)
         policy = ShellPolicy.default().with_extra(config.security.deny) if config.security.deny else ShellPolicy.default()
         tool_context = ToolContext(
-            project_root=self.workspace, protected=frozenset(protected), bash_timeout=config.bash_timeout,
-            policy=policy, env=self.settings.env, sandbox=self.settings.sandbox,
+            environment=self.settings.environment.at(self.workspace), protected=frozenset(protected),
+            bash_timeout=config.bash_timeout, policy=policy,
         )
         return AgentSession(
             client=self.client, model=chosen.model, system=self.settings.system, tool_context=tool_context,

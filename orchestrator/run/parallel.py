@@ -229,10 +229,10 @@ class ParallelRunner(Runner):
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
         recorder = FeatureRecorder(feature, books, self.parts.logs, self.events, self.parts.memory, heading)
         finisher = PassFinisher(books, self.parts.context, self.workspace, self.config.commit, self.events)
-        verifier = StoppingVerifier(workspace, timeout=self.config.check_timeout, env=self.env, sandbox=self.parts.sandbox)
+        verifier = StoppingVerifier(self.parts.environment.at(workspace), timeout=self.config.check_timeout)
         verifier.pool = self.pool
         settings = JobSettings(
-            config=self.config, spec=self.spec, system=self.system, env=self.env, sandbox=self.parts.sandbox,
+            config=self.config, spec=self.spec, system=self.system, environment=self.parts.environment.at(workspace),
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
         )
         return WorkerJob(
@@ -243,7 +243,7 @@ class ParallelRunner(Runner):
 
     def _own_check(self, tree: Path, feature: Feature, attempt: int) -> VerificationResult | None:
         """The default re-check: the feature's own check on the merged tree, then the regression guard's."""
-        result = CheckVerifier(tree, timeout=self.config.check_timeout, env=self.env, sandbox=self.parts.sandbox).check(
+        result = CheckVerifier(self.parts.environment.at(tree), timeout=self.config.check_timeout).check(
             self.spec.check_command(feature), attempt
         )
         own = None if result.success or result.skipped else result
