@@ -141,7 +141,7 @@ def plan(
 
 @app.command(cls=Command)
 def demo(
-    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default ./orchestrate-demo; must be new or empty)."),
+    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default: a new temporary directory); a demo that stopped there resumes."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls)."),
 ) -> None:
