@@ -42,7 +42,7 @@ def module_problem(interpreter: str, module: str, env: Mapping[str, str]) -> str
     """Why `interpreter -m module` cannot run with `env`'s PATH, or None when it can."""
     found = shutil.which(interpreter, path=env.get("PATH", ""))
     if found is None:
-        return f"the checks call `{interpreter} -m {module}`, but no `{interpreter}` is on the PATH"
+        return f"a check that runs `{interpreter} -m {module}` fails here: no `{interpreter}` is on the PATH"
     if _imports(found, module, env):
         return None
     here = Path(sys.executable)
@@ -53,7 +53,7 @@ def module_problem(interpreter: str, module: str, env: Mapping[str, str]) -> str
                   else f"put {here.parent} first on the PATH")
     else:
         advice = f"install it there (`{found} -m pip install {module}`)"
-    return f"the checks run `{interpreter} -m {module}`, but {found} cannot import {module}: {advice}"
+    return f"a check that runs `{interpreter} -m {module}` fails here: {found} cannot import {module}; {advice}"
 
 
 def _imports(interpreter: str, module: str, env: Mapping[str, str]) -> bool:
