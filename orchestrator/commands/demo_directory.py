@@ -75,6 +75,7 @@ def closing_screen(demo: DemoDirectory, exit_code: int) -> str:
     if exit_code in (3, 130):  # stopped or interrupted: resumable
         commands.append((f"orchestrate demo --dir {shlex.quote(str(demo.root))}", "resume the demo where it stopped"))
     commands.append((f"orchestrate status --project-dir {p}", "what passed, attempts, cost"))
+    commands.append((f"orchestrate report --project-dir {p}", "the last run's summary, again"))
     commands += _log_commands(demo.project)
     commands.append((f"orchestrate context docs --spec {shlex.quote(str(demo.spec_dir / 'spec.json'))} "
                      f"--project-dir {p}", "the memory a feature gets"))
