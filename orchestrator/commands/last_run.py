@@ -1,8 +1,8 @@
 """`orchestrate report` with no option: the text summary of the project's last run.
 
 The same closing line the run printed (outcome, counts, tokens, cost, time), its stop reason,
-its final verification, and the features that did not pass, read from the end of
-`events.jsonl` and from the state, so it takes the same time at 10 features and at 10,000.
+its final verification, and the features that did not pass, read from the state and from
+`events.jsonl` backwards, no further than the last run's start.
 """
 
 from __future__ import annotations
