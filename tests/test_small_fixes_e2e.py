@@ -110,3 +110,11 @@ def test_report_with_no_option_prints_the_last_runs_summary(fake_api, project):
     assert any(line.startswith("final verification: 1/1") for line in lines), result.stdout
     assert not any(path.suffix == ".html" for path in project.iterdir())
     assert os.path.basename(str(spec)) in result.stdout
+
+
+def test_dollar_amounts_keep_the_digits_that_make_them_non_zero():
+    from orchestrator.llm.pricing import usd
+
+    shown = {amount: usd(amount) for amount in (0.001, 0.0015, 0.000004, 0.5, 2.5, 10, 0)}
+    assert shown == {0.001: "$0.001", 0.0015: "$0.0015", 0.000004: "$0.000004", 0.5: "$0.50", 2.5: "$2.50",
+                     10: "$10.00", 0: "$0.00"}
