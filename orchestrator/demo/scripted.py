@@ -65,15 +65,25 @@ def demo_summarizer(request: ApiRequest) -> JsonObject | str:
 def press_ctrl_c_during(fake: FakeAPI, feature_id: str) -> threading.Event:
     """Make `fake` send this process SIGINT while `feature_id`'s agent runs its check; the event is set then."""
     pressed = threading.Event()
+    lock = threading.Lock()
+    timer: list[threading.Timer] = []
+
+    def press() -> None:
+        with lock:
+            if not pressed.is_set():
+                pressed.set()
+                signal.raise_signal(signal.SIGINT)  # handled in the main thread, as a real Ctrl-C is
 
     def interrupting(turn: AgentTurn) -> list[Block]:
-        reply = textkit_plan(turn)
-        if turn.feature_id == feature_id and turn.step == _CHECK_STEP and not pressed.is_set():
-            pressed.set()
+        if turn.feature_id == feature_id and not timer and turn.step == _CHECK_STEP:
             # Shortly after this answer, while the agent's command (the check) runs: a Ctrl-C
-            # between calls, so the run stops as after a real one, with every call answered and booked.
-            threading.Timer(_PRESS_AFTER_S, signal.raise_signal, (signal.SIGINT,)).start()
-        return reply
+            # between calls, so the run stops with every call answered and booked.
+            timer.append(threading.Timer(_PRESS_AFTER_S, press))
+            timer[0].daemon = True
+            timer[0].start()
+        elif turn.feature_id == feature_id and timer and not pressed.is_set():
+            press()  # a machine so slow that the check ended first: during this call, then
+        return textkit_plan(turn)
 
     fake.default_plan = interrupting
     return pressed
