@@ -410,7 +410,7 @@ def test_a_long_dependency_chain_does_not_overflow_the_stack() -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("missing.json", "cannot read the file: No such file or directory"),
+        ("missing.json", "no such file"),
         (".", "this is a directory; give the path of a spec file"),
         ("nul\x00.json", "cannot read the file: embedded null byte"),
     ],
@@ -419,6 +419,14 @@ def test_an_unreadable_path_is_a_spec_error(tmp_path: Path, name: str, expected:
     with pytest.raises(SpecError) as caught:
         load_spec(tmp_path / name)
     assert caught.value.problems == [expected]
+
+
+def test_a_missing_spec_file_is_said_not_to_exist_not_to_be_invalid(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec(tmp_path / "spec.json")
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'spec.json'}: the spec file does not exist")
+    assert "not a valid feature spec" not in message and "No such file or directory" not in message
 
 
 def test_an_undecodable_file_name_does_not_become_the_project_name(tmp_path: Path) -> None:

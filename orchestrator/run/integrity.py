@@ -42,8 +42,12 @@ class Integrity:
     @classmethod
     def for_run(cls, root: Path, spec: FeatureSpec, guard: RegressionGuard, events: EventSink, commit: bool) -> Integrity:
         """Record the tree as the run found it (for what must never be reset)."""
-        park = commit and git_checkpoint.is_git_repo(root)
+        git = git_checkpoint.is_git_repo(root)
+        park = commit and git
         integrity = cls(spec, guard, events, park)
+        if commit and not git:  # said once, before any feature: not first when one fails
+            events.warn(f"{root} is not a git repository: no checkpoint commits, and a failed feature's work stays "
+                        "in the tree; run `git init` there to get them (--no-commit: none wanted, no warning)")
         if park:
             try:
                 integrity.start = StartOfRun.take(root)

@@ -170,6 +170,7 @@ def prepare_repository(root: Path, on_warning: Callable[[str], None]) -> None:
                     "and commit the project (or run without --jobs)"
                 )
             check_git(root, "init", "--quiet")
+            on_warning(f"--jobs: {root} was not a git repository; `git init` made it one (worktrees and checkpoints need it)")
         git_checkpoint.exclude_run_state(root)
         _commit_start(root, on_warning)
     except CheckpointError as err:
