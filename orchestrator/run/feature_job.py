@@ -92,7 +92,8 @@ class FeatureJob:
             # The attempt a kill cut short is run again; the log keeps that it was cut short.
             recorder.draft.attempts.append(AttemptRecord(attempt=interrupted, stop="interrupted"))
         try:
-            while entry.attempts < self.settings.max_attempts and entry.status != "passed":
+            # `failed` here: the check passed, its checkpoint could not be made (`finishing`).
+            while entry.attempts < self.settings.max_attempts and entry.status not in ("passed", "failed"):
                 attempt = entry.attempts + 1
                 awaiting = entry.awaiting_check
                 if awaiting is not None and awaiting.attempt == attempt:
@@ -101,7 +102,7 @@ class FeatureJob:
                     step = self._attempt(attempt, interrupted)
                     interrupted = None
                 self._settle(attempt, step)
-            if entry.status != "passed":
+            if entry.status not in ("passed", "failed"):
                 self._fail()
         except BaseException:
             recorder.stopped()
