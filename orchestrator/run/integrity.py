@@ -114,6 +114,11 @@ class FeatureWatch:
         broken = failures(self.runs)
         return broken_result(broken, attempt) if broken else result
 
+    def landed(self, changed: list[str]) -> None:
+        """The files the feature's checkpoint changed, when it was made elsewhere (a parallel
+        run's merge): its footprint, as a serial run finds it in the tree before its checkpoint."""
+        self.changed = changed
+
     def records(self) -> list[ReCheck]:
         return [run.record() for run in self.runs]
 
