@@ -22,6 +22,7 @@ its own (a shard's checkpoint commit, cherry-picked onto a branch that may not b
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -82,7 +83,7 @@ class MergeQueue:
         self.worktrees = worktrees
         self.recheck = recheck
         self.should_stop = should_stop
-        self.landing: Landing = landing or SquashOntoHead()
+        self.landing: Landing = landing or SquashOntoHead(_say)
         self.recheck_batch = recheck_batch
         self._turn = threading.Lock()
         self._waiting: list[_Landing] = []
@@ -192,6 +193,10 @@ class MergeQueue:
         sha = commit_staged(tree, trees, identity, feature)
         self.landing.advance(trees, base, sha)
         return MergeOutcome("merged", base, sha=sha, changed=sorted(differing(project, base, sha)))
+
+
+def _say(message: str) -> None:
+    print(f"orchestrate: warning: {message}", file=sys.stderr)
 
 
 def _conflicts(tree: Path) -> tuple[list[str], str]:
