@@ -17,6 +17,7 @@ from orchestrator.run.check_pool import CheckRun
 from orchestrator.run.failed_work import StartOfRun, park_failed_work
 from orchestrator.run.footprint import ChangeWatch, footprint
 from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.hidden_files import hidden_by_new_rules, hidden_result
 from orchestrator.run.regression import RegressionGuard, broken_result, failures
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature, FeatureSpec
@@ -106,6 +107,10 @@ class FeatureWatch:
     def after_check(self, attempt: int, result: VerificationResult) -> VerificationResult:
         """The attempt's result once the regression guard had its say: the broken feature's check if one broke."""
         self.runs, self.changed = [], None
+        if result.success and self.integrity.park_failures:  # checkpoints: they must hold what was checked
+            hidden = hidden_by_new_rules(self.workspace, self._before())
+            if hidden:
+                return hidden_result(result, attempt, hidden)
         if not result.success or not self.integrity.recheck_in_workspace:
             return result
         self.changed = self.changes.changed()
@@ -113,6 +118,11 @@ class FeatureWatch:
         self.integrity.rechecked(self.feature.id, self.runs)
         broken = failures(self.runs)
         return broken_result(broken, attempt) if broken else result
+
+    def _before(self) -> list[str]:
+        """What the ignore rules are judged against: the last checkpoint, and the tree the run found."""
+        start = self.integrity.start
+        return ["HEAD", start.tree] if start else ["HEAD"]
 
     def landed(self, changed: list[str]) -> None:
         """The files the feature's checkpoint changed, when it was made elsewhere (a parallel
