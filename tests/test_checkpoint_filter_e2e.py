@@ -61,16 +61,24 @@ def test_an_agent_that_unignores_the_state_cannot_write_it_through_a_merge(
     assert not (project / ".autonomous.bak-1").exists()
     assert "!.autonomous/" in (project / ".gitignore").read_text()  # the agent's change itself is its work
 
-    # The next --jobs run commits the project as it was before it: `.gitignore` now lets the
-    # run's journal, events, lock and worktrees through, and none of them may be in that commit.
-    write_spec(tmp_path, 3)
-    again = run_cli(["run", str(spec), "--jobs", "2", "--sandbox", sandbox, "--json"], project, fake_api)
 
-    assert again.code == 0, again.stderr
+def test_the_start_of_run_commit_never_holds_the_runs_own_files(fake_api: Any, tmp_path: Path) -> None:
+    # A `.gitignore` that lets the state through (as a merged feature's may): the uncommitted
+    # changes `--jobs` commits first must not take the run's journal, events, lock or worktrees.
+    project = init_repo(tmp_path / "project", {".gitignore": "!.autonomous/\n", "README.md": "widget\n"})
+    (project / "README.md").write_text("widget, edited\n")
+    spec = write_spec(tmp_path, 2)
+
+    result = run_cli(["run", str(spec), "--jobs", "2", "--json"], project, fake_api)
+
+    assert result.code == 0, result.stderr
     assert _ours(_committed_paths(project)) == []
+    subjects = subprocess.run(["git", "log", "--format=%s"], cwd=project, capture_output=True, text=True,
+                              check=True).stdout.splitlines()
+    assert "orchestrate: the project as it was before the run" in subjects
     state = json.loads((project / ".autonomous/state/execution-state.json").read_text())
     assert {fid: entry["status"] for fid, entry in state["features"].items()} == {
-        "feat-01": "passed", "feat-02": "passed", "feat-03": "passed"
+        "feat-01": "passed", "feat-02": "passed"
     }
 
 
