@@ -2,9 +2,10 @@
 
 A checkpoint commits what git sees; an agent that appends its own module to `.gitignore` gets a
 check that passes in the tree and a commit without the module (the check fails on a clean
-checkout). So once a check passes, the files git ignores are looked at: one ignored by a
-`.gitignore` line that the same `.gitignore` did not have before (at HEAD, or when the run
-started) is hidden by this work, and the attempt fails saying which file and which rule.
+checkout). So before the check runs (what the check writes is its output, not the work), the
+files git ignores are looked at: one ignored by a `.gitignore` line that the same `.gitignore`
+did not have before (at HEAD, or when the run started) is hidden by this work, and the attempt
+fails without its check, saying which file and which rule.
 Caches and environments (`__pycache__/`, `node_modules/`, `.venv/`, ...) may be ignored freely:
 no check's verdict should rest on them, and committing them would be wrong.
 """
@@ -55,15 +56,15 @@ def hidden_by_new_rules(workspace: Path, before: Sequence[str]) -> list[tuple[st
     return hidden
 
 
-def hidden_result(result: VerificationResult, attempt: int, hidden: list[tuple[str, str]]) -> VerificationResult:
-    """The attempt's result when its check passed on files a checkpoint would leave out."""
+def hidden_result(command: str | None, attempt: int, hidden: list[tuple[str, str]]) -> VerificationResult:
+    """The attempt's result when files its work needs may be left out of its checkpoint."""
     shown = ", ".join(f"{path} ({rule})" for path, rule in hidden[:_SHOWN])
     more = f" and {len(hidden) - _SHOWN} more" if len(hidden) > _SHOWN else ""
     return VerificationResult(
-        command=result.command, success=False, exit_code=result.exit_code, output=result.output, attempt=attempt,
-        error=(f"the check passed, but ignore rules this work added hide files from git: {shown}{more}. A checkpoint "
-               "holds only what git sees, so the check would fail on a clean checkout: take those rules out of "
-               ".gitignore (ignore only generated files such as caches and build output)"),
+        command=command, success=False, exit_code=None, attempt=attempt,
+        error=(f"ignore rules this work added hide files from git: {shown}{more}. A checkpoint holds only what "
+               "git sees, so the check would not see them on a clean checkout (it was not run): take those rules "
+               "out of .gitignore (ignore only generated files such as caches and build output)"),
     )
 
 

@@ -107,10 +107,6 @@ class FeatureWatch:
     def after_check(self, attempt: int, result: VerificationResult) -> VerificationResult:
         """The attempt's result once the regression guard had its say: the broken feature's check if one broke."""
         self.runs, self.changed = [], None
-        if result.success and self.integrity.park_failures:  # checkpoints: they must hold what was checked
-            hidden = hidden_by_new_rules(self.workspace, self._before())
-            if hidden:
-                return hidden_result(result, attempt, hidden)
         if not result.success or not self.integrity.recheck_in_workspace:
             return result
         self.changed = self.changes.changed()
@@ -118,6 +114,14 @@ class FeatureWatch:
         self.integrity.rechecked(self.feature.id, self.runs)
         broken = failures(self.runs)
         return broken_result(broken, attempt) if broken else result
+
+    def hidden(self, command: str | None, attempt: int) -> VerificationResult | None:
+        """Before the check runs (its own outputs are not the work): the attempt's failure when
+        new ignore rules hide files from git that a checkpoint would then lack (`hidden_files`)."""
+        if not self.integrity.park_failures:  # no checkpoints: nothing is left out of one
+            return None
+        found = hidden_by_new_rules(self.workspace, self._before())
+        return hidden_result(command, attempt, found) if found else None
 
     def _before(self) -> list[str]:
         """What the ignore rules are judged against: the last checkpoint, and the tree the run found."""
