@@ -12,20 +12,11 @@ import pytest
 
 from tests.cli_helpers import first_prompt, read_json, run_cli
 from tests.fake_api import bash, edit_str_replace, report, text
-from tests.git_helpers import init_repo, subjects
+from tests.git_helpers import init_repo, subjects, wait_for_checkpoint
 
 CORE = "def one():\n    return 0\n" + "\n# unrelated\n" * 8 + "\nVALUE = 1\n"
 CHECK_1 = 'python3 -c "import core; assert core.one() == 1"'
 CHECK_2 = 'python3 -c "import core; assert core.TWO == 2"'
-
-
-def _wait_for_checkpoint(root: Path, feature_id: str, seconds: float = 60.0) -> None:
-    """Hold feature 2's first answer until feature 1 is merged, so that it lands second."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if any(subject.startswith(f"orchestrate: {feature_id}:") for subject in subjects(root)):
-            return
-        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -45,7 +36,7 @@ def test_a_feature_that_rewrites_a_passed_features_file_is_caught_in_every_mode(
 
     def feature_2(turn: Any) -> list[Any]:
         if turn.step == 0 and turn.last_verification is None:
-            _wait_for_checkpoint(project, "feat-01")
+            wait_for_checkpoint(project, "feat-01")
         told = turn.last_verification is not None and "broke feature feat-01" in (turn.last_verification["error"] or "")
         value = 1 if told else 5  # the first attempt breaks feat-01's one()
         edit = bash(f"sed -i 's/^VALUE = .*/VALUE = {value}/' core.py && (grep -q '^TWO' core.py || echo 'TWO = 2' >> core.py)")
