@@ -44,6 +44,7 @@ def test_a_feature_whose_checkpoint_fails_is_not_counted_passed(fake_api: Any, t
     assert not any("not installed" in message for message in warnings)
     finished = [e for e in result.events() if e["type"] == "feature_finished"]
     assert [(e["id"], e["status"]) for e in finished] == [("feat-01", "failed")]
+    assert read_json(project / ".autonomous/logs/feat-01.json")["status"] == "failed"
     assert (project / "features/feat-01.txt").exists()  # the work stays in the tree
 
 
