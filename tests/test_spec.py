@@ -261,7 +261,24 @@ HINT = '(ids are used as file names: use only letters, digits, ".", "_" and "-")
     ],
 )
 def test_unsafe_ids_are_refused(fid: str, expected: str) -> None:
-    assert problems_of(spec_bytes(feature(fid))) == [f"features[0].id: {expected}"]
+    assert problems_of(spec_bytes(feature(fid, name="A feature"))) == [f"features[0].id: {expected}"]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("x" * 300_000, "is 300000 characters long; the limit is 200 (a name is a commit's subject: put the detail "
+                        "in the description)"),
+        ("two\nlines", "contains a line break or another control character (a name is one line of a commit message)"),
+        ("a\x1b[31mb", "contains a line break or another control character (a name is one line of a commit message)"),
+    ],
+)
+def test_names_are_one_bounded_line_because_they_become_commit_subjects(name: str, expected: str) -> None:
+    assert problems_of(spec_bytes(feature("auth", name=name))) == [f"features[0].name: {expected}"]
+
+
+def test_a_name_of_200_characters_is_accepted() -> None:
+    assert parse_spec(spec_bytes(feature("auth", name="n" * 200))).spec.features[0].name == "n" * 200
 
 
 def test_duplicate_ids_name_both_places() -> None:
