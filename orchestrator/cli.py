@@ -27,7 +27,7 @@ from orchestrator.cli_app import (
     StrictChecksOption,
     app,
 )
-from orchestrator.cli_base import PROG_NAME, ClickException, Command, Interrupted, show_usage_error
+from orchestrator.cli_base import PROG_NAME, Command, Interrupted, ParserError, show_usage_error
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config import load_config
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
@@ -143,7 +143,7 @@ def plan(
 
 @app.command(cls=Command)
 def demo(
-    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default ./orchestrate-demo; must be new or empty)."),
+    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default: a new temporary directory); a demo that stopped there resumes."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls)."),
 ) -> None:
@@ -180,7 +180,7 @@ def main() -> None:
     except (KeyboardInterrupt, Interrupted, typer.Abort):
         # Interrupted outside a run (while loading, say): nothing to save.
         _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
-    except ClickException as err:
+    except ParserError as err:
         _leave("", show_usage_error(err))
     except UsageError as err:
         # Something the user can fix: a bad spec, flag or configuration, no key, a run in the way.

@@ -156,3 +156,25 @@ def test_a_demo_can_script_the_planner_from_a_file(tmp_path):
     answers = load_tool_answers(path)
     assert answers("submit_spec", {})["project"] == "p"
     assert answers("submit_spec", {"tools": []}) == {}  # past the script: the smallest valid answer
+
+
+def test_a_flagged_checks_reason_is_never_put_in_nested_parentheses(tmp_path, capsys):
+    from orchestrator.commands.plan_output import print_result
+    from orchestrator.llm.spend import Spend
+    from orchestrator.plan.check_writer import FeatureCheck
+    from orchestrator.plan.planner import PlannedSpec
+
+    spec = parse_spec(json.dumps({"features": [{"id": "a", "name": "A", "description": "d", "verify": "true"}]}).encode()).spec
+    reason = "pytest could not run the tests (usage error or nothing collected)"
+    check = FeatureCheck("a", files=["tests/test_a.py"], verdict="broken", reason=reason)
+
+    print_result(tmp_path / "spec.json", spec, PlannedSpec(spec), [check], Spend(), json_mode=False)
+
+    out, err = capsys.readouterr()
+    assert f"a: check flagged as broken: {reason}; review it before running" in err
+    for line in (out + err).splitlines():
+        assert "((" not in line.replace(" ", "") and "))" not in line, line
+        depth = 0
+        for char in line:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            assert depth <= 1, f"nested parentheses: {line}"

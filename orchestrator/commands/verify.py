@@ -21,7 +21,7 @@ from orchestrator.run.final_verify import mark_regressed, passed_checks, verify_
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.atomic import write_text_atomic
+from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.feature_log import find_feature_log, write_feature_log
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
@@ -69,7 +69,7 @@ def _verify(
         store.save(state)
     duration = time.monotonic() - started
     if junit is not None:
-        write_text_atomic(junit, _junit(runs, loaded, duration))
+        write_report_atomic(junit, _junit(runs, loaded, duration))
     sys.stdout.write(_json(runs, reopen) if json_output else _text(runs, reopen, duration))
     return EXIT_FAILED if failed else EXIT_OK
 
@@ -135,7 +135,7 @@ def _json(runs: list[CheckRun], reopen: bool) -> str:
 def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
     failures = sum(not run.success for run in runs)
     suite = ET.Element("testsuite", {
-        "name": f"orchestrate-verify:{loaded.path.stem}", "tests": str(len(runs)), "failures": str(failures),
+        "name": loaded.spec.project, "tests": str(len(runs)), "failures": str(failures),
         "errors": "0", "skipped": "0", "time": f"{duration:.3f}",
     })
     for run in runs:

@@ -39,6 +39,7 @@ from orchestrator.tools.shell_policy import ShellPolicy
 
 RESUMED = "resumed after an interrupted attempt"
 FinishPass = Callable[[str, Report | None, str | None], None]
+_ENDED = ("passed", "failed")  # failed after its check passed: its checkpoint could not be made (`finishing`)
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,10 @@ class FeatureJob:
         entry, recorder = self.recorder.entry, self.recorder
         recorder.begin()
         interrupted = entry.attempts + 1 if entry.reason == RESUMED and entry.awaiting_check is None else None
-        if interrupted is not None:
-            # The attempt a kill cut short is run again; the log keeps that it was cut short.
+        if interrupted is not None:  # the attempt a kill cut short is run again; the log keeps that
             recorder.draft.attempts.append(AttemptRecord(attempt=interrupted, stop="interrupted"))
         try:
-            while entry.attempts < self.settings.max_attempts and entry.status != "passed":
+            while entry.attempts < self.settings.max_attempts and entry.status not in _ENDED:
                 attempt = entry.attempts + 1
                 awaiting = entry.awaiting_check
                 if awaiting is not None and awaiting.attempt == attempt:
@@ -100,7 +100,7 @@ class FeatureJob:
                     step = self._attempt(attempt, interrupted)
                     interrupted = None
                 self._settle(attempt, step)
-            if entry.status != "passed":
+            if entry.status not in _ENDED:
                 self._fail()
         except BaseException:
             recorder.stopped()
@@ -195,7 +195,8 @@ class FeatureJob:
         influencers = self.influence.after_attempt(self.feature.id, self.command)
         if influencers and self.settings.config.strict_checks:
             return check_influence.strict_refusal(self.command, attempt, influencers)
-        result = self.verifier.check(self.command, attempt)
+        hidden = self.watch.hidden(self.command, attempt) if self.watch else None  # files a checkpoint would lack
+        result = hidden or self.verifier.check(self.command, attempt)
         result.influencers = influencers
         if result.skipped:
             # No check at all: the agent's report decides, and the log says it was not verified.

@@ -39,6 +39,7 @@ from orchestrator.run.feature_job import JobSettings
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.integrity import Integrity
+from orchestrator.run.landing import SquashOntoHead
 from orchestrator.run.merge_queue import MergeQueue, Recheck
 from orchestrator.run.parallel_integrity import batch_recheck, footprints_overlap, guarded_recheck, worker_integrity
 from orchestrator.run.parallel_job import Lane, StoppingVerifier, WorkerJob, take_up_merge
@@ -87,6 +88,7 @@ class ParallelRunner(Runner):
         self.worktrees = Worktrees(self.workspace, self.paths.autonomous)
         self.queue = MergeQueue(
             self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
+            landing=SquashOntoHead(self.events.warn),
             recheck_batch=None if self.hooks.recheck else self._batch_check,  # a plugged-in re-check goes one by one
         )
         self.by_id = {feature.id: feature for feature in self.spec.features}
