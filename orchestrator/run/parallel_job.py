@@ -70,8 +70,6 @@ class WorkerJob(FeatureJob):
     def _land(self, attempt: int) -> MergeOutcome:
         lane, feature = self.lane, self.feature
         lane.slots.merging(feature.id)  # committing and merging are git's work: the next feature starts meanwhile
-        if self.watch is not None:  # the footprint: what the work changed, before it is committed away
-            self.watch.changed = self.watch.changes.changed()
         lane.worktrees.commit_work(feature.id)
         outcome = lane.queue.land(feature, attempt, self.command, before_commit=self._merging,
                                   resolve=lambda files, base: self._resolve(attempt, files, base))
@@ -80,6 +78,8 @@ class WorkerJob(FeatureJob):
             "merge", id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
             message=message,
         )
+        if outcome.failure is None and self.watch is not None:
+            self.watch.landed(outcome.changed)  # the footprint: what the checkpoint changed
         if outcome.failure is not None:
             self.recorder.entry.finishing = None
             if attempt < self.settings.max_attempts:  # a next attempt: model work again
