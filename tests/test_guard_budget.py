@@ -18,6 +18,7 @@ from orchestrator.run.regression import RegressionGuard
 from orchestrator.spec.models import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState
+from tests.environments import unsandboxed
 
 
 def _candidate(fid: str, shared: int = 1, *, failed: bool = False, dep: bool = False, last: int = 0,
@@ -54,7 +55,7 @@ def test_the_guard_goes_round_every_check_when_all_share_a_file(tmp_path: Path) 
     state = RunState()
     for i in range(6):
         state.features[f"f{i}"] = FeatureState(status="passed", footprint=Footprint(changed=["shared.py"]))
-    guard = RegressionGuard(spec, state, mode="affected", concurrency=1, runner=check_runner(),
+    guard = RegressionGuard(spec, state, mode="affected", concurrency=1, runner=check_runner(unsandboxed(tmp_path)),
                             budget=parse_budget("2x"))
     guard.own_check_took("f6", 1.0)
     for i in range(6):
@@ -68,7 +69,7 @@ def test_the_guard_goes_round_every_check_when_all_share_a_file(tmp_path: Path) 
         for i in range(6):
             guard.durations[f"f{i}"] = 1.0  # measured times vary; here they stay 1 s
     assert sorted(seen) == [f"f{i}" for i in range(6)]
-    everything = RegressionGuard(spec, state, mode="all", concurrency=1, runner=check_runner(), budget=parse_budget("0s"))
+    everything = RegressionGuard(spec, state, mode="all", concurrency=1, runner=check_runner(unsandboxed(tmp_path)), budget=parse_budget("0s"))
     assert everything.plan(spec.feature("f6"), []).deferred == []
 
 
