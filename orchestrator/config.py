@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -53,6 +54,10 @@ class SecurityConfig(BaseModel):
         return patterns
 
 
+# A name or address as `[sandbox] allow_hosts` lists it: `pypi.org`, `*.pythonhosted.org`, `[::1]`.
+_HOST = re.compile(r"(\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\]")
+
+
 class SandboxOptions(BaseModel):
     """The `[sandbox]` table of orchestrate.toml (its `mode` becomes the `sandbox` setting)."""
 
@@ -60,7 +65,16 @@ class SandboxOptions(BaseModel):
 
     read: list[str] = Field(default_factory=list, description="Paths commands may read (hidden ones: under home, /tmp).")
     write: list[str] = Field(default_factory=list, description="Paths outside the project commands may write.")
-    network: bool = Field(False, description="Let commands and checks reach the network.")
+    network: bool = Field(False, description="Let commands and checks reach the network, every host.")
+    allow_hosts: list[str] = Field(default_factory=list, description="Hosts reachable through the sandbox's proxy.")
+
+    @field_validator("allow_hosts")
+    @classmethod
+    def _plain_host_names(cls, hosts: list[str]) -> list[str]:
+        bad = [host for host in hosts if not _HOST.fullmatch(host)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a host name: list names like \"pypi.org\" or \"*.pythonhosted.org\"")
+        return hosts
 
 
 class RunConfig(BaseModel):

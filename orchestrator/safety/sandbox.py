@@ -8,7 +8,10 @@ The shell deny-list guesses at spellings; a namespace does not have to. Under bu
 - the rest of the file system is read-only, `/tmp` is a fresh empty one, and the user's home
   is an empty directory, except for the tool chains the PATH reaches into there (read-only)
   and the paths the user lists in `[sandbox] read` / `write`;
-- there is no network unless `[sandbox] network = true` (only a private loopback);
+- there is no network unless `[sandbox] network = true` (only a private loopback), except the
+  hosts `[sandbox] allow_hosts` lists, through this program's proxy (`net_proxy`);
+- no Unix socket can be opened (a seccomp filter, `sandbox_init`): a host service listening on
+  a socket file (`docker.sock`, an ssh-agent, the session bus) is out of reach, network or not;
 - a new PID namespace: when the command's shell exits, everything it started dies with it,
   `setsid` or not (and with the orchestrator, through `--die-with-parent`).
 
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.errors import UsageError
+from orchestrator.safety.net_proxy import proxy_socket
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 # Directories of the workspace the commands may read but never change.
@@ -44,6 +48,10 @@ _TOOLCHAIN_VARIABLES = ("PYENV_ROOT", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "V
 # Never shown from a home, whatever the PATH says.
 _PRIVATE_IN_HOME = frozenset({".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".azure", ".netrc"})
 _PROBE_TIMEOUT = 15.0
+
+# The first program inside: the Unix-socket filter, the proxy's bridge, then the command.
+_INIT_SCRIPT = Path(__file__).with_name("sandbox_init.py")
+_PROXY_INSIDE = "/tmp/.orchestrate-proxy.sock"
 
 MountKind = Literal["tmpfs", "ro", "rw"]
 
@@ -69,6 +77,8 @@ class Sandbox:
     write: tuple[Path, ...] = ()
     """Writable besides the workspace (`[sandbox] write`)."""
     network: bool = False
+    allow_hosts: tuple[str, ...] = ()
+    """Hosts reachable through the proxy when `network` is off (`[sandbox] allow_hosts`)."""
 
     @property
     def active(self) -> bool:
@@ -81,7 +91,12 @@ class Sandbox:
         command = [self.bwrap, *_namespace_flags(self.network), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for kind, path in self._mounts(Path(workspace)):
             command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, path)
-        return [*command, "--chdir", str(workspace), "--", *argv]
+        init = [*_init_command()]
+        if self.allow_hosts and not self.network:
+            # Into the fresh /tmp, mounted above: the bridge's end of the proxy, the only socket file in reach.
+            command += ["--ro-bind", proxy_socket(self.allow_hosts), _PROXY_INSIDE]
+            init += ["--proxy", _PROXY_INSIDE]
+        return [*command, "--chdir", str(workspace), "--", *init, "--", *argv]
 
     def _mounts(self, workspace: Path) -> list[tuple[MountKind, Path]]:
         """Mounts in the order they must be made: a deeper path lies on top of a shallower one."""
@@ -100,6 +115,14 @@ class Sandbox:
 
 
 NO_SANDBOX = Sandbox("none", "no sandbox asked for")
+
+
+@functools.cache
+def _init_command() -> tuple[str, ...]:
+    """How `sandbox_init` starts: this Python, isolated and without site (the standard library
+    only), its source given whole on the command line: no file the sandbox could reach (a
+    checkout of this program inside the workspace) decides what runs first."""
+    return (sys.executable or "python3", "-I", "-S", "-c", _INIT_SCRIPT.read_text(encoding="utf-8"))
 
 
 def _namespace_flags(network: bool) -> list[str]:
@@ -129,7 +152,7 @@ def _private_tmp_dirs() -> list[str]:
 
 def choose_sandbox(
     mode: str, project_root: Path, *, read: Iterable[str] = (), write: Iterable[str] = (), network: bool = False,
-    also_read: Iterable[Path] = (),
+    also_read: Iterable[Path] = (), allow_hosts: Iterable[str] = (),
 ) -> Sandbox:
     """The sandbox `mode` gives here; `SandboxUnavailable` when `bwrap` was asked for and cannot run.
 
@@ -159,6 +182,7 @@ def choose_sandbox(
         # /tmp is a fresh one inside, so a venv or tool chain the PATH finds there is shown too.
         read=tuple(_unique([*_toolchain_dirs([*homes, Path("/tmp").resolve()]), *needed, *_user_paths(read, project_root)])),
         write=tuple(_unique(_user_paths(write, project_root))), network=network,
+        allow_hosts=tuple(dict.fromkeys(allow_hosts)),
     )
 
 
@@ -170,9 +194,10 @@ def _what_to_do(found: str | None) -> str:
 
 @functools.lru_cache(maxsize=4)
 def probe_bwrap(bwrap: str) -> str | None:
-    """None when `bwrap` can build the namespaces commands run in; else what went wrong."""
+    """None when `bwrap` can build the namespaces commands run in and install the Unix-socket
+    filter there; else what went wrong."""
     argv = [bwrap, *_namespace_flags(False), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--", "true"]
+            "--tmpfs", "/tmp", "--", *_init_command(), "--", "true"]
     try:
         result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
