@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
-import socket
 import struct
 import sys
-import threading
+
+# `socket` and `threading` are imported by the bridge alone: every sandboxed command starts
+# here, and their import (with `typing`'s) is most of this program's start-up.
 
 PROXY_PORT = 3128
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
@@ -55,7 +55,7 @@ _IO_URING = (425, 426, 427)  # io_uring_setup, _enter, _register: the same on bo
 
 
 def machine() -> str:
-    name = platform.machine().lower()
+    name = os.uname().machine.lower()
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(name, name)
 
 
@@ -102,6 +102,30 @@ def _fail(message: str) -> None:
 
 def start_bridge(proxy_socket: str) -> None:
     """Fork the bridge (127.0.0.1:PROXY_PORT -> `proxy_socket`); returns once it listens."""
+    import socket
+    import threading
+
+    def carry(client: socket.socket) -> None:
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(proxy_socket)
+        except OSError:
+            client.close()
+            upstream.close()
+            return
+        threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+        pump(client, upstream)
+
+    def pump(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+            target.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        finally:
+            source.close()
+
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -120,30 +144,7 @@ def start_bridge(proxy_socket: str) -> None:
         os.dup2(os.open(os.devnull, os.O_RDWR), fd)
     while True:
         client, _ = listener.accept()
-        threading.Thread(target=_carry, args=(client, proxy_socket), daemon=True).start()
-
-
-def _carry(client: socket.socket, proxy_socket: str) -> None:
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        upstream.connect(proxy_socket)
-    except OSError:
-        client.close()
-        upstream.close()
-        return
-    threading.Thread(target=_pump, args=(upstream, client), daemon=True).start()
-    _pump(client, upstream)
-
-
-def _pump(source: socket.socket, target: socket.socket) -> None:
-    try:
-        while data := source.recv(65536):
-            target.sendall(data)
-        target.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
-    finally:
-        source.close()
+        threading.Thread(target=carry, args=(client,), daemon=True).start()
 
 
 def main(argv: list[str]) -> None:
