@@ -4,8 +4,9 @@
 
 Starts `bash -c true` with `subprocess.run` RUNS times each way, interleaved so the machine's
 load falls on all alike: bubblewrap alone (the argv as it was before issue 28), bubblewrap with
-`sandbox_init` installing the seccomp filter (what every sandboxed command now pays), and with
-`[sandbox] allow_hosts` set too (the bridge forked as well). Prints one line of JSON: the median
+the seccomp filter (`sh` opens it, `bwrap --seccomp` installs it: what every sandboxed command
+now pays), and with `[sandbox] allow_hosts` set (then Python's `sandbox_init` forks the bridge
+and installs the filter: a Python start-up per command). Prints one line of JSON: the median
 and p95 wall time of each, and what the filter and the bridge add at the median. Left out: the
 proxy's start (once per process) and any traffic through it. Exits 2 when bubblewrap cannot run.
 """
@@ -30,9 +31,9 @@ COMMAND = ["bash", "-c", "true"]
 
 
 def _bwrap_alone(argv: list[str]) -> list[str]:
-    """`argv` without the first program: bubblewrap straight into the command."""
-    first = argv.index("--")
-    return [*argv[: first + 1], *COMMAND]
+    """`argv` without the filter: bubblewrap alone, without `sh` opening the filter for `--seccomp`."""
+    at = argv.index("--seccomp") - 1
+    return [argv[at], *argv[at + 3:]]
 
 
 def _time(argv: list[str], cwd: Path) -> float:

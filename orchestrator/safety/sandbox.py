@@ -22,12 +22,14 @@ never go through here.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,7 @@ from typing import Literal
 
 from orchestrator.errors import UsageError
 from orchestrator.safety.net_proxy import proxy_socket
+from orchestrator.safety.sandbox_init import ARCHES, filter_program, machine
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 # Directories of the workspace the commands may read but never change.
@@ -91,12 +94,14 @@ class Sandbox:
         command = [self.bwrap, *_namespace_flags(self.network), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for kind, path in self._mounts(Path(workspace)):
             command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, path)
-        init = [*_init_command()]
         if self.allow_hosts and not self.network:
             # Into the fresh /tmp, mounted above: the bridge's end of the proxy, the only socket file in reach.
             command += ["--ro-bind", proxy_socket(self.allow_hosts), _PROXY_INSIDE]
-            init += ["--proxy", _PROXY_INSIDE]
-        return [*command, "--chdir", str(workspace), "--", *init, "--", *argv]
+            # The first program forks the bridge, then installs the filter itself.
+            return [*command, "--chdir", str(workspace), "--", *_init_command(), "--proxy", _PROXY_INSIDE, "--", *argv]
+        # bwrap installs the filter (read from fd 9, which sh opens): no Python start-up per command.
+        return ["/bin/sh", "-c", 'exec "$@" 9<"$0"', str(_filter_file()), command[0], "--seccomp", "9",
+                *command[1:], "--chdir", str(workspace), "--", *argv]
 
     def _mounts(self, workspace: Path) -> list[tuple[MountKind, Path]]:
         """Mounts in the order they must be made: a deeper path lies on top of a shallower one."""
@@ -115,6 +120,20 @@ class Sandbox:
 
 
 NO_SANDBOX = Sandbox("none", "no sandbox asked for")
+
+
+@functools.cache
+def _filter_file() -> Path:
+    """The Unix-socket filter (`sandbox_init.filter_program`) in a file of this process's own
+    private directory, written once; bwrap's `--seccomp` reads it."""
+    directory = Path(tempfile.mkdtemp(prefix="orchestrate-seccomp-"))
+    atexit.register(shutil.rmtree, directory, True)
+    path = directory / "unix-sockets.bpf"
+    arch = machine()
+    if arch not in ARCHES:
+        raise SandboxUnavailable(f"--sandbox bwrap: no Unix-socket filter for this machine ({arch}); run with --sandbox none")
+    path.write_bytes(filter_program(arch))
+    return path
 
 
 @functools.cache
@@ -196,8 +215,12 @@ def _what_to_do(found: str | None) -> str:
 def probe_bwrap(bwrap: str) -> str | None:
     """None when `bwrap` can build the namespaces commands run in and install the Unix-socket
     filter there; else what went wrong."""
-    argv = [bwrap, *_namespace_flags(False), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--", *_init_command(), "--", "true"]
+    try:
+        bpf = _filter_file()
+    except SandboxUnavailable as err:
+        return str(err).removeprefix("--sandbox bwrap: ").partition(";")[0]
+    argv = ["/bin/sh", "-c", 'exec "$@" 9<"$0"', str(bpf), bwrap, "--seccomp", "9", *_namespace_flags(False),
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
     try:
         result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
