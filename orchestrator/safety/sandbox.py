@@ -22,14 +22,12 @@ never go through here.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import pwd
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +35,7 @@ from typing import Literal
 
 from orchestrator.errors import UsageError
 from orchestrator.safety.net_proxy import proxy_socket
-from orchestrator.safety.sandbox_init import ARCHES, filter_program, machine
+from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 # Directories of the workspace the commands may read but never change.
@@ -52,9 +50,6 @@ _TOOLCHAIN_VARIABLES = ("PYENV_ROOT", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "V
 _PRIVATE_IN_HOME = frozenset({".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".azure", ".netrc"})
 _PROBE_TIMEOUT = 15.0
 
-# The first program inside: the Unix-socket filter, the proxy's bridge, then the command.
-_INIT_SCRIPT = Path(__file__).with_name("sandbox_init.py")
-_PROXY_INSIDE = "/tmp/.orchestrate-proxy.sock"
 
 MountKind = Literal["tmpfs", "ro", "rw"]
 
@@ -96,12 +91,11 @@ class Sandbox:
             command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, path)
         if self.allow_hosts and not self.network:
             # Into the fresh /tmp, mounted above: the bridge's end of the proxy, the only socket file in reach.
-            command += ["--ro-bind", proxy_socket(self.allow_hosts), _PROXY_INSIDE]
+            command += ["--ro-bind", proxy_socket(self.allow_hosts), PROXY_INSIDE]
             # The first program forks the bridge, then installs the filter itself.
-            return [*command, "--chdir", str(workspace), "--", *_init_command(), "--proxy", _PROXY_INSIDE, "--", *argv]
+            return [*command, "--chdir", str(workspace), "--", *init_command(), "--proxy", PROXY_INSIDE, "--", *argv]
         # bwrap installs the filter (read from fd 9, which sh opens): no Python start-up per command.
-        return ["/bin/sh", "-c", 'exec "$@" 9<"$0"', str(_filter_file()), command[0], "--seccomp", "9",
-                *command[1:], "--chdir", str(workspace), "--", *argv]
+        return with_filter([*command, "--chdir", str(workspace), "--", *argv])
 
     def _mounts(self, workspace: Path) -> list[tuple[MountKind, Path]]:
         """Mounts in the order they must be made: a deeper path lies on top of a shallower one."""
@@ -120,28 +114,6 @@ class Sandbox:
 
 
 NO_SANDBOX = Sandbox("none", "no sandbox asked for")
-
-
-@functools.cache
-def _filter_file() -> Path:
-    """The Unix-socket filter (`sandbox_init.filter_program`) in a file of this process's own
-    private directory, written once; bwrap's `--seccomp` reads it."""
-    directory = Path(tempfile.mkdtemp(prefix="orchestrate-seccomp-"))
-    atexit.register(shutil.rmtree, directory, True)
-    path = directory / "unix-sockets.bpf"
-    arch = machine()
-    if arch not in ARCHES:
-        raise SandboxUnavailable(f"--sandbox bwrap: no Unix-socket filter for this machine ({arch}); run with --sandbox none")
-    path.write_bytes(filter_program(arch))
-    return path
-
-
-@functools.cache
-def _init_command() -> tuple[str, ...]:
-    """How `sandbox_init` starts: this Python, isolated and without site (the standard library
-    only), its source given whole on the command line: no file the sandbox could reach (a
-    checkout of this program inside the workspace) decides what runs first."""
-    return (sys.executable or "python3", "-I", "-S", "-c", _INIT_SCRIPT.read_text(encoding="utf-8"))
 
 
 def _namespace_flags(network: bool) -> list[str]:
@@ -216,11 +188,10 @@ def probe_bwrap(bwrap: str) -> str | None:
     """None when `bwrap` can build the namespaces commands run in and install the Unix-socket
     filter there; else what went wrong."""
     try:
-        bpf = _filter_file()
-    except SandboxUnavailable as err:
-        return str(err).removeprefix("--sandbox bwrap: ").partition(";")[0]
-    argv = ["/bin/sh", "-c", 'exec "$@" 9<"$0"', str(bpf), bwrap, "--seccomp", "9", *_namespace_flags(False),
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
+        argv = with_filter([bwrap, *_namespace_flags(False), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                            "--tmpfs", "/tmp", "--", "true"])
+    except FilterUnavailable as err:
+        return str(err)
     try:
         result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
