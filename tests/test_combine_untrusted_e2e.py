@@ -111,6 +111,7 @@ def test_a_shard_branch_amended_to_write_the_run_records_is_refused(fake_api: An
     _refused_untouched(refused, project, "changes .autonomous/", str(forged))
     assert git(project, "ls-files", "--", ".autonomous") == ""
     assert not (project / ".autonomous" / "state" / "combined.json").exists()
+    assert git(project, "for-each-ref", "refs/orchestrate/import") == ""  # the forged commits not kept
     # The honest artifact still combines, its whole spend recorded.
     combined = _combine(fake_api, shard, project, shard.artifact)
     assert combined.code == 0, combined.stdout + combined.stderr

@@ -65,6 +65,16 @@ class CombinedBranch:
         self._git("fetch", "--quiet", "--no-tags", str(bundle.resolve()), f"+refs/heads/{branch}:{ref}")
         return self._git("rev-parse", ref)
 
+    def is_branch_name(self, name: str) -> bool:
+        """Whether `name` is a valid branch name (an artifact's manifest is untrusted input)."""
+        return bool(name) and run_git(self.root, "check-ref-format", "--branch", name).returncode == 0
+
+    def drop_imports(self) -> None:
+        """Delete the refs `fetch` made: a refused artifact's commits are not kept reachable."""
+        listed = self._git("for-each-ref", "--format=%(refname)", IMPORT_REFS)
+        for ref in listed.splitlines():
+            self._git("update-ref", "-d", ref)
+
     def checkpoints(self, ref: str) -> dict[str, str]:
         """The checkpoint commits on `ref` that the combined branch does not have: feature id -> sha."""
         listed = self._git("log", "--reverse", "--format=%H %s", ref, "--not", f"refs/heads/{self.branch}", "--")

@@ -106,10 +106,14 @@ class Combiner:
         (`UnsafeArtifact`, before anything is combined) when one touches the run records."""
         if artifact.bundle is None:
             return {}
+        if not self.branch.is_branch_name(artifact.manifest.branch or ""):
+            raise UnsafeArtifact(f"{artifact.directory}: its manifest names the branch {artifact.manifest.branch!r}, "
+                                 "which is not a git branch name; re-export it with `orchestrate export`")
         found = self.branch.checkpoints(self.branch.fetch(artifact.bundle, artifact.manifest.branch or "", slot))
         for fid, sha in found.items():
             records = self.branch.run_records_in(sha)
             if records:
+                self.branch.drop_imports()
                 raise UnsafeArtifact(
                     f"{artifact.directory}: {fid}'s checkpoint {sha[:12]} changes {records[0]}"
                     f"{f' (and {len(records) - 1} more)' if len(records) > 1 else ''}: a checkpoint never holds "
