@@ -16,7 +16,8 @@ becomes the command. Run by path with `python -I -S`, so it imports the standard
    any other architecture's calls (i386's `socketcall` would pass a filter keyed on `socket`).
    This is Anthropic's sandbox-runtime's design (bubblewrap, a filter on Unix sockets, network
    only through a proxy with a domain allowlist), built here without a compiler.
-3. `HTTP(S)_PROXY` point at the bridge when there is one, and ARGV is executed.
+3. `HTTP(S)_PROXY` point at the bridge when there is one (`NO_PROXY` at the sandbox's own
+   loopback), and ARGV is executed.
 """
 
 from __future__ import annotations
@@ -159,6 +160,9 @@ def main(argv: list[str]) -> None:
         url = f"http://127.0.0.1:{PROXY_PORT}"
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
             os.environ[name] = url
+        # The sandbox's own loopback (a check's test server) is reached directly, not through the host.
+        for name in ("NO_PROXY", "no_proxy"):
+            os.environ[name] = "localhost,127.0.0.1,::1"
     install_filter()
     try:
         os.execvp(command[0], command)
