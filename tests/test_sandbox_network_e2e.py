@@ -22,7 +22,7 @@ import pytest
 from tests.cli_helpers import run_cli, write_spec
 from tests.fake_api import bash, edit_create, report
 from tests.git_helpers import init_repo
-from tests.test_sandbox import bwrap_problem
+from tests.test_sandbox import SERVED, _Handler, bwrap_problem
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no usable sandbox: {bwrap_problem()}")
 
@@ -95,25 +95,10 @@ def test_no_agent_command_or_check_reaches_a_host_unix_socket(fake_api: Any, tmp
     assert "Operation not permitted" in str([r.body for r in fake_api.agent_requests("feat-01")])
 
 
-class _Served(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
-
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
-        self.hits.append(self.path)
-        body = b"served-through-the-proxy"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def web_server() -> Iterator[tuple[int, list[str]]]:
     hits: list[str] = []
-    handler = type("Handler", (_Served,), {"hits": hits})
+    handler = type("Handler", (_Handler,), {"hits": hits})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server.server_address[1], hits
@@ -148,7 +133,7 @@ def test_allow_hosts_opens_the_proxy_to_the_listed_hosts_only(fake_api: Any, tmp
     assert result.code == 0, result.stdout + result.stderr
     assert "/from-agent" in hits and "/from-check" in hits
     assert "/unlisted" not in hits
-    assert "served-through-the-proxy" in str([r.body for r in fake_api.agent_requests("feat-01")])
+    assert SERVED in str([r.body for r in fake_api.agent_requests("feat-01")])
 
 
 def test_a_host_that_is_not_a_name_is_a_usage_error(tmp_path: Path) -> None:

@@ -117,6 +117,7 @@ def start_bridge(proxy_socket: str) -> None:
         threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
         pump(client, upstream)
 
+    # As `net_proxy`'s pump: this program runs alone inside the sandbox, importing nothing of ours.
     def pump(source: socket.socket, target: socket.socket) -> None:
         try:
             while data := source.recv(65536):
