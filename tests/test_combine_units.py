@@ -135,3 +135,21 @@ def test_a_checkpoint_that_conflicts_or_fails_its_recheck_leaves_the_branch_as_i
     assert (clash.result, clash.files) == ("conflict", ["README.md"])
     assert bad.result == "recheck_failed" and bad.failure is not None and bad.failure.exit_code == 1
     assert git(repo, "rev-parse", "combined") == tip
+
+
+def test_a_checkpoint_touching_run_records_at_any_depth_or_adding_a_gitlink_is_found(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    branch = CombinedBranch(repo, "main")
+    clean = _shard_commit(repo, "f1", {"one.txt": "1\n"})
+    assert branch.run_records_in(clean) == []
+    git(repo, "checkout", "-q", "shard")
+    for path in ("app/.autonomous/state/combined.json", ".autonomous.bak-1/logs/f1.json"):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text("{}\n")
+    git(repo, "add", "-f", "app", ".autonomous.bak-1")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{clean},vendor/lib")
+    git(repo, "commit", "-q", "-m", "orchestrate: f2: Feature f2")
+
+    found = branch.run_records_in(git(repo, "rev-parse", "HEAD"))
+
+    assert sorted(found) == [".autonomous.bak-1/logs/f1.json", "app/.autonomous/state/combined.json", "vendor/lib"]
