@@ -142,3 +142,10 @@ def test_a_host_that_is_not_a_name_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli(["run", str(spec)], tmp_path)
     assert result.code == 2
     assert "allow_hosts" in result.stderr and "not a host name" in result.stderr
+
+
+def test_doctor_says_unix_sockets_are_closed_and_which_hosts_are_open(tmp_path: Path) -> None:
+    (tmp_path / "orchestrate.toml").write_text('[sandbox]\nallow_hosts = ["pypi.org", "*.pythonhosted.org"]\n')
+    result = run_cli(["doctor", "--sandbox", "bwrap"], tmp_path)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "no Unix sockets; network: only pypi.org, *.pythonhosted.org, through the proxy" in result.stdout

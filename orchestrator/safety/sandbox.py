@@ -169,12 +169,20 @@ def choose_sandbox(
     # The run's own needs never open a whole home (a spec kept in ~ itself): the user's may.
     needed = [path for path in also_read if not any(_within(home, path) for home in homes)]
     return Sandbox(
-        "bwrap", f"{mode}: bubblewrap at {found} works here", bwrap=found, hidden=tuple(homes),
+        "bwrap", f"{mode}: bubblewrap at {found} works here; no Unix sockets; {_reach(network, allow_hosts)}",
+        bwrap=found, hidden=tuple(homes),
         # /tmp is a fresh one inside, so a venv or tool chain the PATH finds there is shown too.
         read=tuple(_unique([*_toolchain_dirs([*homes, Path("/tmp").resolve()]), *needed, *_user_paths(read, project_root)])),
         write=tuple(_unique(_user_paths(write, project_root))), network=network,
         allow_hosts=tuple(dict.fromkeys(allow_hosts)),
     )
+
+
+def _reach(network: bool, allow_hosts: Iterable[str]) -> str:
+    hosts = list(allow_hosts)
+    if network:
+        return "network: all of it (network = true)"
+    return f"network: only {', '.join(hosts)}, through the proxy" if hosts else "no network"
 
 
 def _what_to_do(found: str | None) -> str:
