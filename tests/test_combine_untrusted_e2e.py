@@ -135,13 +135,16 @@ def test_links_and_oversized_files_in_an_artifact_are_refused(fake_api: Any, tmp
     endless = _copy(shard.artifact, "endless")
     (endless / STATE).unlink()
     (endless / STATE).symlink_to("/dev/zero")
+    hard_link = _copy(shard.artifact, "hard-link")
+    (hard_link / "autonomous/logs/feat-01.json").unlink()
+    os.link(secret, hard_link / "autonomous/logs/feat-01.json")
     huge_log = _copy(shard.artifact, "huge-log")
     with (huge_log / "autonomous/logs/feat-02.json").open("r+b") as handle:
         handle.truncate(17 * 1024 * 1024)  # sparse: larger than any log this program writes
     project = clone(shard.remote, tmp_path / "combine")
 
     for artifact, said in ((log_link, "a symbolic link"), (state_link, "a symbolic link"),
-                           (endless, "a symbolic link"), (huge_log, "bytes, more than")):
+                           (endless, "a symbolic link"), (hard_link, "a hard link"), (huge_log, "bytes, more than")):
         refused = _combine(fake_api, shard, project, artifact)
         _refused_untouched(refused, project, said, str(artifact))
     assert not any(TOKEN in p.read_text(errors="replace") for p in project.rglob("*") if p.is_file())

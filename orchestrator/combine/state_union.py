@@ -119,8 +119,8 @@ def copy_log(paths: ProjectPaths, artifact: Artifact, feature_id: str, status: F
         log = json.loads(artifact.read_log(feature_id).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return  # no usable log: the state still records the feature
-    if not isinstance(log, dict):
-        return
+    if not isinstance(log, dict) or log.get("id") != feature_id:
+        return  # not this feature's log: nothing of it is copied
     log["status"] = status
     if reason:
         log["combineReason"] = reason

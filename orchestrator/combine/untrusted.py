@@ -1,8 +1,8 @@
 """An artifact is untrusted input: whoever could write a shard's job output wrote it.
 
 `inspect_tree` walks an artifact's directory once, before anything in it is read, and refuses
-(`UnsafeArtifact`, a usage error: exit 2, nothing done) a symbolic link anywhere in it (a log
-pointing at `~/.docker/config.json` would be copied into the project), anything but regular
+(`UnsafeArtifact`, a usage error: exit 2, nothing done) a symbolic or hard link anywhere in it (a
+log pointing at `~/.docker/config.json` would be copied into the project), anything but regular
 files and directories (a FIFO or `/dev/zero` never ends), a file larger than the bound its
 name gets, and a tree with too many entries. `read_bounded` reads one file of it without
 following a link (the walk and the read are separate moments) and never past its bound.
@@ -51,6 +51,8 @@ def inspect_tree(directory: Path, bound_of: Callable[[Path], int]) -> None:
                     pending.append(path)
                 elif not stat.S_ISREG(info.st_mode):
                     raise UnsafeArtifact(f"{path}: {_kind(info.st_mode)}, not a regular file; {_REFUSED}")
+                elif info.st_nlink > 1:
+                    raise UnsafeArtifact(f"{path}: a hard link ({info.st_nlink} names for one file); {_REFUSED}")
                 else:
                     bound = bound_of(path.relative_to(directory))
                     if bound != UNBOUNDED and info.st_size > bound:
@@ -85,6 +87,8 @@ def read_bounded(path: Path, bound: int) -> bytes:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise UnsafeArtifact(f"{path}: {_kind(info.st_mode)}, not a regular file; {_REFUSED}")
+        if info.st_nlink > 1:
+            raise UnsafeArtifact(f"{path}: a hard link ({info.st_nlink} names for one file); {_REFUSED}")
         data = handle.read(bound + 1)
     if len(data) > bound:
         raise UnsafeArtifact(f"{path}: more than the {bound} bytes allowed; {_REFUSED}")
