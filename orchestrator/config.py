@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import math
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from orchestrator.errors import UsageError
 from orchestrator.llm.models import default_agent_model, default_summarizer_model, thinking_problem
 from orchestrator.llm.pricing import ModelPrice, PriceTable
+from orchestrator.safety.net_proxy import checked_hosts
 
 ContextStrategy = Literal["compressed", "replay", "window"]
 Provider = Literal["anthropic", "bedrock", "vertex"]
@@ -54,10 +54,6 @@ class SecurityConfig(BaseModel):
         return patterns
 
 
-# A name or address as `[sandbox] allow_hosts` lists it: `pypi.org`, `*.pythonhosted.org`, `[::1]`.
-_HOST = re.compile(r"(\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\]")
-
-
 class SandboxOptions(BaseModel):
     """The `[sandbox]` table of orchestrate.toml (its `mode` becomes the `sandbox` setting)."""
 
@@ -71,10 +67,7 @@ class SandboxOptions(BaseModel):
     @field_validator("allow_hosts")
     @classmethod
     def _plain_host_names(cls, hosts: list[str]) -> list[str]:
-        bad = [host for host in hosts if not _HOST.fullmatch(host)]
-        if bad:
-            raise ValueError(f"{bad[0]!r} is not a host name: list names like \"pypi.org\" or \"*.pythonhosted.org\"")
-        return hosts
+        return checked_hosts(hosts)
 
 
 class RunConfig(BaseModel):
@@ -192,6 +185,9 @@ class RunConfig(BaseModel):
             for kind, value in price.model_dump().items():
                 if not math.isfinite(value) or value < 0:
                     raise ValueError(f"{model}.{kind} = {value}: a price must be a finite number >= 0")
+                if value == 0 and kind in ("input", "output"):  # the cost cap divides by them
+                    raise ValueError(f"{model}.{kind} = 0: input and output prices must be above 0; for a model "
+                                     "that costs nothing, give a tiny price such as 0.0001")
         return pricing
 
     def price_table(self) -> PriceTable:

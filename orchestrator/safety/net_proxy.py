@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import socket
 import socketserver
@@ -28,6 +29,18 @@ from pathlib import Path
 _HEAD_LIMIT = 64 * 1024
 _CONNECT_TIMEOUT = 15.0
 _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes
+
+
+# A name or address as `[sandbox] allow_hosts` lists it: `pypi.org`, `*.pythonhosted.org`, `[::1]`.
+_HOST = re.compile(r"(\*\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\]")
+
+
+def checked_hosts(hosts: list[str]) -> list[str]:
+    """`hosts` if each is a host as `allow_hosts` lists them; else `ValueError` naming the first that is not."""
+    bad = [host for host in hosts if not _HOST.fullmatch(host)]
+    if bad:
+        raise ValueError(f"{bad[0]!r} is not a host name: list names like \"pypi.org\" or \"*.pythonhosted.org\"")
+    return hosts
 
 
 def host_allowed(host: str, allow_hosts: Iterable[str]) -> bool:

@@ -3,8 +3,9 @@
 The shell deny-list guesses at spellings; a namespace does not have to. Under bubblewrap
 (`bwrap`) each `bash -c COMMAND` runs where:
 
-- the workspace (the project) is writable, but its `.autonomous/` and `.git/` are read-only:
-  `git status` and `git diff` work, forging the run's state or a commit does not;
+- the workspace (the project) is writable, but its `.autonomous/`, `.git/` and `orchestrate.toml`
+  are read-only: `git status` and `git diff` work, forging the run's state, a commit or the run's
+  configuration does not;
 - the rest of the file system is read-only, `/tmp` is a fresh empty one, and the user's home
   is an empty directory, except for the tool chains the PATH reaches into there (read-only)
   and the paths the user lists in `[sandbox] read` / `write`;
@@ -38,8 +39,8 @@ from orchestrator.safety.net_proxy import proxy_socket
 from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
-# Directories of the workspace the commands may read but never change.
-PROTECTED_NAMES = (".autonomous", ".git")
+# Entries of the workspace the commands may read but never change: the run's state, git, its settings.
+PROTECTED_NAMES = (".autonomous", ".git", "orchestrate.toml")
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; "
     "Arch: pacman -S bubblewrap)"
@@ -49,7 +50,6 @@ _TOOLCHAIN_VARIABLES = ("PYENV_ROOT", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "V
 # Never shown from a home, whatever the PATH says.
 _PRIVATE_IN_HOME = frozenset({".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".azure", ".netrc"})
 _PROBE_TIMEOUT = 15.0
-
 
 MountKind = Literal["tmpfs", "ro", "rw"]
 

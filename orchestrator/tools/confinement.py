@@ -7,7 +7,8 @@ outside is judged by where it leads, not by where it sits.
 
 Reading `.autonomous/` and `.git/` is allowed: nothing secret is stored there by design (the
 key is never written anywhere) and the agent's own past logs can help it. Writing there is
-refused: the orchestrator's state and checkpoints must stay the orchestrator's.
+refused: the orchestrator's state and checkpoints must stay the orchestrator's. So is writing the
+project's `orchestrate.toml`: it configures the next run (its sandbox, limits and prices).
 
 A resolved path can still change between this check and the write if a process the agent
 started in the background swaps a directory for a symlink at that instant; the editor
@@ -19,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator.store.paths import STATE_DIR_NAME
+from orchestrator.store.paths import RUN_CONFIG_NAME, STATE_DIR_NAME
 from orchestrator.tools.context import ToolContext, ToolError
 
 MAX_PATH_LENGTH = 4096
@@ -74,6 +75,10 @@ def check_writable(path: Path, ctx: ToolContext) -> None:
         raise PathRefused(
             f"{relative(path, root)} is inside {top}/, which belongs to the orchestrator and is not writable "
             "by the agent"
+        )
+    if path == root / top and top.casefold() == RUN_CONFIG_NAME:
+        raise PathRefused(
+            f"{RUN_CONFIG_NAME} is the run's configuration (sandbox, limits, prices) and is not writable by the agent"
         )
     if _is_protected(path, ctx.protected):
         raise PathRefused(
