@@ -167,8 +167,7 @@ class FeatureJob:
         self.influence.before_attempt(self.feature.id, self.command)
         outcome = run_agent(self._session(guard.files, attempt), turn.context.history, turn.prompt, self.feature.id)
         recorder.agent_done(attempt, outcome)
-        changed = protect.guard_changes(guard)
-        if changed:
+        if changed := protect.guard_changes(guard):
             return outcome, self._protected_changed(attempt, guard, changed)
         # The agent's work is done and recorded: a kill during the check re-runs only the check.
         entry.awaiting_check = AwaitingCheck(
@@ -196,16 +195,18 @@ class FeatureJob:
         influencers = self.influence.after_attempt(self.feature.id, self.command)
         if influencers and self.settings.config.strict_checks:
             return check_influence.strict_refusal(self.command, attempt, influencers)
+        self.recorder.phase("check")
         result = self.verifier.check(self.command, attempt)
         result.influencers = influencers
         if result.skipped:
             # No check at all: the agent's report decides, and the log says it was not verified.
             result.success = reported
             result.error = None if reported else f"no check command and the agent did not report ({stop})"
-        if self.watch:  # the passed features' checks this change may have broken
-            result = self.watch.after_check(attempt, result)
-        self.recorder.verified(result)
-        return result
+        self.recorder.verified(result)  # as it happened: the own check, then the guard's re-runs of passed features
+        guarded = self.watch.after_check(attempt, result) if self.watch else result
+        if guarded is not result:  # it broke one: that failure is the attempt's verification
+            self.recorder.verified(guarded)
+        return guarded
 
     # ---- after the check ----------------------------------------------------------------
     def _settle(self, attempt: int, step: AttemptStep) -> None:
