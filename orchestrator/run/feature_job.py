@@ -289,7 +289,8 @@ def _attempt_record(attempt: int, outcome: AttemptOutcome) -> AttemptRecord:
     """The attempt's `attemptHistory` entry; its verification is added once the check ran."""
     return AttemptRecord(
         attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
-        masked_outputs=outcome.masked, error=outcome.error, model=outcome.model,
+        masked_outputs=outcome.masked, error=outcome.error, model=outcome.model, tokens=outcome.usage,
+        cost_usd=round(outcome.cost_usd, 6), tools=outcome.tool_lines,
     )
 
 
