@@ -98,7 +98,8 @@ def _short(label: str, limit: int = 22) -> str:
 def _bars(bars: Sequence[Bar], unit: Callable[[float], str], label: str, budget: float | None = None) -> str:
     """Vertical bars with a value axis (0, half, top, in `unit`) and each bar named under it,
     rotated; past `NAMED_BARS` bars every k-th is named, so the names never overlap."""
-    left, top, plot_h, names_h = 86, 12, 140, 118
+    left, top, plot_h = 86, 12, 140
+    names_h = 20 + 5 * max((len(_short(bar.label)) for bar in bars), default=0)  # rotated names, 10px font
     base = top + plot_h
     totals = [sum(value for value, _c, _t in bar.parts) for bar in bars]
     peak = max([*totals, budget or 0]) * (1.1 if budget else 1.0) or 1
