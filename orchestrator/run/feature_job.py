@@ -287,11 +287,9 @@ class FeatureJob:
 
 def _attempt_record(attempt: int, outcome: AttemptOutcome) -> AttemptRecord:
     """The attempt's `attemptHistory` entry; its verification is added once the check ran."""
-    return AttemptRecord(
-        attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
-        masked_outputs=outcome.masked, error=outcome.error, model=outcome.model, tokens=outcome.usage,
-        cost_usd=round(outcome.cost_usd, 6), tools=outcome.tool_lines,
-    )
+    return AttemptRecord(attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
+                         masked_outputs=outcome.masked, error=outcome.error, model=outcome.model, tokens=outcome.usage,
+                         cost_usd=round(outcome.cost_usd, 6), tools=outcome.tool_lines)
 
 
 def _with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:
