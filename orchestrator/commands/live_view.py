@@ -28,6 +28,7 @@ from orchestrator.commands.output import (
     tool_line,
     wants_plain,
 )
+from orchestrator.llm.pricing import usd
 from orchestrator.store.event_kinds import (
     ApiCall,
     Event,
@@ -99,7 +100,7 @@ class LiveRenderer:
         table = Table.grid(padding=(0, 2))
         now = time.monotonic()
         v = self.view
-        budget = f" of ${self.max_cost:.2f}" if self.max_cost else ""
+        budget = f" of {usd(self.max_cost)}" if self.max_cost else ""
         filled = int(20 * v.done / v.total) if v.total else 0
         for view in self.busy.values() or ([v] if self.run_phase is None else []):
             table.add_row(Text(f"{view.position} {view.feature}", style="bold"), f"attempt {view.attempt}",
