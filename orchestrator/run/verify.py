@@ -15,13 +15,14 @@ import codecs
 import signal
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.json_types import JsonObject
+from orchestrator.run.pytest_outcomes import PytestRecord, early_end, probe_setup
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.secrets import redact_piece
@@ -109,15 +110,42 @@ def run_check(
 ) -> VerificationResult:
     """Run `command` in `project_root` and report whether it passed.
 
-    Exit status 0 is a pass. A check that outlives `timeout` seconds is killed with its whole
-    process group. `env` replaces the environment (the caller removes secrets); by default
+    Exit status 0 is a pass, unless a pytest it ran ended before reporting its results
+    (`orchestrator.run.pytest_outcomes`). A check that outlives `timeout` seconds is killed with its
+    whole process group. `env` replaces the environment (the caller removes secrets); by default
     the check inherits ours. It runs inside `sandbox`. Any exception while waiting (KeyboardInterrupt included) kills
     the check's process group and is re-raised.
     """
+    result, _record = run_check_recorded(
+        command, project_root, attempt=attempt, timeout=timeout, env=env, output_limit=output_limit, sandbox=sandbox
+    )
+    return result
+
+
+def run_check_recorded(
+    command: str | None, project_root: Path, *, attempt: int, timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None, output_limit: int = DEFAULT_OUTPUT_LIMIT, sandbox: Sandbox = NO_SANDBOX,
+) -> tuple[VerificationResult, PytestRecord]:
+    """`run_check`, and what the pytest sessions it ran recorded (the tests and their outcomes)."""
     if command is None or not command.strip():
         return VerificationResult(
             command=command, success=False, skipped=True, error="no check command", attempt=attempt
-        )
+        ), PytestRecord()
+    with probe_setup() as probe:
+        # The probe writes its record from inside the sandbox.
+        inside = replace(sandbox, write=(*sandbox.write, probe.directory)) if sandbox.active else sandbox
+        result = _run(command, project_root, attempt, timeout, probe.environment(env), output_limit, inside)
+        record = probe.read()
+    why = early_end(command, result.exit_code, record) if result.success else None
+    if why is not None:
+        result = result.model_copy(update={"success": False, "error": why})
+    return result, record
+
+
+def _run(
+    command: str, project_root: Path, attempt: int, timeout: float, env: Mapping[str, str], output_limit: int,
+    sandbox: Sandbox,
+) -> VerificationResult:
     tail = _OutputTail(output_limit)
     try:
         finished = run_in_group(command, project_root, env, timeout=timeout, on_output=tail.add, sandbox=sandbox)
