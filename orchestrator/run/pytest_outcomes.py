@@ -42,6 +42,7 @@ import pytest
 
 _PATH = os.environ.get("ORCHESTRATE_PYTEST_RECORD", "")
 _ACTIVE = [False]
+_ROOTS = []  # the running sessions' root directories, innermost last (pytester runs sessions inside one)
 
 
 def _write(entry):
@@ -57,25 +58,31 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session):
-    root = getattr(session.config, "rootpath", None) or session.config.rootdir
-    _write({"start": os.getpid(), "root": str(root)})
+    _ROOTS.append(str(getattr(session.config, "rootpath", None) or session.config.rootdir))
+    _write({"start": os.getpid()})
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session, exitstatus):
     _write({"end": os.getpid(), "status": int(exitstatus)})
+    if _ROOTS:
+        _ROOTS.pop()
+
+
+def _test(node_id, outcome):
+    _write({"test": node_id, "outcome": outcome, "root": _ROOTS[-1] if _ROOTS else ""})
 
 
 def pytest_collectreport(report):
     if report.failed:
-        _write({"test": report.nodeid, "outcome": "error"})
+        _test(report.nodeid, "error")
 
 
 def pytest_runtest_logreport(report):
     if report.when == "call":
-        _write({"test": report.nodeid, "outcome": report.outcome})
+        _test(report.nodeid, report.outcome)
     elif report.outcome != "passed":
-        _write({"test": report.nodeid, "outcome": "error" if report.failed else report.outcome})
+        _test(report.nodeid, "error" if report.failed else report.outcome)
 '''
 
 
@@ -83,12 +90,16 @@ def pytest_runtest_logreport(report):
 class PytestRecord:
     """What the probe wrote during one check."""
 
-    started: dict[int, str] = field(default_factory=dict)
-    """Session pid -> its root directory."""
+    started: list[int] = field(default_factory=list)
+    """The pid of each session that started, in order."""
     ended: dict[int, int] = field(default_factory=dict)
     """Session pid -> the exit status it reported."""
     tests: list[tuple[str, str, str]] = field(default_factory=list)
     """(root directory, node id, outcome: passed, failed, skipped or error), in the order reported."""
+
+    def first_status(self) -> int | None:
+        """The exit status the first session reported (the check's own pytest); None if it reported none."""
+        return self.ended.get(self.started[0]) if self.started else None
 
 
 @dataclass(frozen=True)
@@ -137,7 +148,6 @@ def read_record(path: Path) -> PytestRecord:
         return record
     with os.fdopen(fd, "rb") as stream:
         data = stream.read(MAX_RECORD_BYTES)
-    roots: dict[int, str] = {}
     for line in data.decode("utf-8", errors="replace").splitlines():
         try:
             entry = json.loads(line)
@@ -145,18 +155,18 @@ def read_record(path: Path) -> PytestRecord:
             continue
         if not isinstance(entry, dict):
             continue
-        _take(record, roots, entry)
+        _take(record, entry)
     return record
 
 
-def _take(record: PytestRecord, roots: dict[int, str], entry: dict[str, object]) -> None:
-    start, end, test = entry.get("start"), entry.get("end"), entry.get("test")
+def _take(record: PytestRecord, entry: dict[str, object]) -> None:
+    start, end, test, status = entry.get("start"), entry.get("end"), entry.get("test"), entry.get("status")
     if isinstance(start, int):
-        roots[0] = record.started[start] = str(entry.get("root", ""))
-    elif isinstance(end, int) and isinstance(entry.get("status"), int):
-        record.ended[end] = int(str(entry["status"]))
+        record.started.append(start)
+    elif isinstance(end, int) and isinstance(status, int):
+        record.ended[end] = status
     elif isinstance(test, str):
-        record.tests.append((roots.get(0, ""), test, str(entry.get("outcome", ""))))
+        record.tests.append((str(entry.get("root", "")), test, str(entry.get("outcome", ""))))
 
 
 def early_end(command: str | None, exit_code: int | None, record: PytestRecord) -> str | None:
@@ -168,10 +178,13 @@ def early_end(command: str | None, exit_code: int | None, record: PytestRecord) 
     if unfinished:
         return (f"pytest (pid {unfinished[0]}) ended before reporting its results: something the tests ran or "
                 "imported ended the process early (os._exit, an exit at import), so nothing was verified")
-    for pid, status in record.ended.items():
-        if status not in (0, NO_TESTS_STATUS):
-            return f"pytest (pid {pid}) reported exit status {status}, but the check exited 0"
-    if not record.started and pytest_invocation(command) is not None:
+    if pytest_invocation(command) is None:
+        return None
+    if not record.started:
         return ("the check is a pytest command, but no pytest session ran: is a file of the project shadowing pytest "
                 "(a `pytest.py` or a `pytest/` directory)?")
+    # The check's own session is the first; later ones are pytests its tests started, which may fail on purpose.
+    status = record.first_status()
+    if status not in (0, NO_TESTS_STATUS):
+        return f"pytest reported exit status {status}, but the check exited 0"
     return None
