@@ -118,8 +118,18 @@ def test_a_forged_bytecode_cache_passes_in_the_tree_but_not_on_a_clean_checkout(
     assert final[0]["failed"] == ["feat-01"] and final[0]["tree"] == "clean-checkout"
     assert final[0]["commit"] == _git(project, "rev-parse", "HEAD").strip()
     assert not (project / ".autonomous/verify").exists()
+
+
+def test_verify_checks_a_clean_checkout_so_a_forged_bytecode_cache_does_not_pass_it(fake_api, project):
+    fake_api.plans["feat-01"] = _plan({"pkg/__init__.py": "", "pkg/calc.py": WRONG, "forge.py": FORGE},
+                                      "python3 forge.py")
+    assert run_cli(["run", str(_spec(project)), "--no-final-verify"], project, fake_api).code == 0
+    assert _feature(project)["status"] == "passed"
+
     verify = run_cli(["verify"], project)
-    assert verify.code == 1 and "feat-01" in verify.stdout and "clean checkout of commit" in verify.stdout
+
+    assert verify.code == 1, verify.stdout + verify.stderr
+    assert "feat-01" in verify.stdout and "FAILED" in verify.stdout and "clean checkout of commit" in verify.stdout
 
 
 def test_a_module_the_agent_left_out_of_its_commit_fails_final_verification(fake_api, project):
