@@ -3,6 +3,7 @@ to its feature, and one process per check whenever the combined run cannot settl
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -38,6 +39,8 @@ def test_plain_pytest_checks_run_in_one_process_and_each_feature_gets_its_verdic
     checks = _project(tmp_path, 8, failing=(3,))
     checks.append(("node", f"{PYTEST} tests/test_f04.py::test_more"))
     checks.append(("shell", "test -f tests/test_f01.py && echo shell"))
+    # In the directory the batch names, but no check's: never collected.
+    (tmp_path / "tests/test_unrelated.py").write_text("open('collected', 'w').close()\n")
 
     runs = {run.feature_id: run for run in run_checks(checks, tmp_path, check_runner(60.0), 1)}
 
@@ -47,6 +50,7 @@ def test_plain_pytest_checks_run_in_one_process_and_each_feature_gets_its_verdic
     assert "in one pytest process" in runs["f01"].result.output
     assert "shell" in runs["shell"].result.output
     assert _processes(tmp_path) == 2  # the combined run, then f03 alone (not 10 processes)
+    assert not (tmp_path / "collected").exists()
 
 
 def test_a_combined_run_that_does_not_report_falls_back_to_one_process_per_check(tmp_path: Path) -> None:
@@ -100,7 +104,9 @@ def test_batches_split_for_the_pool_and_never_exceed_the_batch_size() -> None:
     batches, alone = plan_batches(commands, concurrency=2)
     assert sorted(len(batch.members) for batch in batches) == [40, 40, 40]
     assert sorted(alone) == ["make check", "pytest -x tests/t.py"]  # a group of one runs alone
-    assert batches[0].command().startswith("pytest -q --continue-on-collection-errors tests/test_0.py")
+    # Files by their directory: pytest walks a directory again for each file named in it.
+    assert batches[0].command() == "pytest -q --continue-on-collection-errors tests"
+    assert len(json.loads(batches[0].wanted(Path("/p")))) == 40 and "/p/tests/test_0.py" in batches[0].wanted(Path("/p"))
 
 
 @pytest.mark.parametrize("planted, expected", [

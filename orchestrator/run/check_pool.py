@@ -48,9 +48,11 @@ class PoolRunner:
     def __call__(self, command: str, workspace: Path) -> VerificationResult:
         return self.recorded(command, workspace)[0]
 
-    def recorded(self, command: str, workspace: Path) -> tuple[VerificationResult, PytestRecord]:
-        return run_check_recorded(command, workspace, attempt=0, timeout=self.timeout, env=self.env,
-                                  sandbox=self.sandbox)
+    def recorded(
+        self, command: str, workspace: Path, extra: Mapping[str, str] | None = None
+    ) -> tuple[VerificationResult, PytestRecord]:
+        env = self.env if not extra else {**(os.environ if self.env is None else self.env), **extra}
+        return run_check_recorded(command, workspace, attempt=0, timeout=self.timeout, env=env, sandbox=self.sandbox)
 
 
 def check_runner(

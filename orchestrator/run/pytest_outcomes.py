@@ -30,6 +30,7 @@ from orchestrator.run.pytest_command import pytest_invocation
 
 PROBE_MODULE = "orchestrate_pytest_probe"
 RECORD_VARIABLE = "ORCHESTRATE_PYTEST_RECORD"
+ONLY_VARIABLE = "ORCHESTRATE_PYTEST_ONLY"
 # A record larger than this was not written by the probe alone: it is read no further.
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 NO_TESTS_STATUS = 5  # pytest's "no tests collected", which a project's hook may turn into 0
@@ -49,6 +50,20 @@ def _write(entry):
     if _ACTIVE[0] and _PATH:
         with open(_PATH, "a", encoding="utf-8") as record:
             record.write(json.dumps(entry) + "\\n")
+
+
+# A batch of checks (orchestrate's check_batch) names directories and lists here the files it wants: the
+# rest is not collected. Taken out of the environment, so a pytest a test starts collects as it would.
+_ONLY = [os.path.realpath(p) for p in json.loads(os.environ.pop("ORCHESTRATE_PYTEST_ONLY", "") or "[]")]
+
+
+if _ONLY and int(pytest.__version__.split(".")[0]) >= 7:
+    def pytest_ignore_collect(collection_path, config):
+        path = os.path.realpath(str(collection_path))
+        for wanted in _ONLY:
+            if path == wanted or path.startswith(wanted + os.sep) or wanted.startswith(path + os.sep):
+                return None
+        return True
 
 
 def pytest_configure(config):
