@@ -53,8 +53,9 @@ def _write(entry):
 
 
 # A batch of checks (orchestrate's check_batch) names directories and lists here the files it wants: the
-# rest is not collected. Taken out of the environment, so a pytest a test starts collects as it would.
-_ONLY = [os.path.realpath(p) for p in json.loads(os.environ.pop("ORCHESTRATE_PYTEST_ONLY", "") or "[]")]
+# rest is not collected (by xdist workers either). A pytest a test starts sees the list too and may then
+# collect nothing: that test fails, and its check runs again alone, where the list is not set.
+_ONLY = [os.path.realpath(p) for p in json.loads(os.environ.get("ORCHESTRATE_PYTEST_ONLY", "") or "[]")]
 
 
 if _ONLY and int(pytest.__version__.split(".")[0]) >= 7:
