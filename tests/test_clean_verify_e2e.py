@@ -156,3 +156,25 @@ def test_a_project_that_is_not_a_git_repository_is_verified_in_its_working_tree(
     assert final[0]["tree"] == "working-tree" and final[0]["passed"] == 1
     verify = run_cli(["verify"], root)
     assert verify.code == 0 and "working tree" in verify.stdout
+
+
+def test_verify_runs_several_plain_pytest_checks_in_one_pytest_process(fake_api, project):
+    features = []
+    for index in (1, 2, 3):
+        fid = f"feat-0{index}"
+        (project / f"tests/test_m{index}.py").write_text(f"from pkg.m{index} import value\n\n\ndef test_value():\n"
+                                                          f"    assert value() == {index}\n")
+        fake_api.plans[fid] = _plan({"pkg/__init__.py": "", f"pkg/m{index}.py": f"def value():\n    return {index}\n"})
+        features.append({"id": fid, "name": fid, "description": "d", "verify": f"python3 -m pytest -q tests/test_m{index}.py"})
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "checks")
+    spec = project.parent / "spec.json"
+    spec.write_text(json.dumps({"project": "p", "features": features}))
+    assert run_cli(["run", str(spec), "--no-final-verify"], project, fake_api).code == 0
+
+    verify = run_cli(["verify", "--json"], project)
+
+    assert verify.code == 0, verify.stderr
+    results = json.loads(verify.stdout)["results"]
+    assert [r["id"] for r in results] == ["feat-01", "feat-02", "feat-03"] and all(r["success"] for r in results)
+    assert all("in one pytest process with 2 other check(s)" in r["output"] for r in results)
