@@ -17,6 +17,7 @@ are interpreter starts, collection and git, which is what batching and the check
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,8 @@ from orchestrator.run.check_pool import check_runner, default_concurrency  # noq
 from orchestrator.run.clean_checkout import WORKING_TREE, VerificationTree, verification_tree  # noqa: E402
 from orchestrator.run.final_verify import verify_passed  # noqa: E402
 from orchestrator.run.verify import VerificationResult, run_check  # noqa: E402
+from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
+from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.spec.models import FeatureSpec  # noqa: E402
 from orchestrator.store.run_state import FeatureState, RunState  # noqa: E402
 
@@ -55,7 +58,11 @@ def _project(root: Path, count: int) -> tuple[FeatureSpec, RunState]:
 
 def _one_process_each(command: str, workspace: Path) -> VerificationResult:
     """Today's runner before batching: every check its own process (a plain function: never batched)."""
-    return run_check(command, workspace, attempt=0, timeout=600.0)
+    return run_check(command, _environment(workspace), attempt=0, timeout=600.0)
+
+
+def _environment(workspace: Path) -> CommandEnvironment:
+    return CommandEnvironment(workspace, NO_SANDBOX, dict(os.environ))
 
 
 def _before(root: Path, spec: FeatureSpec, state: RunState, cores: int) -> float:
@@ -70,7 +77,7 @@ def _after(root: Path, spec: FeatureSpec, state: RunState, cores: int) -> tuple[
     with verification_tree(root, root / ".autonomous/verify", committed=True, on_warning=print) as tree:
         assert tree.commit is not None
         checked_out = time.monotonic() - started
-        runs = verify_passed(tree, spec, state, runner=check_runner(600.0), concurrency=cores)
+        runs = verify_passed(tree, spec, state, runner=check_runner(_environment(root), 600.0), concurrency=cores)
     assert all(run.success for run in runs), [run.result.output for run in runs if not run.success][:1]
     return time.monotonic() - started, checked_out
 

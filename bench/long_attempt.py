@@ -25,6 +25,9 @@ from orchestrator.config import RunConfig  # noqa: E402
 from orchestrator.run.agent_loop import AgentSession, run_agent  # noqa: E402
 from orchestrator.llm.client import ModelClient, Spend  # noqa: E402
 from orchestrator.tools import ToolContext  # noqa: E402
+from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
+from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
+from orchestrator.safety.secrets import scrubbed_environment  # noqa: E402
 
 FILE_TEXT = "a line of the file the agent keeps reading\n" * 60
 
@@ -66,7 +69,7 @@ def measure(turns: int) -> tuple[float, int]:
     tokens._cached_pieces.cache_clear()
     session = AgentSession(
         client=ModelClient(RunConfig(max_cost=100.0), ViewingModel(turns), Spend()), model="claude-sonnet-5-5",
-        system="You build software.", tool_context=ToolContext(project_root=root), max_turns=turns,
+        system="You build software.", tool_context=ToolContext(environment=CommandEnvironment(root, NO_SANDBOX, scrubbed_environment())), max_turns=turns,
         max_output_tokens=1024, mask_after_tokens=1_000_000,
     )
     try:

@@ -13,6 +13,7 @@ from orchestrator.run.check_batch import plan_batches
 from orchestrator.run.check_pool import check_runner, run_checks
 from orchestrator.run.pytest_command import pytest_invocation
 from orchestrator.run.verify import run_check
+from tests.environments import unsandboxed
 
 PYTEST = f"{sys.executable} -m pytest -q"
 # Each test module notes the pid of the pytest process that imported it.
@@ -42,7 +43,7 @@ def test_plain_pytest_checks_run_in_one_process_and_each_feature_gets_its_verdic
     # In the directory the batch names, but no check's: never collected.
     (tmp_path / "tests/test_unrelated.py").write_text("open('collected', 'w').close()\n")
 
-    runs = {run.feature_id: run for run in run_checks(checks, tmp_path, check_runner(60.0), 1)}
+    runs = {run.feature_id: run for run in run_checks(checks, tmp_path, check_runner(unsandboxed(tmp_path), 60.0), 1)}
 
     assert [fid for fid, run in runs.items() if not run.success] == ["f03"]
     # The failing one ran alone too: its result is exactly what the check gives by itself.
@@ -60,7 +61,7 @@ def test_a_combined_run_that_does_not_report_falls_back_to_one_process_per_check
         "import os, sys\nif '--continue-on-collection-errors' in sys.argv:\n    os._exit(0)\n"
     )
 
-    runs = run_checks(checks, tmp_path, check_runner(60.0), 2)
+    runs = run_checks(checks, tmp_path, check_runner(unsandboxed(tmp_path), 60.0), 2)
 
     assert all(run.success for run in runs) and len(runs) == 4
     assert all("in one pytest process" not in run.result.output for run in runs)
@@ -79,7 +80,7 @@ def test_a_check_the_combined_run_cannot_collect_runs_alone_and_passes(tmp_path:
     (tmp_path / "c" / "test_other.py").write_text("def test_it():\n    pass\n")
     checks.append(("c", f"{PYTEST} c/test_other.py"))
 
-    runs = {run.feature_id: run for run in run_checks(checks, tmp_path, check_runner(60.0), 1)}
+    runs = {run.feature_id: run for run in run_checks(checks, tmp_path, check_runner(unsandboxed(tmp_path), 60.0), 1)}
 
     assert all(run.success for run in runs.values()), {f: r.result.output for f, r in runs.items()}
     assert "in one pytest process" in runs["a"].result.output + runs["b"].result.output
@@ -121,7 +122,7 @@ def test_a_pytest_check_that_reports_nothing_fails_whatever_its_exit_status(tmp_
     for name, content in planted.items():
         (tmp_path / name).write_text(content)
 
-    result = run_check(f"{PYTEST} tests/test_a.py", tmp_path, attempt=1, timeout=60)
+    result = run_check(f"{PYTEST} tests/test_a.py", unsandboxed(tmp_path), attempt=1, timeout=60)
 
     assert result.success is False and result.exit_code == 0 and expected in (result.error or "")
 
@@ -133,7 +134,7 @@ def test_a_pytest_started_by_a_test_may_fail_without_failing_the_check(tmp_path:
         "    assert subprocess.run([sys.executable, '-m', 'pytest', '-q', 'test_inner.py']).returncode == 1\n"
     )
 
-    result = run_check(f"{PYTEST} test_outer.py", tmp_path, attempt=1, timeout=60)
+    result = run_check(f"{PYTEST} test_outer.py", unsandboxed(tmp_path), attempt=1, timeout=60)
 
     assert result.success, result.output
     assert not list(tmp_path.rglob("__pycache__")) and not (tmp_path / ".pytest_cache").exists()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.run.check_batch import parallel, run_batched
@@ -22,7 +22,7 @@ from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.pytest_outcomes import PytestRecord
 from orchestrator.run.tree_git import TreeSnapshot
 from orchestrator.run.verify import DEFAULT_TIMEOUT, VerificationResult, run_check_recorded
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.store.records import ReCheck
 
 CheckRunner = Callable[[str, Path], VerificationResult]  # (command, workspace) -> its result
@@ -38,12 +38,12 @@ def default_concurrency() -> int:
 
 @dataclass(frozen=True)
 class PoolRunner:
-    """The real runner: `run_check` with the run's timeout, environment and sandbox. It can also give
-    what pytest recorded, so that several plain pytest checks share one process (`check_batch`)."""
+    """The real runner: `run_check` in the run's `environment` moved to the given workspace, with its
+    timeout. It can also give what pytest recorded, so that several plain pytest checks share one
+    process (`check_batch`)."""
 
+    environment: CommandEnvironment
     timeout: float = DEFAULT_TIMEOUT
-    env: Mapping[str, str] | None = field(default=None, repr=False)
-    sandbox: Sandbox = NO_SANDBOX
 
     def __call__(self, command: str, workspace: Path) -> VerificationResult:
         return self.recorded(command, workspace)[0]
@@ -51,15 +51,15 @@ class PoolRunner:
     def recorded(
         self, command: str, workspace: Path, extra: Mapping[str, str] | None = None
     ) -> tuple[VerificationResult, PytestRecord]:
-        env = self.env if not extra else {**(os.environ if self.env is None else self.env), **extra}
-        return run_check_recorded(command, workspace, attempt=0, timeout=self.timeout, env=env, sandbox=self.sandbox)
+        environment = self.environment.at(workspace)
+        if extra:
+            environment = environment.with_variables({**environment.variables, **extra})
+        return run_check_recorded(command, environment, attempt=0, timeout=self.timeout)
 
 
-def check_runner(
-    timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None, sandbox: Sandbox = NO_SANDBOX
-) -> CheckRunner:
-    """The real runner: `run_check` with the run's timeout, environment and sandbox."""
-    return PoolRunner(timeout, env, sandbox)
+def check_runner(environment: CommandEnvironment, timeout: float = DEFAULT_TIMEOUT) -> CheckRunner:
+    """The real runner: `run_check` in the run's `environment` moved to the given workspace, with its timeout."""
+    return PoolRunner(environment, timeout)
 
 
 @dataclass(frozen=True)
