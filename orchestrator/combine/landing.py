@@ -20,7 +20,7 @@ from orchestrator.run.check_pool import CheckRun
 from orchestrator.run.integrity import Integrity
 from orchestrator.run.merge_queue import MergeOutcome, MergeQueue
 from orchestrator.run.parallel_integrity import guarded_recheck
-from orchestrator.run.regression import GuardRound, RegressionGuard, RegressionMode
+from orchestrator.run.regression import RegressionGuard, RegressionMode
 from orchestrator.run.verify import VerificationResult
 from orchestrator.run.worktrees import Worktrees
 from orchestrator.spec.load import Feature, FeatureSpec
@@ -48,9 +48,9 @@ class _Watching(Integrity):
 
     last_runs: list[CheckRun]
 
-    def rechecked(self, feature_id: str, round: GuardRound) -> None:
-        self.last_runs = round.runs
-        super().rechecked(feature_id, round)
+    def rechecked(self, feature_id: str, runs: list[CheckRun], duration_ms: int, *, deferred: int = 0) -> None:
+        self.last_runs = runs
+        super().rechecked(feature_id, runs, duration_ms, deferred=deferred)
 
 
 class CombineLanding:

@@ -22,9 +22,12 @@ from orchestrator.llm.conversation import (
     with_cached_tools,
     with_conversation_breakpoint,
 )
+from orchestrator.llm.pricing import TokenUsage
 from orchestrator.tools import ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
 from orchestrator.tools.report import FeatureReport, parse_report
+
+MAX_TOOL_LINES = 200
 
 
 @dataclass
@@ -39,6 +42,13 @@ class AttemptOutcome:
     masked: int = 0
     error: str | None = None
     model: str | None = None  # the model that made the attempt's calls
+    usage: TokenUsage = field(default_factory=TokenUsage)  # the attempt's calls, summed
+    cost_usd: float = 0.0
+    tool_lines: list[str] = field(default_factory=list)  # `tool: what it did`, one a call (`logs ID`)
+
+    def add_tool_line(self, tool: str, summary: str, is_error: bool) -> None:
+        if len(self.tool_lines) < MAX_TOOL_LINES:  # a log stays a few kilobytes however long the attempt
+            self.tool_lines.append(f"{tool}: {summary}" + (" (error)" if is_error else ""))
 
 
 @dataclass
@@ -102,6 +112,7 @@ def run_agent(session: AgentSession, history: list[ApiMessage], prompt: str, fea
             outcome.stop, outcome.error = "rejected", str(err)
             return outcome
         outcome.turns = turn
+        outcome.usage, outcome.cost_usd = outcome.usage + result.usage, outcome.cost_usd + result.cost_usd
         message = result.message
         _call_event(session, feature_id, turn, result)
         blocks = [_block_dict(block) for block in message.content]
@@ -120,9 +131,11 @@ def run_agent(session: AgentSession, history: list[ApiMessage], prompt: str, fea
             tool_names[use["id"]] = use["name"]
             outcome.tool_calls += 1
             tool_result = _run_tool(session, use, outcome)
+            summary = summarize_input(use["name"], use.get("input"))
+            outcome.add_tool_line(use["name"], summary, tool_result.is_error)
             session.on_event(
-                "tool_call", id=feature_id, feature=feature_id, turn=turn, tool=use["name"],
-                summary=summarize_input(use["name"], use.get("input")), isError=tool_result.is_error,
+                "tool_call", id=feature_id, feature=feature_id, turn=turn, tool=use["name"], summary=summary,
+                isError=tool_result.is_error,
             )
             results.append(
                 {"type": "tool_result", "tool_use_id": use["id"], "content": tool_result.content or "(no output)",

@@ -2,24 +2,28 @@
 verification and `orchestrate verify`.
 
 Up to `concurrency` checks run at the same time (`check_concurrency`: the CPU count by default;
-1 when checks share a port or a file), each with its own timeout. In a git project the tree is
+1 when checks share a port or a file), each with its own timeout; plain pytest checks run several
+to a pytest process (`orchestrator.run.check_batch`). In a git project the tree is
 recorded before and the files the checks modified or deleted are put back after, so a check
 that deletes files loses nothing (and the caller hears which files it touched).
 """
 
 from __future__ import annotations
 
+import collections
 import os
+import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.run.check_batch import parallel, run_batched
 from orchestrator.run.checkpoint import is_git_repo
 from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.pytest_outcomes import PytestRecord
 from orchestrator.run.tree_git import TreeSnapshot
-from orchestrator.run.verify import DEFAULT_TIMEOUT, VerificationResult, run_check
+from orchestrator.run.verify import DEFAULT_TIMEOUT, VerificationResult, run_check_recorded
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.store.records import ReCheck
 
@@ -34,13 +38,30 @@ def default_concurrency() -> int:
         return os.cpu_count() or 1
 
 
+@dataclass(frozen=True)
+class PoolRunner:
+    """The real runner: `run_check` in the run's `environment` moved to the given workspace, with its
+    timeout. It can also give what pytest recorded, so that several plain pytest checks share one
+    process (`check_batch`)."""
+
+    environment: CommandEnvironment
+    timeout: float = DEFAULT_TIMEOUT
+
+    def __call__(self, command: str, workspace: Path) -> VerificationResult:
+        return self.recorded(command, workspace)[0]
+
+    def recorded(
+        self, command: str, workspace: Path, extra: Mapping[str, str] | None = None
+    ) -> tuple[VerificationResult, PytestRecord]:
+        environment = self.environment.at(workspace)
+        if extra:
+            environment = environment.with_variables({**environment.variables, **extra})
+        return run_check_recorded(command, environment, attempt=0, timeout=self.timeout)
+
+
 def check_runner(environment: CommandEnvironment, timeout: float = DEFAULT_TIMEOUT) -> CheckRunner:
     """The real runner: `run_check` in the run's `environment` moved to the given workspace, with its timeout."""
-
-    def run(command: str, workspace: Path) -> VerificationResult:
-        return run_check(command, environment.at(workspace), attempt=0, timeout=timeout)
-
-    return run
+    return PoolRunner(environment, timeout)
 
 
 @dataclass(frozen=True)
@@ -63,42 +84,62 @@ class CheckRun:
         )
 
 
+Progress = Callable[[int, int], None]  # (checks done, checks in all): for the live view
+
+
 def run_checks(
     checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int,
-    on_warning: Callable[[str], None] = lambda _m: None, *, put_back: bool = True,
+    on_warning: Callable[[str], None] = lambda _m: None, *, put_back: bool = True, on_progress: Progress | None = None,
 ) -> list[CheckRun]:
     """Run each `(feature id, command)` in `workspace`, up to `concurrency` at once; results in the
-    given order. `put_back=False`: a scratch tree, whatever the checks change there is thrown away."""
+    given order. `put_back=False`: a scratch tree, whatever the checks change there is thrown away.
+    `on_progress` hears how many are done, from 0 up, as they finish (from the checks' threads)."""
     if not checks:
         return []
     snapshot = _snapshot(workspace, on_warning) if put_back else None
     try:
-        runs = _run_all(checks, workspace, runner, concurrency)
+        runs = _run_all(checks, workspace, runner, concurrency, _Counter(checks, on_progress))
     finally:
         if snapshot is not None:
             _put_back(snapshot, [feature_id for feature_id, _ in checks], on_warning)
     return runs
 
 
-def _run_all(checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int) -> list[CheckRun]:
-    """Each distinct command once (features sharing the spec's one `verify` share its run)."""
+class _Counter:
+    """Counts the checks done for `on_progress`; a command several features share counts for each."""
+
+    def __init__(self, checks: Sequence[tuple[str, str]], on_progress: Progress | None) -> None:
+        self.sharing = collections.Counter(command for _, command in checks)
+        self.total, self.done, self.on_progress = len(checks), 0, on_progress
+        self.lock = threading.Lock()
+        if on_progress is not None:
+            on_progress(0, self.total)
+
+    def add(self, command: str) -> None:
+        if self.on_progress is None:
+            return
+        with self.lock:
+            self.done += self.sharing[command]
+            self.on_progress(self.done, self.total)
+
+
+def _run_all(
+    checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int, counter: _Counter
+) -> list[CheckRun]:
+    """Each distinct command once (features sharing the spec's one `verify` share its run); plain
+    pytest checks several to a process where the runner can read pytest's record (`check_batch`)."""
 
     def one(command: str) -> tuple[VerificationResult, int]:
         started = time.monotonic()
         result = runner(command, workspace)
+        counter.add(command)
         return result, int((time.monotonic() - started) * 1000)
 
     commands = list(dict.fromkeys(command for _, command in checks))
-    workers = max(1, min(concurrency, len(commands)))
-    if workers == 1:
-        done = dict(zip(commands, map(one, commands), strict=True))
+    if isinstance(runner, PoolRunner):
+        done = run_batched(commands, workspace, runner.recorded, concurrency, on_done=counter.add)
     else:
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recheck")
-        try:
-            done = dict(zip(commands, pool.map(one, commands), strict=True))
-        finally:
-            # Interrupted: the checks not started never start; the running ones end with their timeout.
-            pool.shutdown(wait=False, cancel_futures=True)
+        done = dict(zip(commands, parallel(one, commands, concurrency), strict=True))
     return [CheckRun(feature_id, *done[command]) for feature_id, command in checks]
 
 

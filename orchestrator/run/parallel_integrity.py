@@ -20,8 +20,8 @@ from pathlib import Path
 from orchestrator.run.assessment import assess
 from orchestrator.run.check_pool import CheckRunner, run_checks
 from orchestrator.run.git_safety import run_git
-from orchestrator.run.integrity import Integrity
-from orchestrator.run.regression import GuardRound, broken_result, failures
+from orchestrator.run.integrity import Integrity, elapsed_ms
+from orchestrator.run.regression import broken_result, failures
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature
 
@@ -42,8 +42,10 @@ def guarded_recheck(
         return own_check
     # The integration worktree is reset before every merge, and the checkpoint is committed from
     # the index the merge staged: what a check changes in the files there is dropped anyway.
-    round = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False)
-    integrity.rechecked(feature.id, round)
+    started = time.monotonic()
+    round = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False,
+                                  on_progress=integrity.progress(feature.id))
+    integrity.rechecked(feature.id, round.runs, elapsed_ms(started), deferred=round.deferred)
     broken = failures(round.runs)
     return broken_result(broken, attempt) if broken else None
 
@@ -64,15 +66,16 @@ def batch_recheck(
     checks = own + [(fid, spec.check_command(spec.feature(fid)) or "") for fid in guarded]
     # The batch's commits are made before its checks run, and the integration worktree is reset
     # before every merge: what a check changes there is dropped, so nothing is recorded to put back.
-    runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn, put_back=False)
+    runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn, put_back=False,
+                      on_progress=integrity.progress(*batched))
     guard.ran(run for run in runs if run.feature_id not in batched)
     if failures(runs):
         return False
+    took = elapsed_ms(started)  # the batch's checks ran together: each member's guard took that long
     by_id = {run.feature_id: run for run in runs}
-    took = int((time.monotonic() - started) * 1000)
     for feature, _ in members:
         mine = [by_id[fid] for fid in plans[feature.id].picked if fid in by_id]
-        integrity.rechecked(feature.id, GuardRound(plans[feature.id], mine, took))
+        integrity.rechecked(feature.id, mine, took, deferred=len(plans[feature.id].deferred))
     return True
 
 

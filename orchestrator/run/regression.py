@@ -19,7 +19,7 @@ from typing import Literal
 
 from orchestrator.config import RunConfig
 from orchestrator.regression_budget import RegressionBudget, parse_budget
-from orchestrator.run.check_pool import CheckRun, CheckRunner, run_checks
+from orchestrator.run.check_pool import CheckRun, CheckRunner, Progress, run_checks
 from orchestrator.run.guard_plan import Candidate, GuardPlan, estimator, plan_checks
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature, FeatureSpec
@@ -130,13 +130,17 @@ class RegressionGuard:
                 if not run.success:
                     self.broke.add(run.feature_id)
 
-    def check(self, workspace: Path, feature: Feature, changed: Iterable[str], *, put_back: bool = True) -> GuardRound:
+    def check(
+        self, workspace: Path, feature: Feature, changed: Iterable[str], *, put_back: bool = True,
+        on_progress: Progress | None = None,
+    ) -> GuardRound:
         """Re-run the planned checks in `workspace` (ranked order); the rest are deferred.
-        `put_back=False`: a scratch tree (`run_checks`)."""
+        `put_back=False`: a scratch tree (`run_checks`); `on_progress`: checks done of all, as they end."""
         started = time.monotonic()
         plan = self.plan(feature, changed)
         checks = [(fid, self.spec.check_command(self.spec.feature(fid)) or "") for fid in plan.picked]
-        runs = run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back)
+        runs = run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back,
+                          on_progress=on_progress)
         self.ran(runs)
         return GuardRound(plan, runs, int((time.monotonic() - started) * 1000))
 

@@ -118,16 +118,16 @@ class RegressionCheck(_Event):
 
 
 class RegressionSummary(_Event):
-    """The regression guard's round after feature `id`: how many passed features' checks its
-    change affected, how many ran (ids of those that failed), how many were deferred to final
-    verification by `regression_budget`, and how long the round took."""
+    """One run of the regression guard after feature `id`: how many passed features it found
+    affected, how many of their checks it ran, which failed, how many it left to final
+    verification; the console's one line for the guard is built from it."""
 
     type: Literal["regression_summary"]
     id: str
     affected: int
     ran: int
     failed: list[str]
-    deferred: int
+    deferred: int = 0
     duration_ms: int
 
 
@@ -139,6 +139,9 @@ class FinalVerification(_Event):
     passed: int
     failed: list[str]
     duration_ms: int
+    tree: str | None = None
+    """`clean-checkout` (of `commit`) or `working-tree`: where the checks ran."""
+    commit: str | None = None
 
 
 class FeatureBlocked(_Event):
@@ -221,7 +224,7 @@ class Notice(_Event):
 Event = Annotated[
     RunStarted | FeatureStarted | ApiCall | ToolCall | Verification | FeatureFinished | FeatureBlocked
     | Summarization | Checkpoint | Merge | RunFinished | NothingSelected | DryRunPrompt | Notice | RegressionCheck
-    | RegressionSummary | FinalVerification,
+    | FinalVerification | RegressionSummary,
     Field(discriminator="type"),
 ]
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)
