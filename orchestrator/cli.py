@@ -60,6 +60,7 @@ def run(
     strict_checks: bool = StrictChecksOption,
     jobs: int | None = JobsOption,
     regression: str | None = RegressionOption,
+    regression_budget: str | None = typer.Option(None, "--regression-budget", metavar="BUDGET", help="Time for the guard's checks after a feature: 3x its own check (default) or 20s; the rest wait for final verification."),
     no_final_verify: bool = typer.Option(False, "--no-final-verify", help="Do not re-run every passed feature's check at the end."),
     sandbox: str | None = SandboxOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
@@ -80,7 +81,7 @@ def run(
         "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
         "strict_checks": True if strict_checks else None, "branch": branch, "sandbox": sandbox,
-        "jobs": jobs, "regression": regression, "final_verify": False if no_final_verify else None,
+        "jobs": jobs, "regression": regression, "regression_budget": regression_budget, "final_verify": False if no_final_verify else None,
         "escalate_model": escalate_model, "escalate_on": escalate_on, "thinking": thinking, "provider": provider,
         "html": html,
     }

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from orchestrator.errors import UsageError
 from orchestrator.llm.models import default_agent_model, default_summarizer_model, thinking_problem
 from orchestrator.llm.pricing import ModelPrice, PriceTable
+from orchestrator.regression_budget import DEFAULT_REGRESSION_BUDGET, BudgetSetting
 from orchestrator.safety.net_proxy import checked_hosts
 
 ContextStrategy = Literal["compressed", "replay", "window"]
@@ -113,6 +114,9 @@ class RunConfig(BaseModel):
     )
     regression: Literal["affected", "all", "none"] = Field(
         "affected", description="Re-run passed features' checks after each feature: those it may affect, all, or none."
+    )
+    regression_budget: BudgetSetting = Field(
+        DEFAULT_REGRESSION_BUDGET, description="Time for the guard's checks after a feature: 3x its own check, or 20s."
     )
     final_verify: bool = Field(True, description="Re-run every passed feature's check on the final tree.")
     check_concurrency: int | None = Field(

@@ -31,7 +31,7 @@ from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.integrity import Integrity
 from orchestrator.run.prompts import strategy_system_prompt
 from orchestrator.run.recorder import FeatureRecorder, LogHeading
-from orchestrator.run.regression import RegressionGuard
+from orchestrator.run.regression import RegressionGuard, guard_budget
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
 from orchestrator.run.trust import distrust_unproven_passes
 from orchestrator.run.verify import Verifier
@@ -202,7 +202,7 @@ class Runner:
     def _integrity(self) -> Integrity:
         guard = RegressionGuard(
             self.spec, self.state, mode=self.config.regression, concurrency=self.concurrency, runner=self.check_runner,
-            on_warning=self.events.warn,
+            on_warning=self.events.warn, budget=guard_budget(self.config),
         )
         return Integrity.for_run(self.workspace, self.spec, guard, self.events, self.config.commit)
 

@@ -1,9 +1,8 @@
 """One feature, run to its end: attempts, each verified by its check, and every step recorded.
 
-A `FeatureJob` is given everything it works with: the workspace directory the agent edits and
-the check runs in, the model client, the context view, the verifier and the recorder. The
-coordinator owns the order of features, summarization and the verdict; a job owns nothing but
-its feature, so several can run at once, each in its own workspace.
+A `FeatureJob` is given everything it works with: the workspace the agent edits and the check
+runs in, the model client, the context view, the verifier and the recorder. The coordinator
+owns the order of features, summarization and the verdict; a job owns only its feature.
 
 Every step is journaled before the next begins, so a kill at any instant resumes where it
 was: the agent's finished work is recorded before its check runs (a resumed run runs only the
@@ -14,6 +13,7 @@ the model).
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,14 +196,15 @@ class FeatureJob:
             return check_influence.strict_refusal(self.command, attempt, influencers)
         self.recorder.phase("check")
         hidden = self.watch.hidden(self.command, attempt) if self.watch else None  # files a checkpoint would lack
-        result = hidden or self.verifier.check(self.command, attempt)
+        started = time.monotonic()
+        result, own_seconds = hidden or self.verifier.check(self.command, attempt), time.monotonic() - started
         result.influencers = influencers
         if result.skipped:
             # No check at all: the agent's report decides, and the log says it was not verified.
             result.success = reported
             result.error = None if reported else f"no check command and the agent did not report ({stop})"
         self.recorder.verified(result)  # as it happened: the own check, then the guard's re-runs of passed features
-        guarded = self.watch.after_check(attempt, result) if self.watch else result
+        guarded = self.watch.after_check(attempt, result, own_seconds) if self.watch else result
         if guarded is not result:  # it broke one: that failure is the attempt's verification
             self.recorder.verified(guarded)
         return guarded

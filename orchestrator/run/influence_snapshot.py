@@ -226,7 +226,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _add_file(path: Path, root: Path, kind: str, files: dict[str, tuple[str, str]]) -> None:
-    digest = _digest(path)
+    digest = file_digest(path)
     if digest is not None:
         files[_relative(path, root)] = (kind, digest)
 
@@ -239,7 +239,7 @@ def _add_section(
     if data is None:
         return
     if len(data) > _PARSE_LIMIT:
-        files[_relative(path, root)] = (KIND_PYTEST_CONFIG, "unparsed:" + str(_digest(path)))
+        files[_relative(path, root)] = (KIND_PYTEST_CONFIG, "unparsed:" + str(file_digest(path)))
         return
     try:
         part = section(data)
@@ -262,7 +262,7 @@ def _setup_cfg_pytest(data: bytes) -> object:
     return dict(parser["tool:pytest"]) if parser.has_section("tool:pytest") else None
 
 
-def _digest(path: Path) -> str | None:
+def file_digest(path: Path) -> str | None:
     """SHA-256 of a file's bytes (a link: its target's name too); None when there is no file."""
     try:
         link = "link:" + os.readlink(path) + ":" if path.is_symlink() else ""

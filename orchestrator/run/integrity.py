@@ -9,14 +9,14 @@ the coordinator builds one per run. Everything it does to git goes through
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.run import checkpoint as git_checkpoint
 from orchestrator.run.assessment import assess, prompt_line
 from orchestrator.run.check_pool import CheckRun, Progress
 from orchestrator.run.failed_work import StartOfRun, park_failed_work
-from orchestrator.run.footprint import ChangeWatch, footprint
+from orchestrator.run.footprint import ChangeWatch, HashCache, footprint
 from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.hidden_files import hidden_by_new_rules, hidden_result
 from orchestrator.run.regression import RegressionGuard, broken_result, failures
@@ -36,6 +36,10 @@ class Integrity:
     events: EventSink
     park_failures: bool  # commits are on in a git project
     start: StartOfRun | None = None
+    # The files a feature changed come from git only where each feature commits a checkpoint;
+    # else from content snapshots (`orchestrator.run.footprint`), their digests cached for the run.
+    footprints_by_git: bool = True
+    hashes: HashCache = field(default_factory=HashCache)
     # False for a parallel worker: its worktree predates what was merged meanwhile, so the
     # guard's checks run after its merge, on the merged tree (`orchestrator.run.parallel_integrity`).
     recheck_in_workspace: bool = True
@@ -46,7 +50,7 @@ class Integrity:
         """Record the tree as the run found it (for what must never be reset)."""
         git = git_checkpoint.is_git_repo(root)
         park = commit and git
-        integrity = cls(spec, guard, events, park)
+        integrity = cls(spec, guard, events, park, footprints_by_git=park)
         if commit and not git:  # said once, before any feature: not first when one fails
             events.warn(f"{root} is not a git repository: no checkpoint commits, and a failed feature's work stays "
                         "in the tree; run `git init` there to get them (--no-commit: none wanted, no warning)")
@@ -127,20 +131,25 @@ class FeatureWatch:
     def __init__(self, integrity: Integrity, workspace: Path, feature: Feature) -> None:
         self.integrity, self.workspace, self.feature = integrity, workspace, feature
         self.assessment, self.note = integrity.assessment(feature)
-        self.changes = ChangeWatch(workspace)
+        self.changes = ChangeWatch(workspace, by_git=integrity.footprints_by_git, hashes=integrity.hashes)
         self.changed: list[str] | None = None
         self.runs: list[CheckRun] = []
 
-    def after_check(self, attempt: int, result: VerificationResult) -> VerificationResult:
-        """The attempt's result once the regression guard had its say: the broken feature's check if one broke."""
+    def after_check(self, attempt: int, result: VerificationResult, own_seconds: float) -> VerificationResult:
+        """The attempt's result once the regression guard had its say: the broken feature's check if one broke.
+        `own_seconds`: what the feature's own check took (the guard's budget is a multiple of it)."""
         self.runs, self.changed = [], None
-        if not result.success or not self.integrity.recheck_in_workspace:
+        if not result.success:
+            return result
+        self.integrity.guard.own_check_took(self.feature.id, own_seconds)
+        if not self.integrity.recheck_in_workspace:
             return result
         self.changed = self.changes.changed()
         started = time.monotonic()
-        self.runs = self.integrity.guard.check(self.workspace, self.feature, self.changed,
-                                               on_progress=self.integrity.progress(self.feature.id))
-        self.integrity.rechecked(self.feature.id, self.runs, elapsed_ms(started))
+        round = self.integrity.guard.check(self.workspace, self.feature, self.changed,
+                                           on_progress=self.integrity.progress(self.feature.id))
+        self.runs = round.runs
+        self.integrity.rechecked(self.feature.id, self.runs, elapsed_ms(started), deferred=round.deferred)
         broken = failures(self.runs)
         return broken_result(broken, attempt) if broken else result
 

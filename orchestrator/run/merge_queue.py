@@ -42,6 +42,9 @@ _CONFLICT_OUTPUT_LIMIT = 4000
 
 Recheck = Callable[[Path, Feature, int], VerificationResult | None]
 """Re-check a merged tree (the integration worktree) for a feature: a failure, or None."""
+Resolve = Callable[[list[str], str], str | None]
+"""A feature's focused conflict step (`conflict_step`), given the conflicting files and the base
+the merge met: a note saying how it was resolved, or None when it was not."""
 
 
 @dataclass
@@ -54,6 +57,7 @@ class MergeOutcome:
     # Merged: the files its checkpoint changed, relative to the project (the feature's footprint;
     # its worktree cannot say once its work is committed there).
     changed: list[str] = field(default_factory=list)
+    note: str | None = None  # how a conflict was resolved on the way
 
 
 @dataclass(eq=False)  # found on the waiting list by identity
@@ -64,6 +68,7 @@ class _Landing:
     attempt: int
     command: str | None
     before_commit: Callable[[str], None]
+    resolve: Resolve | None = None
     outcome: MergeOutcome | None = None
     error: BaseException | None = None
     done: threading.Event = field(default_factory=threading.Event)
@@ -96,10 +101,12 @@ class MergeQueue:
             return len(self._waiting)
 
     def land(
-        self, feature: Feature, attempt: int, command: str | None, before_commit: Callable[[str], None]
+        self, feature: Feature, attempt: int, command: str | None, before_commit: Callable[[str], None],
+        resolve: Resolve | None = None,
     ) -> MergeOutcome:
-        """Merge `feature`'s work branch; wait for the queue. KeyboardInterrupt if the run stops meanwhile."""
-        landing = _Landing(feature, attempt, command, before_commit)
+        """Merge `feature`'s work branch; wait for the queue. KeyboardInterrupt if the run stops meanwhile.
+        `resolve`: the feature's conflict step, run during its turn (nothing merges meanwhile)."""
+        landing = _Landing(feature, attempt, command, before_commit, resolve)
         with self._waiting_lock:
             self._waiting.append(landing)
         while not landing.done.is_set():
@@ -137,7 +144,7 @@ class MergeQueue:
             for landing in batch:
                 if self.should_stop():  # the rest are told, as each would have been at its own turn
                     raise KeyboardInterrupt("the run is stopping")
-                landing.finish(self._land(landing.feature, landing.attempt, landing.command, landing.before_commit))
+                landing.finish(self._land(landing))
         except BaseException as err:  # each waiting worker hears it, as if its own turn had failed
             for landing in batch:
                 if not landing.done.is_set():
@@ -161,38 +168,45 @@ class MergeQueue:
             landing.finish(MergeOutcome("merged", done.parent, sha=done.sha, changed=changed))
         return True
 
-    def _land(
-        self, feature: Feature, attempt: int, command: str | None, before_commit: Callable[[str], None]
-    ) -> MergeOutcome:
+    def _land(self, landing: _Landing) -> MergeOutcome:
+        feature, attempt, command = landing.feature, landing.attempt, landing.command
         trees = self.worktrees
         base = self.landing.base(trees)
         tree = trees.reset_integration(base)
         identity = trees.identity  # a merge that is not a fast-forward wants one
-        merged = self.landing.stage(tree, trees, identity, feature)
         project = trees.project_dir(tree)  # checks run, and files are named, as in the user's project
+        merged = self.landing.stage(tree, trees, identity, feature)
+        note = None
         if merged.returncode != 0:
             files, hunks = _conflicts(project)
             if not files:  # not a conflict: git could not merge at all
                 raise git_error("git merge --squash", merged)
             trees.reset_integration(base)
-            listed = ", ".join(files)
-            failure = VerificationResult(
-                command=command, success=False, exit_code=None, attempt=attempt, output=hunks[-_CONFLICT_OUTPUT_LIMIT:],
-                error=(f"merge conflict: this attempt's work does not merge onto the branch as it is now (other "
-                       f"features were merged meanwhile); conflicting files: {listed}. The next attempt starts "
-                       "from the current branch: redo the change on top of it"),
-            )
-            return MergeOutcome("conflict", base, files=files, failure=failure)
+            note = landing.resolve(files, base) if landing.resolve is not None else None
+            if note is None or self.landing.stage(tree, trees, identity, feature).returncode != 0:
+                trees.reset_integration(base)
+                return _conflict(base, files, hunks, command, attempt)
         rechecked = self.recheck(project, feature, attempt)
         if rechecked is not None:
             trees.reset_integration(base)
             rechecked.error = ("after merging onto the current branch (with the features merged meanwhile) the check "
                                f"failed: {rechecked.error or 'exit ' + str(rechecked.exit_code)}")
-            return MergeOutcome("recheck_failed", base, failure=rechecked)
-        before_commit(base)
+            return MergeOutcome("recheck_failed", base, failure=rechecked, note=note)
+        landing.before_commit(base)
         sha = commit_staged(tree, trees, identity, feature)
         self.landing.advance(trees, base, sha)
-        return MergeOutcome("merged", base, sha=sha, changed=sorted(differing(project, base, sha)))
+        return MergeOutcome("merged", base, sha=sha, changed=sorted(differing(project, base, sha)), note=note)
+
+
+def _conflict(base: str, files: list[str], hunks: str, command: str | None, attempt: int) -> MergeOutcome:
+    """A conflict that stays one: fed back to the next attempt with its hunks."""
+    failure = VerificationResult(
+        command=command, success=False, exit_code=None, attempt=attempt, output=hunks[-_CONFLICT_OUTPUT_LIMIT:],
+        error=(f"merge conflict: this attempt's work does not merge onto the branch as it is now (other "
+               f"features were merged meanwhile); conflicting files: {', '.join(files)}. The next attempt starts "
+               "from the current branch: redo the change on top of it"),
+    )
+    return MergeOutcome("conflict", base, files=files, failure=failure)
 
 
 def _say(message: str) -> None:

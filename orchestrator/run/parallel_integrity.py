@@ -43,10 +43,10 @@ def guarded_recheck(
     # The integration worktree is reset before every merge, and the checkpoint is committed from
     # the index the merge staged: what a check changes in the files there is dropped anyway.
     started = time.monotonic()
-    runs = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False,
-                                 on_progress=integrity.progress(feature.id))
-    integrity.rechecked(feature.id, runs, elapsed_ms(started))
-    broken = failures(runs)
+    round = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False,
+                                  on_progress=integrity.progress(feature.id))
+    integrity.rechecked(feature.id, round.runs, elapsed_ms(started), deferred=round.deferred)
+    broken = failures(round.runs)
     return broken_result(broken, attempt) if broken else None
 
 
@@ -55,24 +55,27 @@ def batch_recheck(
     changed: list[str],
 ) -> bool:
     """A merge batch's re-check (`merge_batch`): each member's own check and the guard's checks for
-    what the batch changed, each distinct command once, several at once. True when all pass; then
-    each member's regression checks are recorded as if it had been re-checked alone."""
-    spec, batched = integrity.spec, {feature.id for feature, _ in members}
+    what the batch changed (each member's plan within its budget), each distinct command once,
+    several at once. True when all pass; then each member's regression checks are recorded as if
+    it had been re-checked alone."""
+    spec, guard, batched = integrity.spec, integrity.guard, {feature.id for feature, _ in members}
+    started = time.monotonic()
     own = [(feature.id, spec.check_command(feature) or "") for feature, _ in members if spec.check_command(feature)]
-    targets = {feature.id: integrity.guard.targets(feature, changed) for feature, _ in members}
-    guarded = [fid for fid in dict.fromkeys(t for picked in targets.values() for t in picked) if fid not in batched]
+    plans = {feature.id: guard.plan(feature, changed) for feature, _ in members}
+    guarded = [fid for fid in dict.fromkeys(t for plan in plans.values() for t in plan.picked) if fid not in batched]
     checks = own + [(fid, spec.check_command(spec.feature(fid)) or "") for fid in guarded]
     # The batch's commits are made before its checks run, and the integration worktree is reset
     # before every merge: what a check changes there is dropped, so nothing is recorded to put back.
-    started = time.monotonic()
     runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn, put_back=False,
                       on_progress=integrity.progress(*batched))
+    guard.ran(run for run in runs if run.feature_id not in batched)
     if failures(runs):
         return False
     took = elapsed_ms(started)  # the batch's checks ran together: each member's guard took that long
     by_id = {run.feature_id: run for run in runs}
     for feature, _ in members:
-        integrity.rechecked(feature.id, [by_id[fid] for fid in targets[feature.id] if fid in by_id], took)
+        mine = [by_id[fid] for fid in plans[feature.id].picked if fid in by_id]
+        integrity.rechecked(feature.id, mine, took, deferred=len(plans[feature.id].deferred))
     return True
 
 
@@ -91,5 +94,5 @@ def worker_integrity(run_integrity: Integrity) -> Integrity:
     it began; `guarded_recheck` runs them on the merged tree)."""
     return Integrity(
         run_integrity.spec, run_integrity.guard, run_integrity.events, park_failures=True, start=None,
-        recheck_in_workspace=False,
+        recheck_in_workspace=False, footprints_by_git=True, hashes=run_integrity.hashes,
     )

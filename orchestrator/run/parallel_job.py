@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.run import checkpoint as git_checkpoint
+from orchestrator.run.conflict_step import ConflictStep, model_ask
 from orchestrator.run.feature_job import AttemptStep, FeatureJob
 from orchestrator.run.merge_queue import MergeOutcome, MergeQueue
 from orchestrator.run.verify import CheckVerifier, VerificationResult
@@ -70,10 +72,12 @@ class WorkerJob(FeatureJob):
         lane.slots.merging(feature.id)  # committing and merging are git's work: the next feature starts meanwhile
         self.recorder.phase("merging")
         lane.worktrees.commit_work(feature.id)
-        outcome = lane.queue.land(feature, attempt, self.command, before_commit=self._merging)
+        outcome = lane.queue.land(feature, attempt, self.command, before_commit=self._merging,
+                                  resolve=lambda files, base: self._resolve(attempt, files, base))
+        message = outcome.failure.error if outcome.failure else outcome.note
         lane.events.emit(
             "merge", id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
-            message=outcome.failure.error if outcome.failure else None,
+            message=message,
         )
         if outcome.failure is None and self.watch is not None:
             self.watch.landed(outcome.changed)  # the footprint: what the checkpoint changed
@@ -83,6 +87,20 @@ class WorkerJob(FeatureJob):
                 lane.slots.back_to_work(feature.id, lane.queue.should_stop)
             lane.worktrees.create(feature.id)  # the next attempt: from the branch as it is now
         return outcome
+
+    def _resolve(self, attempt: int, files: list[str], base: str) -> str | None:
+        """The focused conflict step (`conflict_step`) in the feature's worktree, during its turn in the
+        queue: a note on how it went, or None (then a whole new attempt, with a warning saying so)."""
+        trees, feature = self.lane.worktrees, self.feature
+        model = attempt_model(self.settings.config, attempt, self.settings.max_attempts).model
+        ask = model_ask(self.client, model, f"{feature.id}: {feature.name}\n{feature.description}", self.command)
+        step = ConflictStep(trees.path(feature.id), trees.workspace(feature.id), [*trees.safe, *trees.identity], ask)
+        listed = ", ".join(files)
+        if step.run(base):
+            return f"merge conflict in {listed} resolved {'by the model' if step.model_called else 'by git'} after a rebase"
+        self.lane.events.warn(f"{feature.id}: the merge conflict in {listed} was not resolved by a focused step; "
+                              "a new attempt starts from the branch as it is now", id=feature.id)
+        return None
 
     def _merging(self, base: str) -> None:
         """Recorded before the checkpoint is made: a resumed run finds it on the branch (or not)."""

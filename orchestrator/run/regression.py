@@ -2,18 +2,25 @@
 checks of the passed features it may have broken run again; one failing fails the attempt.
 
 `--regression affected` (the default) picks the passed features whose footprint meets the
-files this attempt changed, plus the feature's transitive dependencies; `all` picks every
-passed feature; `none` turns the guard off. The guard takes the workspace and the state it
+files this attempt changed, plus the feature's transitive dependencies, and runs the most
+likely to break that fit `regression_budget` (the rest are deferred to final verification);
+`all` runs every passed feature's check; `none` turns the guard off. The guard takes the workspace and the state it
 judges by, so a parallel worker can run it in its own worktree after a merge.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from orchestrator.config import RunConfig
+from orchestrator.regression_budget import RegressionBudget, parse_budget
 from orchestrator.run.check_pool import CheckRun, CheckRunner, Progress, run_checks
+from orchestrator.run.guard_plan import Candidate, GuardPlan, estimator, plan_checks
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.state import RunState
@@ -35,21 +42,50 @@ def dependencies_of(spec: FeatureSpec, feature: Feature) -> set[str]:
     return found
 
 
+@dataclass(frozen=True)
+class GuardRound:
+    """One round of the guard after a feature: its plan and the checks it ran."""
+
+    plan: GuardPlan
+    runs: list[CheckRun]
+    duration_ms: int
+
+    @property
+    def deferred(self) -> int:
+        """Affected checks left to final verification."""
+        return len(self.plan.deferred)
+
+
 class RegressionGuard:
-    """Picks and re-runs the checks a feature's change may have broken."""
+    """Picks and re-runs the checks a feature's change may have broken.
+
+    `budget`: what the checks may cost after one feature (`orchestrator.run.guard_plan`); None
+    runs every affected check (`--regression all`, or no final verification to leave the rest to).
+    """
 
     def __init__(
         self, spec: FeatureSpec, state: RunState, *, mode: RegressionMode, concurrency: int, runner: CheckRunner,
-        on_warning: Callable[[str], None] = lambda _m: None,
+        on_warning: Callable[[str], None] = lambda _m: None, budget: RegressionBudget | None = None,
     ) -> None:
         self.spec, self.state, self.mode = spec, state, mode
         self.concurrency, self.runner, self.on_warning = concurrency, runner, on_warning
+        self.budget = budget if mode == "affected" else None
+        self.positions = {feature.id: index for index, feature in enumerate(spec.features)}
+        # What ranks the checks: measured times (s), checks seen failing, the round each last ran.
+        self.durations: dict[str, float] = {}
+        self.broke: set[str] = set()
+        self.last_run: dict[str, int] = {}
+        self.rounds = 0
+        self._lock = threading.Lock()  # parallel runs plan and record from several threads
 
     def targets(self, feature: Feature, changed: Iterable[str] | None) -> list[str]:
         """The passed features (with a check) whose checks re-run after `feature`, in spec order.
 
         `changed` None means not known yet (before the attempt): only the footprints that the
         assessment predicts are left out, dependencies are always in."""
+        return [candidate.feature_id for candidate in self._candidates(feature, changed)]
+
+    def _candidates(self, feature: Feature, changed: Iterable[str] | None) -> list[Candidate]:
         if self.mode == "none":
             return []
         touched = set(changed or ())
@@ -59,22 +95,60 @@ class RegressionGuard:
             entry = self.state.features.get(other.id)
             if other.id == feature.id or entry is None or entry.status != "passed":
                 continue
-            if not self.spec.check_command(other):
+            command = self.spec.check_command(other)
+            if not command:
                 continue
-            footprint = entry.footprint.files() if entry.footprint else set()
-            if self.mode == "all" or other.id in deps or footprint & touched:
-                picked.append(other.id)
+            shared = len(entry.footprint.files() & touched) if entry.footprint else 0
+            if self.mode == "all" or other.id in deps or shared:
+                picked.append(Candidate(
+                    other.id, command, shared, other.id in self.broke or entry.attempts > 1, other.id in deps,
+                    self.last_run.get(other.id, 0), self.positions[other.id],
+                ))
         return picked
+
+    def own_check_took(self, feature_id: str, seconds: float) -> None:
+        """The feature's own check time: its budget's base, and its estimate as a re-run check."""
+        with self._lock:
+            self.durations[feature_id] = seconds
+
+    def plan(self, feature: Feature, changed: Iterable[str]) -> GuardPlan:
+        """The affected checks ranked, and which of them fit the budget (`orchestrator.run.guard_plan`)."""
+        candidates = self._candidates(feature, changed)
+        with self._lock:
+            own = self.durations.get(feature.id, 0.0)
+            budget = self.budget.for_check(own) if self.budget is not None else None
+            return plan_checks(candidates, budget_seconds=budget, estimate=estimator(dict(self.durations), own),
+                               workers=self.concurrency)
+
+    def ran(self, runs: Iterable[CheckRun]) -> None:
+        """Note what the re-run checks took and which failed, for the next rounds' plans."""
+        with self._lock:
+            self.rounds += 1
+            for run in runs:
+                self.durations[run.feature_id] = run.duration_ms / 1000
+                self.last_run[run.feature_id] = self.rounds
+                if not run.success:
+                    self.broke.add(run.feature_id)
 
     def check(
         self, workspace: Path, feature: Feature, changed: Iterable[str], *, put_back: bool = True,
         on_progress: Progress | None = None,
-    ) -> list[CheckRun]:
-        """Re-run the targets' checks in `workspace`; every run, failed or not, in spec order.
+    ) -> GuardRound:
+        """Re-run the planned checks in `workspace` (ranked order); the rest are deferred.
         `put_back=False`: a scratch tree (`run_checks`); `on_progress`: checks done of all, as they end."""
-        checks = [(fid, self.spec.check_command(self.spec.feature(fid)) or "") for fid in self.targets(feature, changed)]
-        return run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back,
+        started = time.monotonic()
+        plan = self.plan(feature, changed)
+        checks = [(fid, self.spec.check_command(self.spec.feature(fid)) or "") for fid in plan.picked]
+        runs = run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back,
                           on_progress=on_progress)
+        self.ran(runs)
+        return GuardRound(plan, runs, int((time.monotonic() - started) * 1000))
+
+
+def guard_budget(config: RunConfig) -> RegressionBudget | None:
+    """The run's budget for the guard; None (every affected check runs) when no final
+    verification would run the checks the budget defers."""
+    return parse_budget(config.regression_budget) if config.final_verify else None
 
 
 def failures(runs: Iterable[CheckRun]) -> list[CheckRun]:

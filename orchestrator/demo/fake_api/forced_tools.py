@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .conflicts import CONFLICT_TOOL, keep_both_sides
 from .summarizer import minimal_instance
 
 ToolAnswer = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
@@ -39,7 +40,10 @@ def tool_schema(request: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def default_tool_answer(name: str, request: dict[str, Any]) -> dict[str, Any]:
-    """The smallest input the forced tool's schema accepts."""
+    """The smallest input the forced tool's schema accepts (orchestrate's merge-conflict step:
+    both sides kept, `conflicts.keep_both_sides`)."""
+    if name == CONFLICT_TOOL:
+        return keep_both_sides(request_text(request))
     value = minimal_instance(tool_schema(request, name))
     return value if isinstance(value, dict) else {}
 

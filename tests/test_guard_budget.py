@@ -1,0 +1,106 @@
+"""Issue 29: the regression guard's cost per feature is bounded, and footprints mean the same
+with and without git (units; the end-to-end cases are in tests/test_guard_budget_e2e.py)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator.config import load_config
+from orchestrator.errors import UsageError
+from orchestrator.regression_budget import parse_budget
+from orchestrator.run.check_pool import check_runner
+from orchestrator.run.footprint import ChangeWatch, HashCache
+from orchestrator.run.guard_plan import Candidate, plan_checks
+from orchestrator.run.regression import RegressionGuard
+from orchestrator.spec.models import FeatureSpec
+from orchestrator.store.records import Footprint
+from orchestrator.store.run_state import FeatureState, RunState
+from tests.environments import unsandboxed
+
+
+def _candidate(fid: str, shared: int = 1, *, failed: bool = False, dep: bool = False, last: int = 0,
+               position: int = 0, command: str | None = None) -> Candidate:
+    return Candidate(fid, command or f"check {fid}", shared, failed, dep, last, position)
+
+
+def test_the_checks_most_likely_to_break_come_first() -> None:
+    plan = plan_checks([
+        _candidate("old", position=0, last=3), _candidate("fresh", position=1), _candidate("dep", dep=True, position=2),
+        _candidate("flaky", failed=True, position=3), _candidate("two-files", shared=2, position=4),
+    ], budget_seconds=None, estimate=lambda _f: 1.0, workers=1)
+    assert plan.affected == ["two-files", "flaky", "dep", "fresh", "old"]
+    assert plan.picked == plan.affected and plan.deferred == []
+
+
+def test_the_budget_takes_what_fits_and_defers_the_rest() -> None:
+    candidates = [_candidate(f"f{i}", position=i) for i in range(10)]
+    plan = plan_checks(candidates, budget_seconds=3.0, estimate=lambda _f: 1.0, workers=2)
+    assert plan.picked == ["f0", "f1", "f2", "f3", "f4", "f5"] and plan.deferred == ["f6", "f7", "f8", "f9"]
+    # A budget too small for any check still runs the likeliest one.
+    tiny = plan_checks(candidates, budget_seconds=0.0, estimate=lambda _f: 1.0, workers=1)
+    assert tiny.picked == ["f0"] and len(tiny.deferred) == 9
+    # A command already picked costs nothing more (features sharing one check share its run).
+    shared = [_candidate("a", command="pytest"), _candidate("b", command="pytest", position=1)]
+    assert plan_checks(shared, budget_seconds=0.0, estimate=lambda _f: 1.0, workers=1).picked == ["a", "b"]
+
+
+def test_the_guard_goes_round_every_check_when_all_share_a_file(tmp_path: Path) -> None:
+    """Every feature touches one file: each round runs what fits, the least recently run first."""
+    features = [{"id": f"f{i}", "name": "n", "category": "c", "description": "d", "verify": f"true {i}"}
+                for i in range(7)]
+    spec = FeatureSpec.model_validate({"project": "p", "features": features})
+    state = RunState()
+    for i in range(6):
+        state.features[f"f{i}"] = FeatureState(status="passed", footprint=Footprint(changed=["shared.py"]))
+    guard = RegressionGuard(spec, state, mode="affected", concurrency=1, runner=check_runner(unsandboxed(tmp_path)),
+                            budget=parse_budget("2x"))
+    guard.own_check_took("f6", 1.0)
+    for i in range(6):
+        guard.durations[f"f{i}"] = 1.0
+    seen = []
+    for _ in range(3):
+        round = guard.check(tmp_path, spec.feature("f6"), ["shared.py"])
+        assert len(round.runs) == 2 and round.deferred == 4 and all(run.success for run in round.runs)
+        seen += [run.feature_id for run in round.runs]
+        guard.own_check_took("f6", 1.0)
+        for i in range(6):
+            guard.durations[f"f{i}"] = 1.0  # measured times vary; here they stay 1 s
+    assert sorted(seen) == [f"f{i}" for i in range(6)]
+    everything = RegressionGuard(spec, state, mode="all", concurrency=1, runner=check_runner(unsandboxed(tmp_path)), budget=parse_budget("0s"))
+    assert everything.plan(spec.feature("f6"), []).deferred == []
+
+
+def test_regression_budget_is_a_setting_like_the_others(tmp_path: Path) -> None:
+    assert load_config({}, tmp_path, environ={}).regression_budget == "3x"
+    assert load_config({}, tmp_path, environ={"ORCHESTRATE_REGRESSION_BUDGET": "20s"}).regression_budget == "20s"
+    (tmp_path / "orchestrate.toml").write_text('regression_budget = "5X"\n')
+    assert load_config({}, tmp_path, environ={}).regression_budget == "5x"
+    assert parse_budget("5x").for_check(2.0) == 10.0 and parse_budget("20").for_check(2.0) == 20.0
+    with pytest.raises(UsageError, match="regression-budget.*3x.*20s"):
+        load_config({"regression_budget": "soon"}, tmp_path, environ={})
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_without_checkpoints_a_feature_changed_only_its_own_files(tmp_path: Path, git: bool) -> None:
+    """No git, or git without commits per feature: the content snapshot, not the diff from HEAD
+    (which would hold every earlier feature's work), says what a feature changed."""
+    (tmp_path / "kept.txt").write_text("same\n")
+    if git:
+        _git(tmp_path, "init", "-q")
+    (tmp_path / "earlier.txt").write_text("an earlier feature's work, never committed\n")
+    hashes = HashCache()
+    watch = ChangeWatch(tmp_path, by_git=False, hashes=hashes)
+    (tmp_path / "kept.txt").write_text("same\n")  # rewritten with the same bytes: no change
+    (tmp_path / "mine.txt").write_text("this feature's\n")
+    (tmp_path / ".autonomous").mkdir()
+    (tmp_path / ".autonomous/state.json").write_text("{}")
+    assert watch.changed() == ["mine.txt"]
+    (tmp_path / "mine.txt").unlink()
+    assert watch.changed() == []
