@@ -23,7 +23,8 @@ from .faults import Fault
 from .forced_tools import forced_tool_name
 from .ledger import RecordedRequest
 from .prompt import prompt_blocks, prompt_tokens
-from .responses import build_message, stream_events
+from .responses import build_message, json_message
+from .sse import bedrock_frames, message_events, sse_chunks, with_error_event
 from .summarizer import is_summarizer_request
 from .thinking import thinking_blocks, thinking_on, validate_thinking
 from .validation import validate_request
@@ -54,6 +55,7 @@ class FakeAPI(Protocol):
     ledger: Ledger
     down_mode: Literal["drop", "503"] | None
     latency: float
+    stream_gap: float
     tool_answers: ToolAnswerer
     providers: providers.ProviderSettings
 
@@ -64,6 +66,7 @@ COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 NO_FEATURE_REPLY = "There is no feature request in this conversation, so there is nothing to do."
 # Statuses the SDK retries, which therefore carry the (short) retry-after headers.
 _RETRYABLE = {408, 409, 429} | set(range(500, 600))
+_STREAM_FAULTS = ("stream_error", "stream_drop", "slow_stream")
 
 
 @dataclass
@@ -77,6 +80,12 @@ class Reply:
     """Close the connection without any response."""
     delay: float = 0.0
     """Seconds to wait (interruptibly) before sending."""
+    chunks: list[bytes] | None = None
+    """A streamed body (chunked transfer encoding), one chunk per event; `body` is then unused."""
+    gap: float = 0.0
+    """Seconds between chunks."""
+    cut_after: int | None = None
+    """Close the connection after this many chunks, mid-stream."""
 
 
 def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
@@ -151,11 +160,16 @@ def _handle(
 
     delay = fake.latency  # a model's time, when the test or benchmark wants one
     fault = fake.faults(entry.index, entry.body) if fake.faults is not None else None
+    streamed = isinstance(entry.body, dict) and entry.body.get("stream") is True
+    stream_fault: Fault | None = None
     if fault is not None:
-        faulty = _faulty_reply(fake, entry, fault)
+        faulty = _faulty_reply(fake, entry, fault, streamed)
         if faulty is not None:
             return faulty
-        delay = fault.delay
+        if streamed and fault.kind in _STREAM_FAULTS:
+            stream_fault = fault  # met once the answer is known, in the middle of its stream
+        else:
+            delay = fault.delay
 
     if call is not None:
         providers.require_version(call)  # in the body, where these providers want it
@@ -184,15 +198,37 @@ def _handle(
     message = build_message(body["model"], blocks, body["max_tokens"], outcome)
     fake.ledger.bill(entry.kind, message["usage"])
     fake.ledger.update(entry, status=200, outcome=entry.outcome or "ok", response=message)
-    if body.get("stream"):
-        return Reply(200, {"content-type": "text/event-stream"}, stream_events(message), delay=delay)
-    return Reply(200, {"content-type": "application/json"}, json.dumps(message).encode(), delay=delay)
+    if streamed:
+        return _stream_reply(message, stream_fault, call.provider if call else "anthropic", delay, fake.stream_gap)
+    return Reply(200, {"content-type": "application/json"}, json.dumps(json_message(message)).encode(), delay=delay)
 
 
-def _faulty_reply(fake: FakeAPI, entry: RecordedRequest, fault: Fault) -> Reply | None:
-    """The injected fault's reply (or error raised); None for a slow reply, which is answered late."""
+def _stream_reply(message: dict[str, Any], fault: Fault | None, provider: str, delay: float, gap: float) -> Reply:
+    """`message` as an event stream: server-sent events, or Bedrock's event-stream frames."""
+    events = message_events(message)
+    cut_after = None
+    if fault is not None and fault.kind == "stream_error":
+        events = with_error_event(events, fault.after_events, fault.error_type, fault.message)
+    elif fault is not None and fault.kind == "stream_drop":
+        cut_after = fault.after_events
+    elif fault is not None:
+        gap = fault.gap
+    if provider == "bedrock":
+        return Reply(200, {"content-type": "application/vnd.amazon.eventstream"}, chunks=bedrock_frames(events),
+                     gap=gap, cut_after=cut_after, delay=delay)
+    return Reply(200, {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"},
+                 chunks=sse_chunks(events), gap=gap, cut_after=cut_after, delay=delay)
+
+
+def _faulty_reply(fake: FakeAPI, entry: RecordedRequest, fault: Fault, streamed: bool) -> Reply | None:
+    """The injected fault's reply (or error raised); None for a slow reply, which is answered late,
+    and for a stream fault on a streamed request, met mid-stream."""
     label = str(fault.status) if fault.kind == "status" else fault.body or fault.kind
     fake.ledger.update(entry, outcome=f"fault:{label}")
+    if fault.kind in _STREAM_FAULTS and not streamed:  # the nearest plain fault
+        if fault.kind == "stream_error":
+            raise ApiError(fault.status, fault.message, fault.error_type, _retry_headers(fake.retry_after))
+        return Reply(drop=True) if fault.kind == "stream_drop" else None
     if fault.kind == "status":
         headers = _retry_headers(fault.retry_after if fault.retry_after is not None else fake.retry_after)
         if fault.status not in _RETRYABLE:

@@ -82,6 +82,9 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.drop:
                 self._drop()
                 return
+            if reply.chunks is not None:
+                self._stream(reply)
+                return
             self.send_response(reply.status)
             for name, value in reply.headers.items():
                 self.send_header(name, value)
@@ -92,6 +95,27 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             # The client went away first (for instance its timeout fired during a slow reply).
             self.close_connection = True
+
+    def _stream(self, reply: Reply) -> None:
+        """Send `reply.chunks` one by one as HTTP/1.1 chunks, `reply.gap` apart, as the API
+        streams events; cut the connection after `reply.cut_after` of them, if set."""
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        for sent, chunk in enumerate(reply.chunks or []):
+            if reply.cut_after is not None and sent >= reply.cut_after:
+                self._drop()
+                return
+            if sent and reply.gap and self.server.stopping.wait(reply.gap):
+                self._drop()
+                return
+            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def _drop(self) -> None:
         """Close the connection without sending a single byte of response."""

@@ -41,7 +41,9 @@ class FakeAPI:
 
     ``keep_requests=N`` keeps only the newest N requests in `requests` (counters and usage
     stay exact), for long benchmark runs. ``latency`` (seconds, settable) delays every answer to
-    a Messages call, as a real model's time would (a ``slow`` fault's delay replaces it).
+    a Messages call, as a real model's time would (a ``slow`` fault's delay replaces it): with
+    ``stream: true`` it is the time to the first event. ``stream_gap`` (seconds, settable)
+    spaces a streamed answer's events, as a model writing its tokens would.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class FakeAPI:
     ) -> None:
         self.host = host
         self.latency = latency
+        self.stream_gap = 0.0  # seconds between the events of a streamed answer (tokens arriving)
         self.plans: dict[str, Plan] = dict(plans or {})
         self.default_plan: Plan = default_plan
         self.summarizer: Summarizer = summarizer
