@@ -20,11 +20,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import context_agent.tokens as tokens  # noqa: E402
-from orchestrator.config import RunConfig  # noqa: E402
-from orchestrator.run.agent_loop import AgentSession, run_agent  # noqa: E402
-from orchestrator.llm.client import ModelClient, Spend  # noqa: E402
-from orchestrator.tools import ToolContext  # noqa: E402
+import context_agent.tokens as tokens
+from orchestrator.config import RunConfig
+from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.run.agent_loop import AgentSession, run_agent
+from orchestrator.tools import ToolContext
+from tests.sdk_doubles import StreamsCreate
 
 FILE_TEXT = "a line of the file the agent keeps reading\n" * 60
 
@@ -34,7 +35,7 @@ def _message(blocks: list[Any], stop: str) -> SimpleNamespace:
     return SimpleNamespace(content=blocks, stop_reason=stop, usage=usage)
 
 
-class ViewingModel:
+class ViewingModel(StreamsCreate):
     """Asks to view big.txt until its last turn, then ends."""
 
     def __init__(self, turns: int) -> None:
