@@ -151,9 +151,9 @@ class ModelClient:
             request["max_tokens"] = self.affordable_max_tokens(
                 model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
             )
-            too_little = fit_thinking_budget(request, request["max_tokens"])
-            if too_little:
-                raise LimitReached(f"{too_little} (raise --max-cost or max_feature_tokens and run again to resume)")
+            dropped = fit_thinking_budget(request, request["max_tokens"])
+            if dropped:
+                self.on_retry(dropped)  # the run's warning line
             worst = self.worst_case_cost(model, request, input_tokens)
             if self.pool is not None:  # checked and reserved at once: no other worker slips in between
                 self.pool.hold(worst)

@@ -16,7 +16,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import anthropic
 import httpx2
@@ -85,9 +85,9 @@ class LibraryWarnings:
     `file:line: UserWarning: ...` form; the user sees its first line once, as a note.
     """
 
-    _lock = threading.Lock()
-    _said: set[str] = set()
-    _installed = False
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _said: ClassVar[set[str]] = set()
+    _installed: ClassVar[bool] = False
 
     @classmethod
     def install(cls, say: Callable[[str], None] | None = None) -> None:
