@@ -3,6 +3,7 @@ each also answers `messages.stream` with what `create` returns, as a stream alre
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 
@@ -18,8 +19,8 @@ class FinishedStream:
     def __exit__(self, *_exc: Any) -> None:
         return None
 
-    def __iter__(self) -> Any:
-        return iter(())
+    def __iter__(self) -> Any:  # the events every complete stream has, around the answer
+        return iter([SimpleNamespace(type="message_start"), SimpleNamespace(type="message_stop")])
 
     def get_final_message(self) -> Any:
         return self.message

@@ -70,8 +70,8 @@ def test_a_bedrock_run_completes_with_signed_requests_and_no_credential_anywhere
     assert result.code == 0, result.stderr
     assert fake_api.requests and all(r.provider == "bedrock" and r.status == 200 for r in fake_api.requests)
     paths = {r.path for r in fake_api.requests}
-    assert paths == {"/model/anthropic.claude-sonnet-4-5-20250929-v1:0/invoke",
-                     "/model/anthropic.claude-haiku-4-5-20251001-v1:0/invoke"}
+    assert paths == {"/model/anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream",
+                     "/model/anthropic.claude-haiku-4-5-20251001-v1:0/invoke-with-response-stream"}
     for request in fake_api.requests:
         sent = json.loads(request.raw)
         assert "model" not in sent and isinstance(sent["anthropic_version"], str)
@@ -96,7 +96,7 @@ def test_a_vertex_run_completes_with_its_request_shape_and_no_credential_anywher
     assert result.code == 0, result.stderr
     assert fake_api.requests and all(r.provider == "vertex" and r.status == 200 for r in fake_api.requests)
     prefix = "/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/"
-    assert {r.path for r in fake_api.agent_requests()} == {prefix + "claude-sonnet-4-5@20250929:rawPredict"}
+    assert {r.path for r in fake_api.agent_requests()} == {prefix + "claude-sonnet-4-5@20250929:streamRawPredict"}
     for request in fake_api.requests:
         assert "model" not in json.loads(request.raw)
         assert request.headers["authorization"] == f"Bearer {TEST_VERTEX_TOKEN}"
@@ -121,14 +121,14 @@ def test_wrong_aws_credentials_stop_the_run_with_what_to_check(fake_api, project
 def test_a_model_without_a_known_provider_id_is_refused_before_any_call(fake_api, project):
     spec = write_spec(project, 1)
 
-    result = run_cli(
-        ["run", str(spec), "--provider", "bedrock", "--model", "claude-sonnet-9-9"], project, key=None,
+    result = run_cli(  # a family no mapped model belongs to: nothing to fall back on
+        ["run", str(spec), "--provider", "bedrock", "--model", "claude-quux-9-9"], project, key=None,
         AWS_REGION="us-east-1", AWS_ACCESS_KEY_ID=TEST_AWS_ACCESS_KEY, AWS_SECRET_ACCESS_KEY=TEST_AWS_SECRET_KEY,
         ANTHROPIC_BEDROCK_BASE_URL=fake_api.base_url,
     )
 
     assert result.code == 2
-    assert "no bedrock model id is known for 'claude-sonnet-9-9'" in result.stderr
+    assert "no bedrock model id is known for 'claude-quux-9-9'" in result.stderr
     assert "--model anthropic." in result.stderr
     assert fake_api.calls == 0
 

@@ -58,13 +58,19 @@ def stream_error_type(err: BaseException) -> str | None:
 def stream_message(sdk: Any, request: ApiRequest, on_output: Callable[[int], None]) -> Any:
     """The final message of `request`, streamed; `on_output(estimated output tokens so far)`
     is called as text, tool input and thinking arrive."""
-    received = 0
+    received, seen = 0, set[str]()
     try:
         with sdk.messages.stream(**request) as stream:
             for event in stream:
-                if getattr(event, "type", None) == "content_block_delta":
+                kind = getattr(event, "type", None)
+                seen.add(str(kind))
+                if kind == "content_block_delta":
                     received += _delta_chars(event.delta)
                     on_output(received // _CHARS_PER_TOKEN)
+            if "message_start" not in seen:  # a body that is no event stream (a proxy's page, say)
+                raise MalformedResponse("the answer is not an event stream of a message")
+            if "message_stop" not in seen:
+                raise StreamBroken("the answer's stream ended before its message_stop event")
             return stream.get_final_message()
     except httpx2.TransportError as err:
         raise StreamBroken(f"the connection was lost mid-answer: {err}") from None

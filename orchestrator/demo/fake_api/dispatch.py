@@ -24,7 +24,7 @@ from .forced_tools import forced_tool_name
 from .ledger import RecordedRequest
 from .prompt import prompt_blocks, prompt_tokens
 from .responses import build_message, json_message
-from .sse import bedrock_frames, message_events, sse_chunks, with_error_event
+from .sse import CUT_AT, bedrock_frames, message_events, sse_chunks, with_error_event
 from .summarizer import is_summarizer_request
 from .thinking import thinking_blocks, thinking_on, validate_thinking
 from .validation import validate_request
@@ -277,7 +277,10 @@ def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, An
 def _forced_tool_answer(fake: FakeAPI, body: dict[str, Any]) -> list[dict[str, Any]]:
     """One ``tool_use`` block calling the forced tool with `fake.tool_answers`' input."""
     name = forced_tool_name(body) or ""
-    return [plan_builders.tool_use(name, fake.tool_answers(name, body))]
+    answer = dict(fake.tool_answers(name, body))
+    cut = answer.pop(CUT_AT, None)  # an answer cut by max_tokens after this many characters
+    block = plan_builders.tool_use(name, answer)
+    return [{**block, CUT_AT: cut} if isinstance(cut, int) else block]
 
 
 def _retry_headers(seconds: float | None) -> dict[str, str]:
