@@ -213,3 +213,30 @@ def test_every_call_is_streamed_and_a_plain_tool_use_reply_still_works(fake_api,
     assert result.code == 0, result.stderr
     assert {r.kind for r in fake_api.requests} >= {"agent", "summarizer"}
     assert all(r.body.get("stream") is True for r in fake_api.requests)
+
+
+def test_ctrl_c_mid_stream_stops_the_call_at_once_and_books_its_worst_case(fake_api, project):
+    import signal
+    import subprocess
+    import time
+
+    from tests.cli_helpers import cli_env, orchestrate_command
+
+    fake_api.faults = lambda index, _r: Fault.slow_stream(gap=2.0) if index == 0 else None
+    spec = write_spec(project, 1)
+    proc = subprocess.Popen(orchestrate_command("run", str(spec)), cwd=project, env=cli_env(fake_api),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while fake_api.calls < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(3)  # the answer is streaming: a few events are in, many more to come
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+
+    assert proc.returncode == 130, err
+    assert time.monotonic() - sent < 20, "Ctrl-C waited for the rest of the stream"  # it has ~40 s left
+    assert "Traceback" not in err
+    totals = read_json(project / ".autonomous" / "state" / "execution-state.json")["totals"]
+    assert totals["unconfirmedCostUsd"] > 0  # the cut-off call at its worst case: the API may have billed it
+    assert totals["costUsd"] >= totals["unconfirmedCostUsd"]
