@@ -200,6 +200,8 @@ def _handle(
     fake.ledger.update(entry, status=200, outcome=entry.outcome or "ok", response=message)
     if streamed:
         return _stream_reply(message, stream_fault, call.provider if call else "anthropic", delay, fake.stream_gap)
+    # Not streamed, the answer comes whole once the model has written all of it (`stream_gap` an event).
+    delay += fake.stream_gap * len(message_events(message)) if fake.stream_gap else 0.0
     return Reply(200, {"content-type": "application/json"}, json.dumps(json_message(message)).encode(), delay=delay)
 
 

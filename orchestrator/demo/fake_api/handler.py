@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -105,11 +106,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
+        started = time.monotonic()
         for sent, chunk in enumerate(reply.chunks or []):
             if reply.cut_after is not None and sent >= reply.cut_after:
                 self._drop()
                 return
-            if sent and reply.gap and self.server.stopping.wait(reply.gap):
+            # On a schedule (event n at n * gap), so that a late wake-up does not add up over many events.
+            wait = started + sent * reply.gap - time.monotonic()
+            if wait > 0 and self.server.stopping.wait(wait):
                 self._drop()
                 return
             self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
