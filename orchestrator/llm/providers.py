@@ -78,6 +78,7 @@ class ResolvedModel:
 
 # The SDK names models from 4.6 on without a date, and the providers have used the same names.
 _UNDATED_FROM = (4, 6)
+_DATED = re.compile(r"-\d{8}$")
 _FAMILY = re.compile(r"^claude-(?P<family>[a-z]+)-\d")
 
 
@@ -87,7 +88,8 @@ def _mapped() -> dict[str, tuple[str, str]]:
     mapped = dict(_NATIVE_IDS)
     for model in known_models():
         generation = model_generation(model)
-        if model not in mapped and model not in _ALIASES and generation is not None and generation >= _UNDATED_FROM:
+        recent = generation is None or generation >= _UNDATED_FROM  # a preview's id carries no generation
+        if model not in mapped and model not in _ALIASES and recent and not _DATED.search(model):
             mapped[model] = (f"anthropic.{model}", model)
     return mapped
 

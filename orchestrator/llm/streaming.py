@@ -93,23 +93,26 @@ class LibraryWarnings:
 
     _lock: ClassVar[threading.Lock] = threading.Lock()
     _said: ClassVar[set[str]] = set()
-    _installed: ClassVar[bool] = False
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
 
     @classmethod
     def install(cls, say: Callable[[str], None] | None = None) -> None:
         """Route every warning shown from now on through `say` (stderr by default)."""
-        with cls._lock:
-            if cls._installed:
+        if isinstance(getattr(warnings.showwarning, "__self__", None), cls):
+            return  # already in place
+        warnings.showwarning = cls(say or _to_stderr).show
+
+    def show(self, message: Warning | str, category: type[Warning], *_args: Any, **_kwargs: Any) -> None:
+        text = str(message).strip()
+        line = text.splitlines()[0] if text else category.__name__
+        with self._lock:
+            if line in self._said:
                 return
-            cls._installed = True
-        target = say or (lambda line: print(line, file=sys.stderr, flush=True))
+            self._said.add(line)
+        self.say(f"note: {line}")
 
-        def show(message: Warning | str, category: type[Warning], *_args: Any, **_kwargs: Any) -> None:
-            line = str(message).strip().splitlines()[0] if str(message).strip() else category.__name__
-            with cls._lock:
-                if line in cls._said:
-                    return
-                cls._said.add(line)
-            target(f"note: {line}")
 
-        warnings.showwarning = show
+def _to_stderr(line: str) -> None:
+    print(f"orchestrate: {line}", file=sys.stderr, flush=True)
