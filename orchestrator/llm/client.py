@@ -1,9 +1,10 @@
 """One model call, done safely: limits checked first, transient faults retried, cost booked.
 
-The SDK already retries 408/409/429/5xx and dropped connections (`max_retries`). What
-survives those retries gets one more bounded layer here (tenacity, exponential backoff with
-jitter, capped in attempts and time) around the single call; tool execution is never
-retried. Authentication errors stop at once. An API that stays unreachable raises
+Every call is streamed (`streaming.stream_message`). The SDK already retries 408/409/429/5xx
+and dropped connections before an answer starts (`max_retries`). What survives those retries,
+and what breaks an answer mid-stream (an `error` event, a lost connection), gets one more
+bounded layer here (tenacity, exponential backoff with jitter, capped in attempts and time)
+around the single call; tool execution is never retried. Authentication errors stop at once. An API that stays unreachable raises
 `ApiUnavailable`, which ends the run with its state saved (exit 3).
 
 Every call is journaled as it happens (`journal`): its worst case before it is sent, its

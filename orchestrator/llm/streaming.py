@@ -74,6 +74,8 @@ def stream_message(sdk: Any, request: ApiRequest, on_output: Callable[[int], Non
             return stream.get_final_message()
     except httpx2.TransportError as err:
         raise StreamBroken(f"the connection was lost mid-answer: {err}") from None
+    except ValueError as err:  # an event that is not JSON, a tool input that does not parse
+        raise MalformedResponse(f"the answer's stream is malformed: {str(err)[:200]}") from None
 
 
 def _delta_chars(delta: Any) -> int:
