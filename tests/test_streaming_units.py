@@ -59,3 +59,27 @@ def test_a_library_warning_is_one_note_line_said_once():
             warnings.warn("Using Claude with x and 'thinking.type=enabled' is deprecated.\nmore text", UserWarning,
                           stacklevel=1)
     assert said == ["note: Using Claude with x and 'thinking.type=enabled' is deprecated."]
+
+
+def test_the_live_view_shows_output_tokens_as_a_stream_brings_them(monkeypatch):
+    import io
+    import time
+
+    from rich.console import Console
+
+    from orchestrator.commands.output import LiveRenderer
+    from orchestrator.store.events import EventSink
+
+    class _Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = _Terminal()
+    monkeypatch.setattr("sys.stderr", _Terminal())
+    renderer = LiveRenderer(console=Console(file=screen, force_terminal=True, width=160))
+    try:
+        EventSink(renderer).output_arriving(1234)  # what the model client reports mid-stream
+        time.sleep(0.8)  # the view refreshes 4 times a second
+    finally:
+        renderer.close()
+    assert "+1,234 arriving" in screen.getvalue()

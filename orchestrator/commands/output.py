@@ -214,6 +214,7 @@ class LiveRenderer:
         self.started = time.monotonic()
         self.view = _View()
         self.busy: dict[str, _View] = {}  # --jobs N: one line per feature at work
+        self.arriving = 0  # output tokens of the call in flight, as its stream brings them (an estimate)
         self.live = Live(console=self.console, refresh_per_second=4, transient=True, get_renderable=self._render)
         self.live.start()
         # Warnings, and every other line for stderr (`user_lines.say`), print above the rows while it is up.
@@ -234,7 +235,7 @@ class LiveRenderer:
             )
         table.add_row(
             Text("█" * filled + "░" * (20 - filled), style="green"), f"{v.done} of {v.total} done",
-            f"{v.tokens:,} tokens", f"{_money(v.cost)}{budget}",
+            f"{v.tokens:,} tokens" + (f" (+{self.arriving:,} arriving)" if self.arriving else ""), f"{_money(v.cost)}{budget}",
         )
         return table
 
@@ -264,6 +265,7 @@ class LiveRenderer:
             worker = self.busy.get(event.id or event.feature or "", self.view)
             worker.turn = event.turn
             self.view.turn, self.view.tokens, self.view.cost = event.turn, event.run_tokens, event.run_cost_usd
+            self.arriving = 0  # now counted in the run's tokens
         elif isinstance(event, (FeatureFinished, FeatureBlocked)):
             self.busy.pop(event.id, None)
             self.view.done += 1
@@ -273,6 +275,9 @@ class LiveRenderer:
         elif isinstance(event, ToolCall) and self.verbosity > 0:
             self.live.console.print(printable(_tool_line(event)), highlight=False, markup=False)
         self.live.refresh()
+
+    def output_arriving(self, tokens: int) -> None:
+        self.arriving = tokens  # shown at the next refresh (4 a second)
 
     def close(self) -> None:
         user_lines.detach(self.console)

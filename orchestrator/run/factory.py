@@ -36,7 +36,8 @@ def build_parts(
     if sandbox.warning:
         events.warn(sandbox.warning)
     spend = Spend()
-    client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend)
+    client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend,
+                         on_output=events.output_arriving)
     agent = ContextAgent(
         paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
         summarizer_model=config.summarizer_model, on_event=events.context_event,

@@ -50,6 +50,13 @@ class EventSink:
                 self.renderer.handle(Notice(type="warning", ts=event.ts, message=f"event log not written: {err}"))
         self.renderer.handle(event)
 
+    def output_arriving(self, tokens: int) -> None:
+        """A streamed call's output so far, for a live view only: not an event, never logged
+        (the call's usage comes in its `api_call` event)."""
+        show = getattr(self.renderer, "output_arriving", None)
+        if show is not None:
+            show(tokens)
+
     def warn(self, message: str, **data: Any) -> None:
         self.emit("warning", message=message, **data)
 
