@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
@@ -23,8 +22,9 @@ from .faults import Fault
 from .forced_tools import forced_tool_name
 from .ledger import RecordedRequest
 from .prompt import prompt_blocks, prompt_tokens
+from .reply import Reply, stream_reply
 from .responses import build_message, json_message
-from .sse import CUT_AT, bedrock_frames, message_events, sse_chunks, with_error_event
+from .sse import CUT_AT, message_events
 from .summarizer import is_summarizer_request
 from .thinking import thinking_blocks, thinking_on, validate_thinking
 from .validation import validate_request
@@ -67,25 +67,6 @@ NO_FEATURE_REPLY = "There is no feature request in this conversation, so there i
 # Statuses the SDK retries, which therefore carry the (short) retry-after headers.
 _RETRYABLE = {408, 409, 429} | set(range(500, 600))
 _STREAM_FAULTS = ("stream_error", "stream_drop", "slow_stream")
-
-
-@dataclass
-class Reply:
-    """What the HTTP layer sends back."""
-
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    drop: bool = False
-    """Close the connection without any response."""
-    delay: float = 0.0
-    """Seconds to wait (interruptibly) before sending."""
-    chunks: list[bytes] | None = None
-    """A streamed body (chunked transfer encoding), one chunk per event; `body` is then unused."""
-    gap: float = 0.0
-    """Seconds between chunks."""
-    cut_after: int | None = None
-    """Close the connection after this many chunks, mid-stream."""
 
 
 def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
@@ -193,33 +174,24 @@ def _handle(
         fake.ledger.update(entry, status=200, outcome=entry.outcome or "ok", response=result)
         return Reply(200, {"content-type": "application/json"}, json.dumps(result).encode(), delay=delay)
 
+    return _message_reply(fake, entry, body, (stream_fault, call.provider if call else "anthropic", delay), streamed)
+
+
+def _message_reply(
+    fake: FakeAPI, entry: RecordedRequest, body: dict[str, Any], how: tuple[Fault | None, str, float], streamed: bool
+) -> Reply:
+    """The answer, billed against the prompt cache, streamed (with its fault, if any) or whole."""
+    stream_fault, provider, delay = how
     blocks = _answer(fake, entry.kind, body)
     outcome = fake.cache.apply(body["model"], prompt_blocks(body))
     message = build_message(body["model"], blocks, body["max_tokens"], outcome)
     fake.ledger.bill(entry.kind, message["usage"])
     fake.ledger.update(entry, status=200, outcome=entry.outcome or "ok", response=message)
     if streamed:
-        return _stream_reply(message, stream_fault, call.provider if call else "anthropic", delay, fake.stream_gap)
+        return stream_reply(message, stream_fault, provider, delay, fake.stream_gap)
     # Not streamed, the answer comes whole once the model has written all of it (`stream_gap` an event).
     delay += fake.stream_gap * len(message_events(message)) if fake.stream_gap else 0.0
     return Reply(200, {"content-type": "application/json"}, json.dumps(json_message(message)).encode(), delay=delay)
-
-
-def _stream_reply(message: dict[str, Any], fault: Fault | None, provider: str, delay: float, gap: float) -> Reply:
-    """`message` as an event stream: server-sent events, or Bedrock's event-stream frames."""
-    events = message_events(message)
-    cut_after = None
-    if fault is not None and fault.kind == "stream_error":
-        events = with_error_event(events, fault.after_events, fault.error_type, fault.message)
-    elif fault is not None and fault.kind == "stream_drop":
-        cut_after = fault.after_events
-    elif fault is not None:
-        gap = fault.gap
-    if provider == "bedrock":
-        return Reply(200, {"content-type": "application/vnd.amazon.eventstream"}, chunks=bedrock_frames(events),
-                     gap=gap, cut_after=cut_after, delay=delay)
-    return Reply(200, {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"},
-                 chunks=sse_chunks(events), gap=gap, cut_after=cut_after, delay=delay)
 
 
 def _faulty_reply(fake: FakeAPI, entry: RecordedRequest, fault: Fault, streamed: bool) -> Reply | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .dispatch import Reply
+from .reply import Reply
 
 Dispatcher = Callable[[str, str, dict[str, str], bytes], Reply]
 
