@@ -20,12 +20,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import context_agent.tokens as tokens
-from orchestrator.config import RunConfig
-from orchestrator.llm.client import ModelClient, Spend
-from orchestrator.run.agent_loop import AgentSession, run_agent
-from orchestrator.tools import ToolContext
-from tests.sdk_doubles import StreamsCreate
+import context_agent.tokens as tokens  # noqa: E402
+from orchestrator.config import RunConfig  # noqa: E402
+from orchestrator.run.agent_loop import AgentSession, run_agent  # noqa: E402
+from orchestrator.llm.client import ModelClient, Spend  # noqa: E402
+from orchestrator.tools import ToolContext  # noqa: E402
+from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
+from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
+from orchestrator.safety.secrets import scrubbed_environment  # noqa: E402
+from tests.sdk_doubles import StreamsCreate  # noqa: E402
 
 FILE_TEXT = "a line of the file the agent keeps reading\n" * 60
 
@@ -67,7 +70,7 @@ def measure(turns: int) -> tuple[float, int]:
     tokens._cached_pieces.cache_clear()
     session = AgentSession(
         client=ModelClient(RunConfig(max_cost=100.0), ViewingModel(turns), Spend()), model="claude-sonnet-5-5",
-        system="You build software.", tool_context=ToolContext(project_root=root), max_turns=turns,
+        system="You build software.", tool_context=ToolContext(environment=CommandEnvironment(root, NO_SANDBOX, scrubbed_environment())), max_turns=turns,
         max_output_tokens=1024, mask_after_tokens=1_000_000,
     )
     try:

@@ -14,6 +14,7 @@ estimated as N x the measured per-check time (200 s at 1,000 features otherwise)
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from orchestrator.run.check_pool import check_runner, default_concurrency  # noqa: E402
 from orchestrator.run.final_verify import verify_passed  # noqa: E402
 from orchestrator.run.footprint import ChangeWatch  # noqa: E402
+from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
+from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.run.regression import RegressionGuard  # noqa: E402
 from orchestrator.spec.models import FeatureSpec  # noqa: E402
 from orchestrator.store.records import Footprint  # noqa: E402
@@ -44,7 +47,7 @@ def _spec_and_state(count: int, seconds: float) -> tuple[FeatureSpec, RunState]:
 def _final(root: Path, count: int, seconds: float, concurrency: int) -> float:
     spec, state = _spec_and_state(count, seconds)
     started = time.monotonic()
-    runs = verify_passed(root, spec, state, runner=check_runner(60.0), concurrency=concurrency)
+    runs = verify_passed(root, spec, state, runner=check_runner(CommandEnvironment(root, NO_SANDBOX, dict(os.environ)), 60.0), concurrency=concurrency)
     assert len(runs) == count and all(run.success for run in runs)
     return time.monotonic() - started
 
@@ -56,7 +59,7 @@ def _guard_overhead(count: int) -> float:
         for i in range(50):
             (root / f"m{i}.py").write_text("x = 1\n")
         spec, state = _spec_and_state(count, 0.0)
-        guard = RegressionGuard(spec, state, mode="affected", concurrency=1, runner=check_runner())
+        guard = RegressionGuard(spec, state, mode="affected", concurrency=1, runner=check_runner(CommandEnvironment(root, NO_SANDBOX, dict(os.environ))))
         feature = spec.features[-1]
         started = time.monotonic()
         rounds = 20

@@ -15,6 +15,7 @@ def rows(results: dict[str, Any]) -> list[Row]:
     inputs = results["input_tokens"]
     calls = results["details"]["strategies"]["summarizer_calls"]
     memory = results["details"]["memory"]
+    siblings, duplicate_test = results["details"]["memory_siblings"], results["details"]["duplicate_test"]
     big = results["details"]["overhead"][str(largest)]
     loop = big["segments_ms_per_feature"]
     state = results["details"]["state_size"]
@@ -51,9 +52,17 @@ def rows(results: dict[str, Any]) -> list[Row]:
         ("planted constraints retained",
          f"{memory['constraints_kept']}/{memory['constraints_planted']} ({results['constraint_retention']:.0%})",
          ">= 95%", results["constraint_retention"] >= 0.95),
-        ("  active constraints at the end",
-         f"{memory['active_constraints']} ({memory['active_constraints'] - memory['constraints_planted']} reworded duplicates)",
-         "", True),
+        ("  active constraints at the end, per unique rule",
+         f"{memory['active_constraints']} ({memory['active_per_unique']:.2f}x)", "<= 1.1x",
+         memory["active_per_unique"] <= 1.1),
+        ("  similar but different rules kept apart",
+         f"{siblings['siblings_kept']}/{siblings['siblings_planted']}", "all",
+         siblings["siblings_kept"] == siblings["siblings_planted"]),
+        ("  summary kept at the last feature (full length)", f"{memory['full_summary_tokens_at_end']} tokens",
+         ">= 1000", memory["full_summary_tokens_at_end"] >= 1000),
+        ("  near-duplicate test: restatements missed / rules merged",
+         f"{duplicate_test['missed_rate']:.0%} / {duplicate_test['false_merge_rate']:.0%}", "0% merged",
+         duplicate_test["distinct_merged"] == 0),
         ("newest decisions kept (of 20)", f"{memory['newest_decisions_kept']}/20", "20/20",
          memory["newest_decisions_kept"] == 20),
     ]

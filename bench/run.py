@@ -69,6 +69,9 @@ def main() -> int:
     strategies = tokens.measure(suite.strategy_features)
     _progress(f"memory quality: {suite.memory['features']} features, careless summarizer")
     kept = memory.measure(**suite.memory)
+    _progress("memory quality: the same with a similar but different rule planted for each constraint")
+    kept_apart = memory.measure(**suite.memory, siblings=True)
+    duplicate_test = memory.error_rates()
     _progress(f"state size: {suite.state_features} passed features, quiet and talkative checks")
     state = state_size.measure(suite.state_features)
     _progress(f"state size: {suite.failed_features} features failed with loud checks")
@@ -92,7 +95,8 @@ def main() -> int:
         "summarizer_cost_share": round(strategies["summarizer_cost_share"], 4),
         "constraint_retention": round(kept["constraint_retention"], 4),
         "machine": host,
-        "details": {"overhead": runs, "strategies": strategies, "memory": kept, "state_size": state,
+        "details": {"overhead": runs, "strategies": strategies, "memory": kept, "memory_siblings": kept_apart,
+                    "duplicate_test": duplicate_test, "state_size": state,
                     "failed_state": failed, "status": shown, "constraints": rules},
         "seconds": round(time.perf_counter() - started, 1),
     }

@@ -15,6 +15,7 @@ part of what is measured. Exits 2 when bubblewrap cannot run here.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -26,13 +27,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.process_group import run_in_group  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox  # noqa: E402
 
 
 def _time_one(project: Path, sandbox: Sandbox) -> float:
     started = time.perf_counter()
-    finished = run_in_group("true", project, None, timeout=30, on_output=lambda _chunk: None, sandbox=sandbox)
+    finished = run_in_group("true", CommandEnvironment(project, sandbox, dict(os.environ)), timeout=30, on_output=lambda _chunk: None)
     elapsed = time.perf_counter() - started
     if finished.exit_code != 0:
         raise SystemExit(f"bench: the command failed under {sandbox.kind} (exit {finished.exit_code})")

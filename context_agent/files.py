@@ -116,8 +116,12 @@ def refuse_links(path: Path, guard_root: Path | None) -> None:
             )
 
 
-def write_text_atomic(path: Path, text: str, guard_root: Path | None) -> None:
-    """Replace `path` with `text` (UTF-8) atomically; no symbolic link below `guard_root` followed."""
+def write_text_atomic(path: Path, text: str, guard_root: Path | None, *, shared: bool = False) -> None:
+    """Replace `path` with `text` (UTF-8) atomically; no symbolic link below `guard_root` followed.
+
+    The file is private (0600) unless `shared`: a report the user hands on gets the mode any
+    new file gets under the user's umask.
+    """
     refuse_links(path.parent, guard_root)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -125,6 +129,8 @@ def write_text_atomic(path: Path, text: str, guard_root: Path | None) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
+            if shared:
+                os.fchmod(handle.fileno(), 0o666 & ~current_umask())
             os.fsync(handle.fileno())
         os.replace(tmp, path)  # a link at `path` is replaced, never written through
     except BaseException:
@@ -135,6 +141,13 @@ def write_text_atomic(path: Path, text: str, guard_root: Path | None) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def current_umask() -> int:
+    """The process's umask (reading it means setting it: put straight back)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def append_line(path: Path, line: str, guard_root: Path | None, *, fsync: bool = True) -> None:

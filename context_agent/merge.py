@@ -3,6 +3,8 @@
 - Stored decisions and constraints stay unless the answer retires them by id. Retirements are
   applied before additions, so a consolidated constraint replacing several is not mistaken
   for a restatement of one it replaces.
+- An item that says it `restates` a stored id renews that item (recency, and its wording only
+  when it `replaces` it); one naming an id that is not stored is taken as new, with a warning.
 - New decisions count only for the features being summarized: the agent's reports already
   recorded theirs, and a decision credited to an older feature is the model restating (or
   resurrecting an evicted) old one. Restatements in other words are recognised and dropped.
@@ -15,12 +17,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS, SUMMARY_BUDGET
-from .recording import add_constraint, add_decision, add_failure, retire_constraints, retire_decisions
-from .stores import ContextStores
-from .summarizer import SummarizerAnswer
+from .recording import add_constraint, add_decision, add_failure, renew, retire_constraints, retire_decisions
+from .stores import ActiveConstraints, ContextStores, KeyDecisions
+from .summarizer import ConstraintDraft, DecisionDraft, SummarizerAnswer
 from .text import clip_item
 from .tokens import estimate_tokens
 
@@ -35,6 +37,10 @@ class MergeOutcome:
     retired_constraints: int = 0
     new_failures: int = 0
     preventions: int = 0
+    renewed_decisions: int = 0
+    renewed_constraints: int = 0
+    unknown_restates: list[str] = field(default_factory=list)
+    """Ids that items claimed to restate but that are not stored (those items were taken as new)."""
 
 
 def merge_answer(
@@ -48,13 +54,17 @@ def merge_answer(
         stores.constraints, answer.retired_constraint_ids, by=by, now=now
     )
     for draft in answer.new_decisions:
-        if draft.feature_id in batch_ids and add_decision(
+        if _renewed(stores.decisions, draft, outcome):
+            outcome.renewed_decisions += 1
+        elif draft.feature_id in batch_ids and add_decision(
             stores.decisions, draft.text, draft.feature_id,
             category=category_of(draft.feature_id), source="summarizer", now=now,
         ):
             outcome.new_decisions += 1
     for constraint in answer.new_constraints:
-        if add_constraint(
+        if _renewed(stores.constraints, constraint, outcome):
+            outcome.renewed_constraints += 1
+        elif add_constraint(
             stores.constraints, constraint.description, constraint.feature_id,
             category=category_of(constraint.feature_id), source="summarizer", now=now,
         ):
@@ -75,6 +85,21 @@ def merge_answer(
             stores, update.failure_id, update.prevention, by_id=True
         )
     return outcome
+
+
+def _renewed(store: KeyDecisions | ActiveConstraints, draft: DecisionDraft | ConstraintDraft, outcome: MergeOutcome) -> bool:
+    """Renew the stored item `draft` says it restates; False when it claims none, or an id not
+    stored (noted in `outcome`, and the draft is then taken as new)."""
+    if not draft.restates:
+        return False
+    items = store.decisions if isinstance(store, KeyDecisions) else store.constraints
+    target = next((item for item in items if item.id == draft.restates), None)
+    if target is None:
+        outcome.unknown_restates.append(draft.restates)
+        return False
+    wording = draft.text if isinstance(draft, DecisionDraft) else draft.description
+    renew(store, target, wording if draft.replaces else "")
+    return True
 
 
 def summary_rejection(summary: str) -> str | None:

@@ -11,9 +11,10 @@
   first what the summarizer added (its restatements and merges), oldest first, then the
   agents' own, least recently stated first (a later report restating one renews it).
   Duplicates are not added; an index finds them without comparing with every constraint.
-- Agent reports are deduplicated on exact wording (two different decisions may share most
-  words); summarizer additions also on near-duplicates, because a summarizer tends to restate
-  stored items in its own words.
+- Decisions from agent reports are deduplicated on exact wording (two different decisions may
+  share most words); constraints from reports, and everything the summarizer adds, also on
+  restatements (`words.claim_words`: the same rule in other words), because models restate
+  stored rules in their own words. A restatement renews the stored item (`renew`).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def add_decision(
     if same is not None:
         decision = store.decisions[same]
         if source == "report" and decision.feature_id != feature_id:
-            decision.seq, store.next_seq = store.next_seq, store.next_seq + 1
+            renew(store, decision)
         return None
     seq, store.next_seq = store.next_seq, store.next_seq + 1
     decision = Decision(
@@ -84,6 +85,20 @@ def add_decision(
         store.decisions.sort(key=lambda item: item.seq)
         del store.decisions[: len(store.decisions) - MAX_STORED_DECISIONS]
     return decision
+
+
+def renew(store: KeyDecisions | ActiveConstraints, item: Decision | Constraint, wording: str = "") -> None:
+    """`item` was stated again: it counts as recorded now (recency decides eviction), and takes
+    `wording` when given (the summarizer said its restatement `replaces` the stored text)."""
+    item.seq, store.next_seq = store.next_seq, store.next_seq + 1
+    if isinstance(item, Decision):
+        item.text = clip_item(wording, DECISION_TOKENS) or item.text
+        return
+    new_wording = clip_item(wording, CONSTRAINT_TOKENS)
+    if new_wording and new_wording != item.description:
+        item.description = new_wording
+        if isinstance(store, ActiveConstraints):
+            store._index = None  # it indexes the old wording
 
 
 def retire_decisions(store: KeyDecisions, ids: Iterable[str]) -> int:
@@ -104,11 +119,11 @@ def add_constraint(
     if not description:
         return None
     index = _constraint_index(store)
-    same = index.near_duplicate(description) if source == "summarizer" else index.same_wording(description)
+    same = index.near_duplicate(description)
     if same is not None:
         existing = store.constraints[same]
         if source == "report" and existing.feature_id != feature_id:
-            existing.seq, store.next_seq = store.next_seq, store.next_seq + 1
+            renew(store, existing)
         return None
     seq, store.next_seq = store.next_seq, store.next_seq + 1
     constraint = Constraint(

@@ -48,6 +48,9 @@ class SummaryResult(BaseModel):
     retired_decisions: int = 0
     retired_constraints: int = 0
     evicted_constraints: int = 0
+    renewed_decisions: int = 0
+    """Stored decisions the summarizer said it restated (`restates`): renewed, not added."""
+    renewed_constraints: int = 0
     preventions: int = 0
 
     def count(self, merged: MergeOutcome) -> None:
@@ -57,6 +60,8 @@ class SummaryResult(BaseModel):
         self.new_failures += merged.new_failures
         self.retired_decisions += merged.retired_decisions
         self.retired_constraints += merged.retired_constraints
+        self.renewed_decisions += merged.renewed_decisions
+        self.renewed_constraints += merged.renewed_constraints
         self.preventions += merged.preventions
 
 
@@ -122,6 +127,8 @@ class Summarization:
                 by=f"summarizer:{trigger}", now=now,
             )
             result.count(merged)
+            if merged.unknown_restates:
+                self._report_unknown_restates(merged.unknown_restates, trigger)
             result.success = True
             rejection = summary_rejection(answer.summary)
             if rejection is None:
@@ -167,6 +174,14 @@ class Summarization:
         enforce_summary_cap(summary)
         result.summary = summary.summary
         result.summary_tokens = estimate_tokens(summary.summary)
+
+    def _report_unknown_restates(self, ids: list[str], trigger: str) -> None:
+        self.events.emit(
+            "summarizer.unknown_restates",
+            f"the summarizer said {len(ids)} item(s) restate stored ids that do not exist "
+            f"({', '.join(ids)}); they were taken as new items",
+            ids=ids, trigger=trigger,
+        )
 
     def _report_evicted(self, evicted: list[Constraint], trigger: str) -> None:
         """Say which constraints the limit retired: none may disappear unnoticed."""

@@ -46,15 +46,30 @@ class _Answer(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
-class DecisionDraft(_Answer):
-    """A decision the summarizer adds."""
+class _Restatement(_Answer):
+    """Identity, not similarity: the model says which stored item an item states again."""
+
+    restates: str = Field(
+        default="",
+        description="Id of the stored item this one states again (e.g. \"C12\" or \"D3\"), or \"\" when "
+                    "it is new. A restatement renews the stored item instead of adding a copy.",
+    )
+    replaces: bool = Field(
+        default=False,
+        description="With restates: true when this wording should replace the stored one (clearer or "
+                    "more precise); false keeps the stored wording.",
+    )
+
+
+class DecisionDraft(_Restatement):
+    """A decision the summarizer adds, or one it restates."""
 
     text: str = Field(description="The decision and its reason, one line.")
     feature_id: str = Field(description="Id of the feature that made the decision.")
 
 
-class ConstraintDraft(_Answer):
-    """A constraint the summarizer adds (possibly one merging several it retires)."""
+class ConstraintDraft(_Restatement):
+    """A constraint the summarizer adds (possibly one merging several it retires), or one it restates."""
 
     description: str = Field(description="A rule every later feature must follow, one line.")
     feature_id: str = Field(description="Id of the feature it came from, or \"\" if general.")
@@ -123,6 +138,8 @@ consolidated constraint given in newConstraints.
 - newFailures: failures seen in the logs that failure memory lacks, with a prevention.
 - preventions: for stored failures marked (default prevention), a better prevention when the \
 logs show what fixed them.
+A decision or constraint you give that states a stored one again (in any words) carries that \
+item's id in "restates", and "replaces": true only if your wording should replace the stored one.
 Only list changes. Stored items you do not retire stay as they are, so never repeat them."""
 
 

@@ -1,6 +1,6 @@
 """An index over stored texts, so that a new item is compared only with those that could be
 the same: an exact-wording lookup by normalized key, and an inverted index from content words
-to items for near-duplicates (an item that shares no content word cannot restate another).
+to items for near-duplicates (an item that shares no claim word cannot restate another).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from .words import content_words, normalized_key, restates
+from .words import claim_words, normalized_key, restates
 
 
 class TextIndex:
@@ -27,7 +27,7 @@ class TextIndex:
     def add(self, text: str) -> None:
         """Index `text` at the next position."""
         position = len(self._sizes)
-        words = content_words(text)
+        words = claim_words(text)
         self._by_key.setdefault(normalized_key(text), position)
         for word in words:
             self._by_word[word].append(position)
@@ -39,11 +39,11 @@ class TextIndex:
 
     def near_duplicate(self, text: str) -> int | None:
         """The first position whose text very likely states `text` (`words.find_near_duplicate`'s
-        test), looking only at texts that share a content word with it."""
+        test), looking only at texts that share a claim word with it."""
         same = self.same_wording(text)
         if same is not None:
             return same
-        words = content_words(text)
+        words = claim_words(text)
         shared: Counter[int] = Counter()
         for word in words:
             shared.update(self._by_word.get(word, ()))
@@ -52,4 +52,4 @@ class TextIndex:
 
     def candidates(self, text: str) -> set[int]:
         """The positions a near-duplicate test of `text` looks at."""
-        return {position for word in content_words(text) for position in self._by_word.get(word, ())}
+        return {position for word in claim_words(text) for position in self._by_word.get(word, ())}

@@ -1,5 +1,7 @@
-"""Content words of short texts: shared words drive relevance, and near-duplicate detection
-keeps a summarizer that restates stored items in other words from filling the stores.
+"""Words of short texts: shared content words drive relevance; claim words (the same, less the
+lead-ins and modal verbs, synonyms reduced, negation kept) tell a restatement of a stored rule
+from a different rule, so a summarizer or an agent restating in other words does not fill the
+stores.
 """
 
 from __future__ import annotations
@@ -38,30 +40,77 @@ def normalized_key(text: str) -> str:
 def find_near_duplicate(text: str, others: Iterable[str]) -> int | None:
     """The index of the first of `others` that very likely states `text` in other words, or None.
 
-    Same normalized text, or `restates` on their content words. Compares `text` with every
-    one of `others`: for a large store use `text_index.TextIndex`, which applies the same test
-    to the items that share a word with `text` only.
+    Same normalized text, or the same claim (`claim_words`). Compares `text` with every one
+    of `others`: for a large store use `text_index.TextIndex`, which applies the same test to
+    the items that share a claim word with `text` only.
     """
-    key, words = normalized_key(text), content_words(text)
+    key, words = normalized_key(text), claim_words(text)
     for index, other in enumerate(others):
         if normalized_key(other) == key:
             return index
-        other_words = content_words(other)
+        other_words = claim_words(other)
         if restates(len(words & other_words), len(words), len(other_words)):
             return index
     return None
 
 
 def restates(shared: int, size: int, other_size: int) -> bool:
-    """Whether two texts with `size` and `other_size` content words, `shared` of them in common,
-    very likely say the same: Jaccard >= 0.6, or one text's words (at least three) almost all
-    (>= 80%) inside the other's, as in "Note: X" restating "X"."""
-    if not shared:
-        return False
-    if shared / (size + other_size - shared) >= 0.6:
-        return True
-    smaller = min(size, other_size)
-    return smaller >= 3 and shared / smaller >= 0.8
+    """Whether two texts with `size` and `other_size` claim words, `shared` of them in common,
+    state the same rule: exactly the same claim words. Deliberately strict: a restatement
+    that adds or drops a word is kept as a duplicate, because merging two rules that differ
+    in one word would lose one of them, which is worse than a duplicate (the summarizer's
+    `restates` id is the way to say "the same" in other words)."""
+    return 0 < shared == size == other_size
+
+
+# Lead-ins that say nothing about the rule ("Note: X", "Remember that X", "Going forward, X").
+_LEAD_IN = re.compile(
+    r"^(?:(?:remember|note|make sure|ensure|be sure|bear in mind|keep in mind) that|as agreed(?: earlier)?|"
+    r"going forward|from now on|keep in mind|make sure|be sure to|reminder|important|remember|note|nb|please)"
+    r"\b[\s:,.;-]*"
+)
+# Wordings of one meaning, reduced to one (longest first, whole words only).
+_PHRASES = (
+    ("by way of", "through"), ("by means of", "through"), ("not ever", "never"), ("must not", "never"),
+    ("should not", "never"), ("shall not", "never"), ("do not", "never"), ("does not", "never"),
+    ("may not", "never"), ("cannot", "never"), ("can not", "never"), ("ahead of", "before"),
+    ("prior to", "before"), ("has to", "must"), ("have to", "must"), ("needs to", "must"), ("need to", "must"),
+    ("is required to", "must"), ("are required to", "must"), ("at all times", "always"),
+)
+_PHRASE = re.compile(r"\b(?:" + "|".join(re.escape(old) for old, _ in _PHRASES) + r")\b")
+_PHRASE_TO = dict(_PHRASES)
+_SYNONYMS = {
+    "via": "through", "thru": "through", "consistently": "always", "invariably": "always", "adopt": "use",
+    "adopts": "use", "employ": "use", "employs": "use", "utilize": "use", "utilizes": "use", "retain": "keep",
+    "retains": "keep", "preserve": "keep", "preserves": "keep", "persist": "store", "persists": "store",
+    "persisted": "stored", "each": "every", "all": "every", "no": "never", "not": "never", "don": "never",
+    "doesn": "never", "isn": "never", "aren": "never", "won": "never", "shouldn": "never", "mustn": "never",
+}
+# Words that carry the force of a rule, not its content ("X must always go through Y" is the
+# rule "X go through Y"); negations and "only"/"except" are kept: they change what it says.
+_MODALS = frozenset(["must", "should", "shall", "always", "ought", "need", "needs", "required", "will", "ever"])
+_CLAIM_KEEPS = frozenset(["never", "only", "except", "unless", "without"])
+
+
+@lru_cache(maxsize=8192)
+def claim_words(text: str) -> frozenset[str]:
+    """The words of the rule `text` states, for telling a restatement from a different rule:
+    content words after dropping lead-ins and modal verbs and reducing common synonyms
+    (must/should/always/consistently, via/through/by way of, not/never), negation kept."""
+    lowered = _CAMEL_BOUNDARY.sub(" ", text).lower().strip()
+    while (lead := _LEAD_IN.match(lowered)) and lead.end():
+        lowered = lowered[lead.end():]
+    lowered = _PHRASE.sub(lambda match: _PHRASE_TO[match.group(0)], lowered)
+    words: set[str] = set()
+    for word in _WORD.findall(lowered):
+        word = _SYNONYMS.get(word, word)
+        if word in _CLAIM_KEEPS:
+            words.add(word)
+        elif word in _MODALS or word in _STOPWORDS or (len(word) < 3 and not word.isdigit()):
+            continue
+        else:
+            words.add(_stem(word))
+    return frozenset(words)
 
 
 def _stem(word: str) -> str:

@@ -27,7 +27,7 @@ from orchestrator.cli_app import (
     StrictChecksOption,
     app,
 )
-from orchestrator.cli_base import PROG_NAME, ClickException, Command, Interrupted, show_usage_error
+from orchestrator.cli_base import PROG_NAME, Command, Interrupted, ParserError, show_usage_error
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config import load_config
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
@@ -98,6 +98,7 @@ def validate(
         False, "--run-checks", help="Also run each pending feature's check now and warn for every one that already passes.",
     ),
     project_dir: Path | None = ProjectDirOption,
+    sandbox: str | None = SandboxOption,
 ) -> None:
     """Check SPEC and list every problem; exit 0 when it is valid, 2 when not."""
     loaded = read_spec(spec)
@@ -107,7 +108,7 @@ def validate(
         from orchestrator.commands.check_red import run_pending_checks
 
         paths = open_project(project_dir)
-        raise typer.Exit(run_pending_checks(loaded, paths, load_config({}, paths.root)))
+        raise typer.Exit(run_pending_checks(loaded, paths, load_config({"sandbox": sandbox}, paths.root)))
 
 
 @app.command(cls=Command)
@@ -128,6 +129,7 @@ def plan(
     max_cost: float | None = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole plan; never overshot."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompt; send nothing, write nothing."),
     json_output: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+    sandbox: str | None = SandboxOption,
 ) -> None:
     """Plan a spec from a product description: features with checks written first and seen failing."""
     from orchestrator.commands.plan import PlanRequest, plan_command
@@ -137,12 +139,13 @@ def plan(
         description=description, output=output or root / "spec.json", project_dir=root, features=features,
         write_checks=write_checks, from_list=from_list, force=force, dry_run=dry_run, json_mode=json_output,
     )
-    raise typer.Exit(plan_command(request, load_config({"model": model, "provider": provider, "max_cost": max_cost}, root)))
+    raise typer.Exit(plan_command(request, load_config(
+        {"model": model, "provider": provider, "max_cost": max_cost, "sandbox": sandbox}, root)))
 
 
 @app.command(cls=Command)
 def demo(
-    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default ./orchestrate-demo; must be new or empty)."),
+    directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default: a new temporary directory); a demo that stopped there resumes."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls)."),
 ) -> None:
@@ -179,7 +182,7 @@ def main() -> None:
     except (KeyboardInterrupt, Interrupted, typer.Abort):
         # Interrupted outside a run (while loading, say): nothing to save.
         _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
-    except ClickException as err:
+    except ParserError as err:
         _leave("", show_usage_error(err))
     except UsageError as err:
         # Something the user can fix: a bad spec, flag or configuration, no key, a run in the way.

@@ -10,15 +10,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
-try:  # newer typer carries its own copy of click; older ones use the click package
-    from typer import _click as click
-except ImportError:  # pragma: no cover - depends on the installed typer
-    import click  # type: ignore[no-redef]
-
-# What the parser raises for a bad command line.
-ClickException = click.ClickException
+# What the parser raises for a bad command line: typer (0.28 on) publishes the base class of
+# its parser's errors; the parser itself is typer's own business, so nothing else of it is named.
+ParserError = typer.TyperException
 
 PROG_NAME = "orchestrate"
 
@@ -60,21 +57,31 @@ class Group(TyperGroup):
             # Typer would turn it into a bare exit 130; the caller says "interrupted".
             raise Interrupted() from None
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            # `orchestrate` alone: the help, on stderr, as a usage error (exit 2).
+            sys.stderr.write(ctx.get_help() + "\n")
+            raise typer.Exit(2)
+        result: list[str] = super().parse_args(ctx, args)
+        return result
 
-def usage_error_line(err: click.ClickException) -> str:
+
+def usage_error_line(err: ParserError) -> str:
     """A parser error as one line in the program's own style, pointing at the right --help."""
     message = err.format_message().strip().rstrip(".")
     if message[:1].isupper() and message[1:2].islower():
         message = message[0].lower() + message[1:]
     ctx = getattr(err, "ctx", None)
     where = ctx.command_path if ctx is not None else PROG_NAME
+    # The parser's "no such command 'x'. Did you mean 'y'?" ends with its own question: a
+    # question is followed by a new sentence, not by "; see:".
+    message = message.replace(". Did you mean ", "; did you mean ")
+    if message.endswith("?"):
+        return f"{PROG_NAME}: error: {message} See: {where} --help"
     return f"{PROG_NAME}: error: {message}; see: {where} --help"
 
 
-def show_usage_error(err: click.ClickException) -> int:
-    """Print a parser error (or, for a bare `orchestrate`, the help) and return the exit code."""
-    if isinstance(err, click.exceptions.NoArgsIsHelpError):
-        sys.stderr.write(err.format_message() + "\n")  # `orchestrate` alone: no command, so the help
-        return err.exit_code
+def show_usage_error(err: ParserError) -> int:
+    """Print a parser error as one line and return the exit code."""
     sys.stderr.write(usage_error_line(err) + "\n")
     return err.exit_code

@@ -68,12 +68,13 @@ def verify_cmd(
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here."),
     reopen: bool = typer.Option(False, "--reopen", help="Mark failing features regressed: the next run rebuilds them."),
     project_dir: Path | None = ProjectDirOption,
+    sandbox: str | None = SandboxOption,
 ) -> None:
     """Re-run the passed features' checks on the current tree (no model): exit 0 all pass, 1 any fails."""
     from orchestrator.commands.verify import verify_command
 
     paths = open_project(project_dir)
-    config = load_config({}, paths.root)
+    config = load_config({"sandbox": sandbox}, paths.root)
     raise typer.Exit(verify_command(paths, config, spec, only=only, json_output=json_output, junit=junit, reopen=reopen))
 
 @app.command(cls=Command)
@@ -137,10 +138,14 @@ def combine(
 
 @app.command("report", cls=Command)
 def report_command(
-    html: Path = typer.Option(..., "--html", metavar="PATH", help="Write the HTML run report here.", show_default=False),
+    html: Path | None = typer.Option(None, "--html", metavar="PATH", help="Write the HTML run report here.", show_default=False),
     project_dir: Path | None = ProjectDirOption,
 ) -> None:
-    """Write the HTML report of the project's runs (timeline, cost, context, features)."""
+    """Print the summary of the last run; with --html, write the HTML report (timeline, cost, context, features)."""
+    if html is None:
+        from orchestrator.commands.last_run import print_last_run
+
+        raise typer.Exit(print_last_run(open_project(project_dir)))
     from orchestrator.commands.html_report import write_html_report
 
     raise typer.Exit(write_html_report(open_project(project_dir), html))

@@ -178,6 +178,9 @@ class RunConfig(BaseModel):
             for kind, value in price.model_dump().items():
                 if not math.isfinite(value) or value < 0:
                     raise ValueError(f"{model}.{kind} = {value}: a price must be a finite number >= 0")
+                if value == 0 and kind in ("input", "output"):  # the cost cap divides by them
+                    raise ValueError(f"{model}.{kind} = 0: input and output prices must be above 0; for a model "
+                                     "that costs nothing, give a tiny price such as 0.0001")
         return pricing
 
     def price_table(self) -> PriceTable:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 
@@ -37,3 +38,13 @@ def clone(remote: Path, path: Path) -> Path:
 def subjects(repo: Path, rev: str = "HEAD") -> list[str]:
     """Commit subjects of `rev`, oldest first."""
     return git(repo, "log", "--reverse", "--format=%s", rev).splitlines()
+
+
+def wait_for_checkpoint(root: Path, feature_id: str, seconds: float = 60.0) -> None:
+    """Wait (at most `seconds`) until `feature_id`'s checkpoint is on `root`'s branch: a fake agent
+    that holds its first answer so makes its feature land after that one."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if any(subject.startswith(f"orchestrate: {feature_id}:") for subject in subjects(root)):
+            return
+        time.sleep(0.1)

@@ -56,6 +56,8 @@ def test_the_bare_command_shows_the_commands(project):
     (["run", "spec.json", "--bogus"], "no such option: --bogus"),
     (["run", "spec.json", "--max-turns", "many"], "invalid value for '--max-turns'"),
     (["frobnicate"], "no such command 'frobnicate'; see: orchestrate --help"),
+    # A question ends its sentence: no "?; see:".
+    (["stauts"], "no such command 'stauts'; did you mean 'status'? See: orchestrate --help"),
     (["validate"], "missing argument 'SPEC'; see: orchestrate validate --help"),
 ])
 def test_usage_errors_read_like_every_other_error(project, args, says):

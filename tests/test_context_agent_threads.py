@@ -24,7 +24,7 @@ def test_a_worker_records_and_injects_while_the_summarizer_call_runs_and_its_rep
 
     def slow_model(**_: Any) -> Any:
         in_call.set()
-        assert release.wait(10), "the worker never got through while the summarizer call ran"
+        assert release.wait(60), "the worker never got through while the summarizer call ran"
         return fake_message(answer(summary="Feature a is built."))
 
     agent = ContextAgent(tmp_path, model_call=slow_model, read_feature=feature_reader(ProjectPaths.for_project(tmp_path)))
@@ -32,7 +32,8 @@ def test_a_worker_records_and_injects_while_the_summarizer_call_runs_and_its_rep
     results: list[Any] = []
     summarizing = threading.Thread(target=lambda: results.append(agent.summarize(["a"], "every-5")))
     summarizing.start()
-    assert in_call.wait(10)
+    # Generous: the first summarizer call imports the SDK, which takes seconds on a loaded machine.
+    assert in_call.wait(60)
 
     # Another worker, as a `ContextView` does it: under the agent's lock, which the call does not hold.
     got_lock = agent.lock.acquire(timeout=5)
@@ -43,7 +44,7 @@ def test_a_worker_records_and_injects_while_the_summarizer_call_runs_and_its_rep
     finally:
         agent.lock.release()
     release.set()
-    summarizing.join(10)
+    summarizing.join(60)
 
     assert results and results[0].success and results[0].source == "model"
     assert "Use UTC timestamps for b" in str(injection.model_dump())

@@ -8,23 +8,55 @@ against the shipped scripted model. One demo run (module fixture) serves every t
 from __future__ import annotations
 
 import json
+import re
+import signal
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from orchestrator.demo.spec_bundle import bundled_files, directory_files
-from tests.cli_helpers import REPO_ROOT, run_cli
+from tests.cli_helpers import REPO_ROOT, cli_env, orchestrate_command, run_cli
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
+def demo_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo")
-    # No key, and a base URL nobody answers: the demo must bring its own model.
-    result = run_cli(["demo", "--dir", "orchestrate-demo"], cwd=root, key=None, timeout=180,
-                     ANTHROPIC_BASE_URL="http://127.0.0.1:9")
-    return root / "orchestrate-demo", result
+    (root / "cwd").mkdir()
+    (root / "tmp").mkdir()
+    # No key, and a base URL nobody answers: the demo must bring its own model. No --dir: it
+    # builds in a new temporary directory (under TMPDIR) and says where.
+    result = run_cli(["demo"], cwd=root / "cwd", key=None, timeout=240,
+                     ANTHROPIC_BASE_URL="http://127.0.0.1:9", TMPDIR=str(root / "tmp"))
+    return root, result
+
+
+@pytest.fixture(scope="module")
+def demo(demo_run):
+    root, result = demo_run
+    where = re.search(r"building textkit in (\S+)/textkit ", result.stdout)
+    assert where, result.stdout + result.stderr
+    return Path(where.group(1)), result
+
+
+def test_the_demo_builds_in_a_new_temporary_directory_and_says_where(demo_run, demo):
+    root, _ = demo_run
+    directory, _ = demo
+    assert directory.parent == root / "tmp" and directory.name.startswith("orchestrate-demo-")
+    assert list((root / "cwd").iterdir()) == [], "nothing is written in the current directory"
+
+
+def test_the_demo_presses_ctrl_c_once_and_resumes(demo):
+    directory, result = demo
+    before, _, after = result.stdout.partition("that Ctrl-C was the demo's own")
+    assert after, result.stdout
+    assert "run interrupted: 3 passed" in before and "[4/8] case-conversion" in before
+    assert f"orchestrate demo --dir {directory}` resumes" in after
+    assert "3 already passed" in after and "[1/8]" not in after and "run passed: 8 passed" in after
+    events = [json.loads(line) for line in (directory / "textkit/.autonomous/events.jsonl").read_text().splitlines()]
+    assert [e["outcome"] for e in events if e["type"] == "run_finished"] == ["interrupted", "passed"]
 
 
 def test_the_shipped_spec_is_specs_textkit():
@@ -93,13 +125,42 @@ def test_the_demo_leaves_a_working_textkit(demo):
     assert "dependencies = []" in pyproject  # the truncate feature's break is undone
 
 
-def test_demo_refuses_a_non_empty_directory(tmp_path):
+def test_demo_refuses_a_non_empty_directory_that_holds_no_demo(tmp_path):
     (tmp_path / "orchestrate-demo").mkdir()
     (tmp_path / "orchestrate-demo" / "mine.txt").write_text("keep me")
-    result = run_cli(["demo"], cwd=tmp_path, key=None)
+    result = run_cli(["demo", "--dir", "orchestrate-demo"], cwd=tmp_path, key=None)
     assert result.code == 2
     assert "not empty" in result.stderr and "--dir" in result.stderr
     assert (tmp_path / "orchestrate-demo" / "mine.txt").read_text() == "keep me"
+    assert sorted(p.name for p in (tmp_path / "orchestrate-demo").iterdir()) == ["mine.txt"]
+
+
+def test_a_demo_stopped_by_ctrl_c_resumes_with_demo_dir(tmp_path):
+    directory = tmp_path / "my-demo"
+    proc = subprocess.Popen(orchestrate_command("demo", "--dir", str(directory)), cwd=tmp_path, text=True,
+                            env=cli_env(key=None), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:  # Ctrl-C once slugify has started, before the demo's own Ctrl-C
+        seen.append(line)
+        if line.startswith("[2/8] slugify"):
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=120)
+    stopped = "".join(seen) + out
+    assert proc.returncode == 130, stopped + err
+    assert "that Ctrl-C was the demo's own" not in stopped
+    # The closing screen offers the resume, and no command that does not apply yet.
+    assert f"orchestrate demo --dir {directory}" in stopped
+    assert "orchestrate logs slugify" not in stopped, "slugify has no failed attempt and retry to show yet"
+
+    resumed = run_cli(["demo", "--dir", str(directory)], cwd=tmp_path, key=None, timeout=240)
+
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    assert f"resuming the demo in {directory}" in resumed.stdout
+    assert "1 already passed" in resumed.stdout and "run passed: 8 passed" in resumed.stdout
+    assert "that Ctrl-C was the demo's own" not in resumed.stdout, "a resumed demo does not interrupt itself again"
 
 
 def test_report_html_of_the_demo(demo, tmp_path):

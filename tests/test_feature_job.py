@@ -21,6 +21,7 @@ from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.run.books import RunBooks
 from orchestrator.run.factory import build_parts
+from tests.environments import unsandboxed
 from orchestrator.run.feature_job import FeatureJob, JobSettings
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.prompts import strategy_system_prompt
@@ -97,7 +98,7 @@ def _job(project: Path, workspace: Path, model: InProcessModel, verifier: Script
     books = RunBooks(parts.store, parts.spend)
     feature = loaded.spec.features[0]
     settings = JobSettings(config=config, spec=loaded.spec, system=strategy_system_prompt(loaded.spec, config.context),
-                           env={"PATH": "/usr/bin:/bin"}, max_attempts=3, index=1, total=1)
+                           environment=unsandboxed(workspace, {"PATH": "/usr/bin:/bin"}), max_attempts=3, index=1, total=1)
     heading = LogHeading(config.model, config.context, loaded.spec.check_command(feature))
     recorder = FeatureRecorder(feature, books, parts.logs, events, parts.memory, heading)
     finisher = PassFinisher(books, parts.context, project, config.commit, events)

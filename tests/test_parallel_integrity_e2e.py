@@ -13,7 +13,7 @@ import pytest
 
 from tests.cli_helpers import first_prompt, read_json, run_cli
 from tests.fake_api import edit_create, report, text
-from tests.git_helpers import init_repo, subjects
+from tests.git_helpers import init_repo, subjects, wait_for_checkpoint
 
 CHECK_1 = "test -f one.txt && grep -q good config.txt"
 
@@ -21,15 +21,6 @@ CHECK_1 = "test -f one.txt && grep -q good config.txt"
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     return init_repo(tmp_path / "project", {"config.txt": "mode=good\n"})
-
-
-def _wait_for_checkpoint(root: Path, feature_id: str, seconds: float = 60.0) -> None:
-    """Hold feature 2's first answer until feature 1 is merged: feature 2 then lands second."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if any(subject.startswith(f"orchestrate: {feature_id}:") for subject in subjects(root)):
-            return
-        time.sleep(0.1)
 
 
 def test_a_feature_that_breaks_one_merged_meanwhile_is_caught_on_the_merged_tree(fake_api: Any, project: Path):
@@ -44,7 +35,7 @@ def test_a_feature_that_breaks_one_merged_meanwhile_is_caught_on_the_merged_tree
 
     def feature_2(turn: Any) -> list[Any]:
         if turn.step == 0 and turn.last_verification is None:
-            _wait_for_checkpoint(project, "feat-01")
+            wait_for_checkpoint(project, "feat-01")
         told = turn.last_verification is not None and "broke feature feat-01" in (turn.last_verification["error"] or "")
         edits = [edit_create("config.txt", f"mode={'good' if told else 'bad'}\n"), edit_create("two.txt", "2\n")]
         return [edits, [report("done")], [text("ok")]][min(turn.step, 2)]

@@ -19,6 +19,7 @@ from orchestrator.run.verify import VerificationResult
 from orchestrator.spec import load_spec, parse_spec
 from orchestrator.spec.models import Feature
 from tests.cli_helpers import run_cli
+from tests.environments import unsandboxed
 
 
 def result(code: int | None, output: str = "", command: str = "python -m pytest -q t.py") -> VerificationResult:
@@ -48,9 +49,9 @@ def test_a_real_syntax_error_and_a_real_missing_module_are_told_apart(tmp_path):
     (tmp_path / "t_broken.py").write_text("def test_x(:\n    pass\n")
     assert syntax_problems({"t_broken.py": (tmp_path / "t_broken.py").read_text()})
     (tmp_path / "check.py").write_text("import not_built_yet\n")
-    check = red_check("python3 check.py", tmp_path, env=None, timeout=30)
+    check = red_check("python3 check.py", unsandboxed(tmp_path), timeout=30)
     assert (check.verdict, check.reason) == ("red", "the module not_built_yet is not built yet")
-    assert red_check("true", tmp_path, env=None, timeout=30).verdict == "vacuous"
+    assert red_check("true", unsandboxed(tmp_path), timeout=30).verdict == "vacuous"
 
 
 def test_duplicates_across_chunks_are_dropped_and_references_follow_the_one_kept():
@@ -155,3 +156,25 @@ def test_a_demo_can_script_the_planner_from_a_file(tmp_path):
     answers = load_tool_answers(path)
     assert answers("submit_spec", {})["project"] == "p"
     assert answers("submit_spec", {"tools": []}) == {}  # past the script: the smallest valid answer
+
+
+def test_a_flagged_checks_reason_is_never_put_in_nested_parentheses(tmp_path, capsys):
+    from orchestrator.commands.plan_output import print_result
+    from orchestrator.llm.spend import Spend
+    from orchestrator.plan.check_writer import FeatureCheck
+    from orchestrator.plan.planner import PlannedSpec
+
+    spec = parse_spec(json.dumps({"features": [{"id": "a", "name": "A", "description": "d", "verify": "true"}]}).encode()).spec
+    reason = "pytest could not run the tests (usage error or nothing collected)"
+    check = FeatureCheck("a", files=["tests/test_a.py"], verdict="broken", reason=reason)
+
+    print_result(tmp_path / "spec.json", spec, PlannedSpec(spec), [check], Spend(), json_mode=False)
+
+    out, err = capsys.readouterr()
+    assert f"a: check flagged as broken: {reason}; review it before running" in err
+    for line in (out + err).splitlines():
+        assert "((" not in line.replace(" ", "") and "))" not in line, line
+        depth = 0
+        for char in line:
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            assert depth <= 1, f"nested parentheses: {line}"

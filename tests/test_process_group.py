@@ -17,6 +17,7 @@ from orchestrator.safety.process_group import held_signals, run_in_group
 from orchestrator.tools.bash import run_command
 from orchestrator.tools.context import ToolContext
 from orchestrator.run.verify import run_check
+from tests.environments import unsandboxed
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
@@ -89,15 +90,17 @@ STRESS = textwrap.dedent(
     import os, random, signal, sys, threading, time
     from pathlib import Path
     from orchestrator.safety.process_group import run_in_group
+    from tests.environments import unsandboxed
 
     starts, token = int(sys.argv[1]), sys.argv[2]
+    here = unsandboxed(Path("."))
     main = threading.main_thread().ident
     quiet = lambda chunk: None
     # How long a start takes here and now: the interrupts land across that span.
     spans = []
     for _ in range(5):
         began = time.perf_counter()
-        run_in_group("true", Path("."), None, timeout=30, on_output=quiet)
+        run_in_group("true", here, timeout=30, on_output=quiet)
         spans.append(time.perf_counter() - began)
     span = sorted(spans)[2]
     interrupted = 0
@@ -105,7 +108,7 @@ STRESS = textwrap.dedent(
         timer = threading.Timer(random.uniform(0, span), signal.pthread_kill, (main, signal.SIGINT))
         try:
             timer.start()
-            run_in_group(f"sleep {token}", Path("."), None, timeout=60, on_output=quiet)
+            run_in_group(f"sleep {token}", here, timeout=60, on_output=quiet)
         except KeyboardInterrupt:
             interrupted += 1
         timer.join()
@@ -146,7 +149,7 @@ def test_a_signal_held_while_a_command_starts_is_acted_on_afterwards() -> None:
 
 def test_commands_do_not_inherit_held_signals(tmp_path: Path) -> None:
     output: list[bytes] = []
-    finished = run_in_group("grep SigBlk /proc/self/status", tmp_path, None, timeout=30, on_output=output.append)
+    finished = run_in_group("grep SigBlk /proc/self/status", unsandboxed(tmp_path), timeout=30, on_output=output.append)
     assert finished.exit_code == 0
     blocked = int(b"".join(output).split()[1], 16)
     assert not blocked & (1 << (signal.SIGINT - 1) | 1 << (signal.SIGTERM - 1))
@@ -157,14 +160,14 @@ def test_commands_do_not_inherit_held_signals(tmp_path: Path) -> None:
 
 def test_setsid_in_a_check_leaves_nothing_running(tmp_path: Path, tokens) -> None:
     token = tokens()
-    result = run_check(f"setsid sleep {token} & setsid -f sleep {token}; echo ok", tmp_path, attempt=1)
+    result = run_check(f"setsid sleep {token} & setsid -f sleep {token}; echo ok", unsandboxed(tmp_path), attempt=1)
     assert result.success is True
     assert running_with_argument(token) == []
 
 
 def test_setsid_in_an_agent_command_leaves_nothing_running(tmp_path: Path, tokens) -> None:
     token = tokens()
-    outcome = run_command(f"setsid -f sleep {token}; setsid sleep {token} & echo started", ToolContext(tmp_path))
+    outcome = run_command(f"setsid -f sleep {token}; setsid sleep {token} & echo started", ToolContext(unsandboxed(tmp_path)))
     assert outcome.output == "started"
     assert outcome.survivors == []
     assert running_with_argument(token) == []
@@ -174,7 +177,7 @@ def test_escapes_that_clear_their_environment_are_found_as_adopted_orphans(tmp_p
     # `env -i` drops the command's marker; the orphan comes back to us through the subreaper.
     token = tokens()
     command = f"setsid -f env -i sh -c 'sleep {token} & exec sleep {token}'; sleep 0.2; echo ok"
-    finished = run_in_group(command, tmp_path, None, timeout=30, on_output=lambda chunk: None)
+    finished = run_in_group(command, unsandboxed(tmp_path), timeout=30, on_output=lambda chunk: None)
     assert finished.exit_code == 0
     assert running_with_argument(token) == []
 
@@ -182,7 +185,7 @@ def test_escapes_that_clear_their_environment_are_found_as_adopted_orphans(tmp_p
 def test_an_escape_that_ignores_sigterm_is_killed(tmp_path: Path, tokens) -> None:
     token = tokens()
     command = f"setsid -f sh -c 'trap \"\" TERM; sleep {token}; true'; echo ok"
-    finished = run_in_group(command, tmp_path, None, timeout=30, on_output=lambda chunk: None)
+    finished = run_in_group(command, unsandboxed(tmp_path), timeout=30, on_output=lambda chunk: None)
     assert finished.exit_code == 0
     assert finished.survivors == []
     assert running_with_argument(token) == []
@@ -191,7 +194,7 @@ def test_an_escape_that_ignores_sigterm_is_killed(tmp_path: Path, tokens) -> Non
 def test_orphans_that_ended_by_themselves_are_reaped(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     command = f"for i in 1 2 3; do setsid -f sh -c 'echo $$ >> {pids}'; done; sleep 0.3"
-    run_in_group(command, tmp_path, None, timeout=30, on_output=lambda chunk: None)
+    run_in_group(command, unsandboxed(tmp_path), timeout=30, on_output=lambda chunk: None)
     orphans = [int(line) for line in pids.read_text().split()]
     assert len(orphans) == 3
     assert not set(orphans) & set(our_zombies())
@@ -199,7 +202,7 @@ def test_orphans_that_ended_by_themselves_are_reaped(tmp_path: Path) -> None:
 
 def test_a_timed_out_command_loses_its_escapes_too(tmp_path: Path, tokens) -> None:
     token = tokens()
-    finished = run_in_group(f"setsid -f sleep {token}; sleep {token}", tmp_path, None, timeout=0.5,
+    finished = run_in_group(f"setsid -f sleep {token}; sleep {token}", unsandboxed(tmp_path), timeout=0.5,
                             on_output=lambda chunk: None)
     assert finished.timed_out
     assert running_with_argument(token) == []
@@ -209,7 +212,7 @@ def test_our_own_other_children_are_left_alone(tmp_path: Path, tokens) -> None:
     token = tokens()
     ours = subprocess.Popen(["sleep", token], start_new_session=True)
     try:
-        run_in_group(f"setsid -f sleep {tokens()}; echo ok", tmp_path, None, timeout=30, on_output=lambda chunk: None)
+        run_in_group(f"setsid -f sleep {tokens()}; echo ok", unsandboxed(tmp_path), timeout=30, on_output=lambda chunk: None)
         assert ours.poll() is None
         assert running_with_argument(token) == [ours.pid]
     finally:

@@ -8,6 +8,7 @@ import pytest
 
 from orchestrator.run import protect
 from orchestrator.tools import ToolContext, execute_tool
+from tests.environments import unsandboxed
 
 
 @pytest.fixture
@@ -110,7 +111,7 @@ def test_a_file_replaced_by_a_directory_counts_as_changed(project: Path) -> None
 def test_the_agent_rewriting_its_test_with_bash_is_detected(project: Path) -> None:
     """The attack of issue 8: the editor refuses, so the agent reaches for the shell."""
     protected = protect.protected_files(project, "python3 -m pytest tests/test_app.py", [])
-    ctx = ToolContext(project_root=project, protected=frozenset(protected))
+    ctx = ToolContext(environment=unsandboxed(project), protected=frozenset(protected))
     before = protect.snapshot(protected, project)
 
     refused = execute_tool(
@@ -210,8 +211,9 @@ def test_a_file_the_agent_created_after_the_first_attempt_stays_its_to_fix(proje
 
     guard = protect.take_guard(project, command, [], check_files=[project / key for key in recorded])
 
-    assert names(project, guard.files) == ["tests/test_app.py"]
-    ctx = ToolContext(project_root=project, protected=frozenset(guard.files))
+    # The check's file, and the run's configuration, guarded in every attempt.
+    assert names(project, guard.files) == ["tests/test_app.py", "orchestrate.toml"]
+    ctx = ToolContext(environment=unsandboxed(project), protected=frozenset(guard.files))
     edit = {"command": "str_replace", "path": "out.txt", "old_str": "wrong", "new_str": "ok"}
     assert not execute_tool("str_replace_based_edit_tool", edit, ctx).is_error
     assert not execute_tool("bash", {"command": "echo ok > out.txt"}, ctx).is_error

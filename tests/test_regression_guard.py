@@ -10,6 +10,7 @@ from orchestrator.run.regression import RegressionGuard, broken_result
 from orchestrator.spec.models import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState
+from tests.environments import unsandboxed
 
 
 def _setup() -> tuple[FeatureSpec, RunState]:
@@ -28,17 +29,17 @@ def _setup() -> tuple[FeatureSpec, RunState]:
 
 def test_affected_is_the_footprints_met_plus_transitive_dependencies() -> None:
     spec, state = _setup()
-    guard = RegressionGuard(spec, state, mode="affected", concurrency=2, runner=check_runner())
+    guard = RegressionGuard(spec, state, mode="affected", concurrency=2, runner=check_runner(unsandboxed(Path.cwd())))
     assert guard.targets(spec.feature("d"), ["test_b.py"]) == ["a", "b"]
     assert guard.targets(spec.feature("d"), ["c.py"]) == ["a", "b", "c"]
-    assert RegressionGuard(spec, state, mode="all", concurrency=1, runner=check_runner()).targets(
+    assert RegressionGuard(spec, state, mode="all", concurrency=1, runner=check_runner(unsandboxed(Path.cwd()))).targets(
         spec.feature("c"), []) == ["a", "b"]
-    assert RegressionGuard(spec, state, mode="none", concurrency=1, runner=check_runner()).targets(
+    assert RegressionGuard(spec, state, mode="none", concurrency=1, runner=check_runner(unsandboxed(Path.cwd()))).targets(
         spec.feature("d"), ["a.py"]) == []
 
 
 def test_checks_run_at_once_keep_their_order_and_a_failure_names_the_broken_feature(tmp_path: Path) -> None:
-    runs = run_checks([("a", "true"), ("b", "echo bad; exit 3"), ("c", "true")], tmp_path, check_runner(5.0), 3)
+    runs = run_checks([("a", "true"), ("b", "echo bad; exit 3"), ("c", "true")], tmp_path, check_runner(unsandboxed(tmp_path), 5.0), 3)
     assert [(run.feature_id, run.success) for run in runs] == [("a", True), ("b", False), ("c", True)]
     result = broken_result([runs[1]], attempt=2)
     assert result.error is not None and result.error.startswith("your change broke feature b")
@@ -46,7 +47,7 @@ def test_checks_run_at_once_keep_their_order_and_a_failure_names_the_broken_feat
 
 
 def test_a_hanging_check_times_out(tmp_path: Path) -> None:
-    (run,) = run_checks([("a", "sleep 30")], tmp_path, check_runner(0.5), 2)
+    (run,) = run_checks([("a", "sleep 30")], tmp_path, check_runner(unsandboxed(tmp_path), 0.5), 2)
     assert not run.success and run.result.error == "timed out after 0.5 s"
 
 

@@ -13,6 +13,7 @@ from orchestrator.run.strategies import REQUEST_MARKER, STRATEGIES, strategy_nam
 from orchestrator.run.verify import CheckVerifier
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.paths import ProjectPaths
+from tests.environments import unsandboxed
 
 SPEC = FeatureSpec(project="demo", features=[Feature(id="feat-01", name="One", description="the first")])
 
@@ -53,7 +54,7 @@ def test_the_replay_system_prompt_says_how_to_read_replayed_entries():
 
 def test_the_check_verifier_runs_in_its_workspace(tmp_path: Path):
     (tmp_path / "marker.txt").write_text("here")
-    verifier = CheckVerifier(tmp_path, timeout=30)
+    verifier = CheckVerifier(unsandboxed(tmp_path), timeout=30)
     assert verifier.check("test -f marker.txt", 2).success
     failed = verifier.check("test -f missing.txt", 3)
     assert (failed.success, failed.attempt, failed.exit_code) == (False, 3, 1)

@@ -26,6 +26,7 @@ from orchestrator.run.verify import run_check
 from orchestrator.safety.sandbox import Sandbox, choose_sandbox, probe_bwrap
 from orchestrator.tools.bash import run_bash
 from orchestrator.tools.context import ToolContext
+from tests.environments import sandboxed
 
 
 def bwrap_problem() -> str | None:
@@ -109,12 +110,12 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
 
 
 def through_tool(world: World, command: str) -> str:
-    ctx = ToolContext(project_root=world.project, bash_timeout=30, sandbox=world.sandbox)
+    ctx = ToolContext(environment=sandboxed(world.project, world.sandbox), bash_timeout=30)
     return run_bash({"command": command}, ctx).content
 
 
 def through_check(world: World, command: str) -> str:
-    result = run_check(command, world.project, attempt=1, timeout=30, sandbox=world.sandbox)
+    result = run_check(command, sandboxed(world.project, world.sandbox), attempt=1, timeout=30)
     return result.output + ("" if result.success else f"\n[check failed: {result.exit_code}]")
 
 
@@ -230,12 +231,13 @@ from orchestrator.run.verify import run_check
 from orchestrator.tools.bash import run_bash
 from orchestrator.tools.context import ToolContext
 from orchestrator.safety.sandbox import choose_sandbox
+from tests.environments import sandboxed
 project, driver, command = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 sandbox = choose_sandbox("bwrap", project)
 if driver == "check":
-    run_check(command, project, attempt=1, timeout=60, sandbox=sandbox)
+    run_check(command, sandboxed(project, sandbox), attempt=1, timeout=60)
 else:
-    run_bash({"command": command}, ToolContext(project_root=project, bash_timeout=60, sandbox=sandbox))
+    run_bash({"command": command}, ToolContext(environment=sandboxed(project, sandbox), bash_timeout=60))
 """
 
 

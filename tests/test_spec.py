@@ -261,7 +261,24 @@ HINT = '(ids are used as file names: use only letters, digits, ".", "_" and "-")
     ],
 )
 def test_unsafe_ids_are_refused(fid: str, expected: str) -> None:
-    assert problems_of(spec_bytes(feature(fid))) == [f"features[0].id: {expected}"]
+    assert problems_of(spec_bytes(feature(fid, name="A feature"))) == [f"features[0].id: {expected}"]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("x" * 300_000, "is 300000 characters long; the limit is 200 (a name is a commit's subject: put the detail "
+                        "in the description)"),
+        ("two\nlines", "contains a line break or another control character (a name is one line of a commit message)"),
+        ("a\x1b[31mb", "contains a line break or another control character (a name is one line of a commit message)"),
+    ],
+)
+def test_names_are_one_bounded_line_because_they_become_commit_subjects(name: str, expected: str) -> None:
+    assert problems_of(spec_bytes(feature("auth", name=name))) == [f"features[0].name: {expected}"]
+
+
+def test_a_name_of_200_characters_is_accepted() -> None:
+    assert parse_spec(spec_bytes(feature("auth", name="n" * 200))).spec.features[0].name == "n" * 200
 
 
 def test_duplicate_ids_name_both_places() -> None:
@@ -410,7 +427,7 @@ def test_a_long_dependency_chain_does_not_overflow_the_stack() -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("missing.json", "cannot read the file: No such file or directory"),
+        ("missing.json", "no such file"),
         (".", "this is a directory; give the path of a spec file"),
         ("nul\x00.json", "cannot read the file: embedded null byte"),
     ],
@@ -419,6 +436,14 @@ def test_an_unreadable_path_is_a_spec_error(tmp_path: Path, name: str, expected:
     with pytest.raises(SpecError) as caught:
         load_spec(tmp_path / name)
     assert caught.value.problems == [expected]
+
+
+def test_a_missing_spec_file_is_said_not_to_exist_not_to_be_invalid(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec(tmp_path / "spec.json")
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'spec.json'}: the spec file does not exist")
+    assert "not a valid feature spec" not in message and "No such file or directory" not in message
 
 
 def test_an_undecodable_file_name_does_not_become_the_project_name(tmp_path: Path) -> None:

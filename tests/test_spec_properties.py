@@ -90,6 +90,8 @@ def test_accepted_ids_are_always_safe_file_names(ids: list[str]) -> None:
 
 safe_ids = st.from_regex(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,19}", fullmatch=True)
 words = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=30).filter(str.strip)
+# A name is one line of a commit message: no control character.
+names = st.text(alphabet=st.characters(blacklist_categories=["Cs", "Cc"]), min_size=1, max_size=30).filter(str.strip)
 commands = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), min_size=1, max_size=30).filter(str.strip)
 
 
@@ -98,7 +100,7 @@ def valid_specs(draw: st.DrawFn) -> dict[str, Any]:
     ids = draw(st.lists(safe_ids, min_size=1, max_size=6, unique_by=str.lower))
     features = []
     for i, fid in enumerate(ids):
-        obj: dict[str, Any] = {"id": fid, "name": draw(words), "description": draw(words)}
+        obj: dict[str, Any] = {"id": fid, "name": draw(names), "description": draw(words)}
         optional = {
             "category": words,
             "acceptance": st.lists(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=20), max_size=3),

@@ -33,6 +33,8 @@ from orchestrator.run.agent_loop import AgentSession, run_agent
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore
 from orchestrator.tools import ToolContext, tool_definitions
+from orchestrator.llm.pricing import TokenUsage
+from tests.environments import unsandboxed
 from tests.sdk_doubles import StreamsCreate
 
 MODEL = "claude-sonnet-5-5"
@@ -224,7 +226,7 @@ def test_an_attempt_measures_its_text_about_once_not_once_per_turn(tmp_path: Pat
     sdk = ScriptedSDK(answers)
     session = AgentSession(
         client=ModelClient(RunConfig(max_cost=100.0), sdk, Spend()), model=MODEL, system="You build software.",
-        tool_context=ToolContext(project_root=tmp_path), max_turns=turns, max_output_tokens=1024,
+        tool_context=ToolContext(environment=unsandboxed(tmp_path)), max_turns=turns, max_output_tokens=1024,
         mask_after_tokens=1_000_000,  # no masking: the whole conversation stays in every request
     )
     measured = 0

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.safety import process_group
+from orchestrator.safety.secrets import scrubbed_environment
 from orchestrator.tools import ShellPolicy, ToolContext, ToolResult, execute_tool
+from tests.environments import unsandboxed
 
 KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 4
 
@@ -26,7 +28,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(project_root=project, bash_timeout=10)
+    return ToolContext(environment=unsandboxed(project), bash_timeout=10)
 
 
 def bash(ctx: ToolContext, command: str) -> ToolResult:
@@ -65,7 +67,7 @@ def test_each_command_runs_in_a_fresh_shell_and_restart_explains_that(ctx: ToolC
     assert not restart.is_error and "fresh bash process" in restart.content
 
 
-def test_the_api_key_never_reaches_the_agent(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_api_key_never_reaches_the_agent(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "auth-token-value-123")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
@@ -73,6 +75,8 @@ def test_the_api_key_never_reaches_the_agent(ctx: ToolContext, monkeypatch: pyte
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-value-000")
     monkeypatch.setenv("INNOCENT_LOOKING", KEY)
     monkeypatch.setenv("PLAIN_SETTING", "visible")
+    # As a run builds it (`sandbox_setting.check_variables`): the environment as it is now, scrubbed.
+    ctx = ToolContext(environment=unsandboxed(project, scrubbed_environment()), bash_timeout=10)
     env_dump = bash(ctx, "env")
     echo = bash(ctx, 'echo "key=[$ANTHROPIC_API_KEY]"')
     for result in (env_dump, echo):
@@ -88,7 +92,7 @@ def test_a_caller_supplied_environment_is_still_stripped_of_the_key(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    ctx = ToolContext(project_root=project, env={"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": KEY, "X": KEY})
+    ctx = ToolContext(environment=unsandboxed(project, {"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": KEY, "X": KEY}))
     result = bash(ctx, "env")
     assert KEY not in result.content and "X=" not in result.content
 
@@ -101,7 +105,7 @@ def test_a_key_that_leaks_into_output_anyway_is_redacted(ctx: ToolContext, monke
 
 
 def test_a_hung_command_is_killed_at_its_timeout_with_its_children(project: Path) -> None:
-    ctx = ToolContext(project_root=project, bash_timeout=1.0)
+    ctx = ToolContext(environment=unsandboxed(project), bash_timeout=1.0)
     pid_file = project / "pids"
     started = time.monotonic()
     result = bash(ctx, f"echo started; sleep 100 & echo $! > {pid_file}; sleep 100 & echo $! >> {pid_file}; wait")
@@ -134,7 +138,7 @@ def test_a_background_child_holding_the_output_open_does_not_hang_the_tool(ctx: 
 
 
 def test_an_interrupt_kills_the_command_and_propagates(project: Path) -> None:
-    ctx = ToolContext(project_root=project, bash_timeout=30)
+    ctx = ToolContext(environment=unsandboxed(project), bash_timeout=30)
     pid_file = project / "pid"
     main_thread = threading.get_ident()
 
@@ -156,7 +160,7 @@ def test_an_interrupt_kills_the_command_and_propagates(project: Path) -> None:
 
 
 def test_long_output_keeps_head_and_tail_and_says_what_was_cut(project: Path) -> None:
-    ctx = ToolContext(project_root=project, output_cap=1000)
+    ctx = ToolContext(environment=unsandboxed(project), output_cap=1000)
     result = bash(ctx, "seq 1 100000")
     assert len(result.content) < 1300
     lines = result.content.splitlines()
@@ -194,7 +198,7 @@ def test_policy_refusals_are_errors_and_nothing_runs(ctx: ToolContext, project: 
 
 
 def test_a_configured_deny_rule_applies(project: Path) -> None:
-    ctx = ToolContext(project_root=project, policy=ShellPolicy.default().with_extra([r"\bnpm\s+publish\b"]))
+    ctx = ToolContext(environment=unsandboxed(project), policy=ShellPolicy.default().with_extra([r"\bnpm\s+publish\b"]))
     result = bash(ctx, "npm publish")
     assert result.is_error and "[security] deny" in result.content
 
@@ -206,14 +210,14 @@ def test_bad_input_is_an_error(ctx: ToolContext) -> None:
 
 
 def test_a_missing_project_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:
-    ctx = ToolContext(project_root=tmp_path / "gone")
+    ctx = ToolContext(environment=unsandboxed(tmp_path / "gone"))
     result = bash(ctx, "echo hi")
     assert result.is_error and "could not start bash" in result.content
 
 
 def test_the_group_is_killed_even_if_the_shell_ignores_sigterm(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(process_group, "TERM_GRACE", 0.3)
-    ctx = ToolContext(project_root=project, bash_timeout=0.5)
+    ctx = ToolContext(environment=unsandboxed(project), bash_timeout=0.5)
     started = time.monotonic()
     result = bash(ctx, "trap '' TERM; while true; do sleep 0.05; done")
     assert result.is_error and "timed out" in result.content

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from orchestrator.tools import ToolContext
 from orchestrator.tools.confinement import PathRefused, check_writable, relative, resolve_in_project
+from tests.environments import unsandboxed
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def is_inside(path: Path, root: Path) -> bool:
 def test_no_path_resolves_to_a_writable_place_outside_the_project(layout: tuple[Path, Path], data: st.DataObject) -> None:
     root, _ = layout
     raw = data.draw(path_strings(root))
-    ctx = ToolContext(project_root=root, protected=frozenset({root / "tests" / "test_x.py"}))
+    ctx = ToolContext(environment=unsandboxed(root), protected=frozenset({root / "tests" / "test_x.py"}))
     try:
         resolved = resolve_in_project(raw, root)
     except PathRefused as refused:
@@ -121,3 +122,16 @@ def test_relative_display(layout: tuple[Path, Path]) -> None:
     root, _ = layout
     assert relative(root, root) == "."
     assert relative(root / "sub" / "a.py", root) == "sub/a.py"
+
+
+@pytest.mark.parametrize("name", ["orchestrate.toml", "./orchestrate.toml", "sub/../orchestrate.toml", "ORCHESTRATE.TOML"])
+def test_the_runs_configuration_is_not_writable(layout: tuple[Path, Path], name: str) -> None:
+    root, _ = layout
+    ctx = ToolContext(environment=unsandboxed(root))
+    with pytest.raises(PathRefused, match="run's configuration"):
+        check_writable(resolve_in_project(name, root), ctx)
+
+
+def test_an_orchestrate_toml_below_the_root_is_ordinary(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    check_writable(resolve_in_project("sub/orchestrate.toml", root), ToolContext(environment=unsandboxed(root)))

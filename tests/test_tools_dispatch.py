@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from orchestrator.tools import TOOLS, Tool, ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
 from orchestrator.tools import registry
 from orchestrator.tools import editor as editor_module
+from tests.environments import unsandboxed
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
@@ -45,7 +46,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tool_input=editor_inputs)
 def test_the_editor_never_raises_and_never_writes_outside(root: Path, tool_input: dict[str, Any]) -> None:
-    ctx = ToolContext(project_root=root)
+    ctx = ToolContext(environment=unsandboxed(root))
     result = execute_tool("str_replace_based_edit_tool", tool_input, ctx)
     assert isinstance(result.content, str) and result.content
     assert "Traceback" not in result.content
@@ -57,7 +58,7 @@ def test_the_editor_never_raises_and_never_writes_outside(root: Path, tool_input
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.one_of(st.text(max_size=20), json_values), tool_input=json_values)
 def test_unknown_tools_and_malformed_inputs_are_errors(root: Path, name: Any, tool_input: Any) -> None:
-    ctx = ToolContext(project_root=root)
+    ctx = ToolContext(environment=unsandboxed(root))
     if name in ("bash", "str_replace_based_edit_tool", "report_feature") and isinstance(tool_input, dict):
         return
     result = execute_tool(name, tool_input, ctx)
@@ -69,7 +70,7 @@ def test_an_unexpected_failure_is_contained_in_one_line(root: Path, monkeypatch:
         raise KeyError("internal detail")
 
     monkeypatch.setitem(editor_module._COMMANDS, "view", explode)
-    result = execute_tool("str_replace_based_edit_tool", {"command": "view", "path": "a.txt"}, ToolContext(root))
+    result = execute_tool("str_replace_based_edit_tool", {"command": "view", "path": "a.txt"}, ToolContext(unsandboxed(root)))
     assert result.is_error
     assert result.content == "str_replace_based_edit_tool failed unexpectedly: KeyError: 'internal detail'"
 
@@ -80,7 +81,7 @@ def test_keyboard_interrupt_is_not_swallowed(root: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setitem(editor_module._COMMANDS, "view", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        execute_tool("str_replace_based_edit_tool", {"command": "view", "path": "a.txt"}, ToolContext(root))
+        execute_tool("str_replace_based_edit_tool", {"command": "view", "path": "a.txt"}, ToolContext(unsandboxed(root)))
 
 
 def test_secrets_in_any_tool_output_are_redacted(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,7 +89,7 @@ def test_secrets_in_any_tool_output_are_redacted(root: Path, monkeypatch: pytest
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     (root / "leak.txt").write_text(f"key: {key}\n")
     try:
-        result = execute_tool("str_replace_based_edit_tool", {"command": "view", "path": "leak.txt"}, ToolContext(root))
+        result = execute_tool("str_replace_based_edit_tool", {"command": "view", "path": "leak.txt"}, ToolContext(unsandboxed(root)))
     finally:
         (root / "leak.txt").unlink()
     assert key not in result.content and "[REDACTED]" in result.content
@@ -110,7 +111,7 @@ def test_a_registered_tool_is_sent_run_and_summarized(root: Path, monkeypatch: p
     monkeypatch.setattr(registry, "TOOLS", (*TOOLS, echo))
     monkeypatch.setitem(registry._BY_NAME, "echo", echo)
     assert tool_definitions()[-1]["name"] == "echo"
-    assert execute_tool("echo", {"text": "hi"}, ToolContext(root)).content == "hi"
+    assert execute_tool("echo", {"text": "hi"}, ToolContext(unsandboxed(root))).content == "hi"
     assert summarize_input("echo", {"text": "hi"}) == "echo hi"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.tools import ToolContext, ToolResult, execute_tool
+from tests.environments import unsandboxed
 
 EDITOR = "str_replace_based_edit_tool"
 
@@ -27,7 +28,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(project_root=project, protected=frozenset({project / "tests" / "test_app.py"}))
+    return ToolContext(environment=unsandboxed(project), protected=frozenset({project / "tests" / "test_app.py"}))
 
 
 def edit(ctx: ToolContext, **tool_input: object) -> ToolResult:
@@ -102,7 +103,7 @@ def test_a_fifo_is_not_read(ctx: ToolContext, project: Path) -> None:
 
 
 def test_long_view_output_is_capped_with_a_hint(project: Path) -> None:
-    ctx = ToolContext(project_root=project, output_cap=2000)
+    ctx = ToolContext(environment=unsandboxed(project), output_cap=2000)
     (project / "long.txt").write_text("".join(f"line {n}\n" for n in range(5000)))
     result = edit(ctx, command="view", path="long.txt")
     assert len(result.content) < 2300

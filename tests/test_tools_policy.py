@@ -100,6 +100,16 @@ REFUSED = [
     "cat /proc/$PPID/environ",
     "tr '\\0' '\\n' < /proc/1/environ",
     "ps eww",
+    # the run's configuration
+    "echo 'sandbox = \"none\"' > orchestrate.toml",
+    "printf '[pricing.sonnet]\\n' >> ./orchestrate.toml",
+    "cp /tmp/cheap.toml orchestrate.toml",
+    "mv evil.toml orchestrate.toml",
+    "rm orchestrate.toml",
+    "sed -i 's/bwrap/none/' orchestrate.toml",
+    "tee -a orchestrate.toml < x",
+    "python3 -c \"open('orchestrate.toml', 'w').write('')\"",
+    "python3 -c \"import pathlib; pathlib.Path('orchestrate.toml').write_text('')\"",
 ]
 
 ALLOWED = [
@@ -145,6 +155,9 @@ ALLOWED = [
     "python3 -c 'print(open(\"data.txt\").read())'",
     "make test",
     "export PATH=$PATH:./bin && tool --version",
+    "cat orchestrate.toml",
+    "grep sandbox orchestrate.toml",
+    "echo ok > my-orchestrate.toml.bak",
 ]
 
 

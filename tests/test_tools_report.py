@@ -10,6 +10,7 @@ import pytest
 from anthropic.types import ToolBash20250124Param, ToolParam, ToolTextEditor20250728Param
 
 from orchestrator.tools import FeatureReport, ToolContext, ToolInputError, execute_tool, parse_report, tool_definitions
+from tests.environments import unsandboxed
 
 
 def test_a_full_report_parses() -> None:
@@ -54,7 +55,7 @@ def test_bad_reports_say_what_to_fix(tool_input: Any, message: str) -> None:
 
 
 def test_execute_tool_only_validates_a_report(tmp_path: Path) -> None:
-    ctx = ToolContext(project_root=tmp_path)
+    ctx = ToolContext(environment=unsandboxed(tmp_path))
     assert not execute_tool("report_feature", {"summary": "ok"}, ctx).is_error
     bad = execute_tool("report_feature", {"summary": ""}, ctx)
     assert bad.is_error and "summary" in bad.content

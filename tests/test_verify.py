@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.run.verify import VerificationResult, run_check
+from tests.environments import unsandboxed
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +54,7 @@ def read_pid(path: Path, seconds: float = 10.0) -> int:
 
 
 def test_exit_zero_is_a_pass(tmp_path: Path) -> None:
-    result = run_check("echo all good", tmp_path, attempt=1)
+    result = run_check("echo all good", unsandboxed(tmp_path), attempt=1)
     assert result.success is True
     assert result.exit_code == 0
     assert result.output == "all good\n"
@@ -63,7 +64,7 @@ def test_exit_zero_is_a_pass(tmp_path: Path) -> None:
 
 
 def test_nonzero_exit_is_a_failure_with_stdout_and_stderr_merged(tmp_path: Path) -> None:
-    result = run_check("echo to-stdout; echo to-stderr >&2; exit 3", tmp_path, attempt=2)
+    result = run_check("echo to-stdout; echo to-stderr >&2; exit 3", unsandboxed(tmp_path), attempt=2)
     assert result.success is False
     assert result.exit_code == 3
     assert result.output == "to-stdout\nto-stderr\n"
@@ -71,7 +72,7 @@ def test_nonzero_exit_is_a_failure_with_stdout_and_stderr_merged(tmp_path: Path)
 
 
 def test_missing_command_says_command_not_found(tmp_path: Path) -> None:
-    result = run_check("no-such-tool-xyz --check", tmp_path, attempt=1)
+    result = run_check("no-such-tool-xyz --check", unsandboxed(tmp_path), attempt=1)
     assert result.success is False
     assert result.exit_code == 127
     assert result.error == "command not found"
@@ -79,7 +80,7 @@ def test_missing_command_says_command_not_found(tmp_path: Path) -> None:
 
 
 def test_death_by_signal_is_reported(tmp_path: Path) -> None:
-    result = run_check("kill -TERM $$", tmp_path, attempt=1)
+    result = run_check("kill -TERM $$", unsandboxed(tmp_path), attempt=1)
     assert result.success is False
     assert result.exit_code == -signal.SIGTERM
     assert result.error == "killed by signal SIGTERM"
@@ -88,19 +89,19 @@ def test_death_by_signal_is_reported(tmp_path: Path) -> None:
 def test_check_runs_in_the_project_with_the_given_environment(tmp_path: Path) -> None:
     env = {"PATH": os.environ["PATH"], "MARKER": "from-caller"}
     command = 'pwd; echo "$MARKER ${ANTHROPIC_API_KEY-unset}"'
-    result = run_check(command, tmp_path, attempt=1, env=env)
+    result = run_check(command, unsandboxed(tmp_path, env), attempt=1)
     assert result.output.splitlines() == [str(tmp_path), "from-caller unset"]
 
 
 def test_check_reading_stdin_gets_end_of_file_instead_of_hanging(tmp_path: Path) -> None:
-    result = run_check("cat; echo done", tmp_path, attempt=1, timeout=5)
+    result = run_check("cat; echo done", unsandboxed(tmp_path), attempt=1, timeout=5)
     assert result.success is True
     assert result.output == "done\n"
 
 
 def test_no_command_is_skipped(tmp_path: Path) -> None:
     for command in (None, "", "   "):
-        result = run_check(command, tmp_path, attempt=1)
+        result = run_check(command, unsandboxed(tmp_path), attempt=1)
         assert result.skipped is True
         assert result.success is False
         assert result.exit_code is None
@@ -108,7 +109,7 @@ def test_no_command_is_skipped(tmp_path: Path) -> None:
 
 
 def test_a_project_directory_that_does_not_exist_cannot_start(tmp_path: Path) -> None:
-    result = run_check("true", tmp_path / "missing", attempt=1)
+    result = run_check("true", unsandboxed(tmp_path / "missing"), attempt=1)
     assert result.success is False
     assert result.error is not None and result.error.startswith("could not start:")
     assert "missing" in result.error
@@ -116,7 +117,7 @@ def test_a_project_directory_that_does_not_exist_cannot_start(tmp_path: Path) ->
 
 def test_long_output_keeps_a_bounded_tail_cut_at_a_line_boundary(tmp_path: Path) -> None:
     full = "".join(f"{n}\n" for n in range(1, 100_001))
-    result = run_check("seq 1 100000", tmp_path, attempt=1, output_limit=300)
+    result = run_check("seq 1 100000", unsandboxed(tmp_path), attempt=1, output_limit=300)
 
     assert len(result.output) <= 300
     note, kept = result.output.split("\n", 1)
@@ -134,26 +135,26 @@ def test_a_key_across_the_cut_of_the_kept_tail_leaves_no_fragment(tmp_path: Path
     (tmp_path / "key.txt").write_text(key)
     for before_cut in range(0, len(key) + 1, 3):
         # No newline, so the kept tail starts wherever the limit falls: inside the key.
-        result = run_check(f"printf '%05000d'; cat key.txt; printf '%0{300 - before_cut}d'", tmp_path, attempt=1,
-                           output_limit=300 + len("…[5000 earlier characters omitted]\n"), env={**os.environ})
+        result = run_check(f"printf '%05000d'; cat key.txt; printf '%0{300 - before_cut}d'", unsandboxed(tmp_path, {**os.environ}),
+                           attempt=1, output_limit=300 + len("…[5000 earlier characters omitted]\n"))
         assert "earlier characters omitted" in result.output
         fragments = [key[i:i + 16] for i in range(len(key) - 15)]
         assert not any(fragment in result.output for fragment in fragments), before_cut
 
 
 def test_short_output_is_not_marked_as_cut(tmp_path: Path) -> None:
-    result = run_check("seq 1 10", tmp_path, attempt=1, output_limit=300)
+    result = run_check("seq 1 10", unsandboxed(tmp_path), attempt=1, output_limit=300)
     assert result.output == "".join(f"{n}\n" for n in range(1, 11))
 
 
 def test_non_utf8_output_is_decoded_with_replacement(tmp_path: Path) -> None:
-    result = run_check(r"printf 'bad \xff\xfe byte\n'", tmp_path, attempt=1)
+    result = run_check(r"printf 'bad \xff\xfe byte\n'", unsandboxed(tmp_path), attempt=1)
     assert result.success is True
     assert result.output == "bad \ufffd\ufffd byte\n"
 
 
 def test_multibyte_characters_split_across_reads_are_decoded_intact(tmp_path: Path) -> None:
-    result = run_check("yes é | head -n 70000", tmp_path, attempt=1, output_limit=200_000)
+    result = run_check("yes é | head -n 70000", unsandboxed(tmp_path), attempt=1, output_limit=200_000)
     # Counts, not `==`: pytest's diff of two 140 000-character strings would take minutes.
     replaced = result.output.count("\ufffd")
     assert replaced == 0
@@ -165,7 +166,7 @@ def test_huge_output_stays_bounded_in_memory_and_is_fast(tmp_path: Path) -> None
     tracemalloc.start()
     started = time.monotonic()
     try:
-        result = run_check(f"yes | head -c {size}", tmp_path, attempt=1)
+        result = run_check(f"yes | head -c {size}", unsandboxed(tmp_path), attempt=1)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -186,7 +187,8 @@ def run_check_isolated(
         import json
         from pathlib import Path
         from orchestrator.run.verify import run_check
-        result = run_check({command!r}, Path({str(tmp_path)!r}), attempt=1, timeout={timeout!r})
+        from tests.environments import unsandboxed
+        result = run_check({command!r}, unsandboxed(Path({str(tmp_path)!r})), attempt=1, timeout={timeout!r})
         print(json.dumps(result.to_json()))
         """
     )
@@ -230,7 +232,7 @@ def test_background_processes_left_by_a_passing_check_are_stopped(tmp_path: Path
     pid_file = tmp_path / "server.pid"
     started = time.monotonic()
     # The background child keeps the output pipe open: the check must not wait for it.
-    result = run_check(f"sleep 1000 & echo $! > {pid_file}; echo ok", tmp_path, attempt=1)
+    result = run_check(f"sleep 1000 & echo $! > {pid_file}; echo ok", unsandboxed(tmp_path), attempt=1)
     assert time.monotonic() - started < 4
     assert result.success is True
     assert result.output == "ok\n"
@@ -244,9 +246,10 @@ def test_ctrl_c_during_a_check_kills_it_and_interrupts_the_caller(tmp_path: Path
         f"""
         from pathlib import Path
         from orchestrator.run.verify import run_check
+        from tests.environments import unsandboxed
         run_check(
             "echo $$ > {shell_pid_file}; sleep 1000 & echo $! > {child_pid_file}; wait",
-            Path({str(tmp_path)!r}),
+            unsandboxed(Path({str(tmp_path)!r})),
             attempt=1,
             timeout=60,
         )
@@ -283,7 +286,7 @@ def test_ctrl_c_during_a_check_kills_it_and_interrupts_the_caller(tmp_path: Path
 
 
 def test_json_uses_the_exact_camel_case_keys(tmp_path: Path) -> None:
-    result = run_check("exit 1", tmp_path, attempt=3)
+    result = run_check("exit 1", unsandboxed(tmp_path), attempt=3)
     data = result.to_json()
     assert list(data) == ["command", "success", "exitCode", "output", "error", "skipped", "attempt"]
     assert data == {

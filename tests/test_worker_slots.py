@@ -20,6 +20,7 @@ from orchestrator.run.check_pool import check_runner, run_checks
 from orchestrator.run.worker_slots import WorkerSlots
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
 from tests.fake_api import bash, report
+from tests.environments import unsandboxed
 
 
 def _slots(jobs: int) -> tuple[WorkerSlots, list[str]]:
@@ -85,9 +86,9 @@ def test_waiting_for_a_slot_ends_when_the_run_stops() -> None:
 def test_checks_in_a_scratch_tree_are_not_put_back(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / "kept.txt").write_text("x\n")
-    run_checks([("a", "rm kept.txt")], tmp_path, check_runner(5.0), 1)
+    run_checks([("a", "rm kept.txt")], tmp_path, check_runner(unsandboxed(tmp_path), 5.0), 1)
     assert (tmp_path / "kept.txt").exists()  # the project's tree: put back
-    run_checks([("a", "rm kept.txt")], tmp_path, check_runner(5.0), 1, put_back=False)
+    run_checks([("a", "rm kept.txt")], tmp_path, check_runner(unsandboxed(tmp_path), 5.0), 1, put_back=False)
     assert not (tmp_path / "kept.txt").exists()  # a scratch tree (the merge queue's): left as the check left it
 
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.run.check_pool import CheckRunner, check_runner, run_checks
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.verify import VerificationResult
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import FeatureSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import CheckRecord
@@ -32,16 +31,15 @@ def default_jobs() -> int:
 
 @dataclass(frozen=True)
 class CheckSettings:
-    """How checks run: the environment (no secrets), the timeout and the sandbox of the run's config."""
+    """How checks run: the environment (the sandbox, no secrets) and the timeout of the run's config."""
 
-    env: Mapping[str, str]
+    environment: CommandEnvironment
     timeout: float
     jobs: int = 1
-    sandbox: Sandbox = NO_SANDBOX
 
     def runner(self) -> CheckRunner:
         """The check pool's runner with these settings (every check of a combine goes through it)."""
-        return check_runner(self.timeout, dict(self.env), self.sandbox)
+        return check_runner(self.environment, self.timeout)
 
 
 def verify_combined(

@@ -15,7 +15,7 @@ import sys
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_OK
 from orchestrator.plan.red import red_check
-from orchestrator.run.coordinator import run_environment
+from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
@@ -29,7 +29,7 @@ def run_pending_checks(loaded: LoadedSpec, paths: ProjectPaths, config: RunConfi
     """Run every pending feature's check once; one line each on stdout, a warning for each not red."""
     state = StateStore(paths, on_warning=_warn).load() if paths.root.is_dir() else None
     done = {fid for fid, entry in (state.features.items() if state else []) if entry.status == "passed"}
-    env = run_environment(config, loaded)
+    environment = command_environment(config, paths.root, loaded.path, _warn)  # SandboxUnavailable: exit 2
     spec = loaded.spec
     counts = {"red": 0, "vacuous": 0, "broken": 0, "unchecked": 0}
     for feature in spec.features:
@@ -40,7 +40,7 @@ def run_pending_checks(loaded: LoadedSpec, paths: ProjectPaths, config: RunConfi
             counts["unchecked"] += 1
             _warn(f"{feature.id}: no check command; the agent's own report would decide it")
             continue
-        check = red_check(command, paths.root, env=env, timeout=config.check_timeout)
+        check = red_check(command, environment, timeout=config.check_timeout)
         counts[check.verdict] += 1
         sys.stdout.write(f"  {feature.id:<24} {check.verdict:<8} {check.reason}\n")
         if check.verdict == "vacuous":

@@ -28,8 +28,8 @@ from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
 from orchestrator.run.branch_worktree import current_branch, recorded_branch
 from orchestrator.run.checkpoint import exclude_run_state, is_git_repo
 from orchestrator.run.git_safety import CheckpointError
-from orchestrator.run.sandbox_setting import sandbox_for
-from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.run.sandbox_setting import check_variables, sandbox_for
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
@@ -59,8 +59,8 @@ def combine_command(
     branch = config.branch or current_branch(paths.root)
     if branch is None:
         raise UsageError("combine: HEAD is detached; say which branch to combine onto with --branch NAME")
-    settings = CheckSettings(env=_check_environment(config, loaded), timeout=config.check_timeout, jobs=default_jobs(),
-                             sandbox=sandbox)
+    settings = CheckSettings(environment=CommandEnvironment(paths.root, sandbox, check_variables(config, loaded.path)),
+                             timeout=config.check_timeout, jobs=default_jobs())
     try:
         with RunLock(paths.lock_file):
             exclude_run_state(paths.root)
@@ -77,14 +77,6 @@ def combine_command(
     code = _verdict(outcome, loaded, artifacts, partial)
     _finish(outcome, loaded, config, code, branch, report, junit, int((time.monotonic() - started) * 1000))
     return code
-
-
-def _check_environment(config: RunConfig, loaded: LoadedSpec) -> dict[str, str]:
-    """The checks' environment as a run gives it (`coordinator.run_environment`, which would
-    bring in the SDK: seconds of start-up for a command that never calls the model)."""
-    env = scrubbed_environment(extra_patterns=config.security.secret_env_patterns)
-    env["ORCHESTRATE_SPEC_DIR"] = str(loaded.path.parent.resolve())
-    return env
 
 
 def _verdict(outcome: CombineOutcome, loaded: LoadedSpec, artifacts: Sequence[Artifact], partial: bool) -> int:

@@ -2,7 +2,9 @@
 
 It writes the textkit spec into a new directory and runs the real `run` path on it, against
 the demo model (`orchestrator.demo`): a scripted agent served by a fake Messages API on
-127.0.0.1, reached with a dummy key that never leaves the machine.
+127.0.0.1, reached with a dummy key that never leaves the machine. A new demo presses Ctrl-C
+itself once, during its fourth feature, and resumes: a resume is one of the things users come
+to see. `orchestrate demo --dir DIR` on a demo that stopped resumes it.
 """
 
 from __future__ import annotations
@@ -13,39 +15,72 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from orchestrator.commands.arguments import open_project, read_spec
+from orchestrator.commands.demo_directory import DemoDirectory, closing_screen, demo_directory
 from orchestrator.commands.run import RunRequest, run_command
 from orchestrator.config import load_config
-from orchestrator.errors import UsageError
+from orchestrator.errors import EXIT_INTERRUPTED, UsageError
+from orchestrator.run.check_tools import missing_check_tools
 
-DEFAULT_DIR = Path("orchestrate-demo")
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from orchestrator.demo.fake_api import FakeAPI
+
 _API_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+# The feature during whose first call a new demo presses Ctrl-C: late enough that three
+# checkpoints are there to keep, early enough that most of the story follows the resume.
+INTERRUPT_AT = "case-conversion"
 
 
 def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int = 0) -> int:
-    """Build textkit in `directory` (default ./orchestrate-demo) with the demo model."""
-    from orchestrator.demo.scripted import DEMO_MODEL, DEMO_SUMMARIZER_MODEL
+    """Build textkit in `directory` (default: a new temporary directory) with the demo model."""
+    from orchestrator.demo.scripted import DEMO_MODEL, DEMO_SUMMARIZER_MODEL, press_ctrl_c_during
     from orchestrator.demo.spec_bundle import write_spec
 
-    root = _empty_directory(directory or DEFAULT_DIR)
-    spec_path = write_spec(root / "spec")
-    project = root / "textkit"
-    html = root / "report.html"
+    demo = demo_directory(directory)
     out = sys.stderr if json_mode else sys.stdout
-    out.write(f"orchestrate demo: building textkit in {project} with {DEMO_MODEL}, a scripted demo model "
-              "served on 127.0.0.1 (no key, no network; costs priced as if it were Claude)\n\n")
-    out.flush()
+    spec_path = demo.spec_dir / "spec.json" if demo.resumed else write_spec(demo.spec_dir)
     loaded = read_spec(spec_path)
-    _git_init(project)
-    paths = open_project(project, may_be_missing=True)
-    flags = {"model": DEMO_MODEL, "summarizer_model": DEMO_SUMMARIZER_MODEL, "commit": True, "html": str(html)}
+    _refuse_missing_check_tools([loaded.spec.check_command(f) for f in loaded.spec.features])
+    if demo.resumed:
+        out.write(f"orchestrate demo: resuming the demo in {demo.root}: what passed stays passed\n\n")
+    else:
+        out.write(f"orchestrate demo: building textkit in {demo.project} with {DEMO_MODEL}, a scripted demo model "
+                  "served on 127.0.0.1 (no key, no network; costs priced as if it were Claude)\n\n")
+        _git_init(demo.project)
+    out.flush()
+    paths = open_project(demo.project, may_be_missing=True)
+    flags = {"model": DEMO_MODEL, "summarizer_model": DEMO_SUMMARIZER_MODEL, "commit": True, "html": str(demo.html)}
+    config = load_config(flags, paths.root)
     request = RunRequest(json_mode=json_mode, verbosity=verbosity)
-    with _demo_model_env():
-        code = run_command(loaded, config=load_config(flags, paths.root), paths=paths, request=request)
-    out.write(_look_around(root, project, spec_path, html))
+    with _demo_model_env() as fake:
+        pressed = None if demo.resumed else press_ctrl_c_during(fake, INTERRUPT_AT)
+        code = run_command(loaded, config=config, paths=paths, request=request)
+        if code == EXIT_INTERRUPTED and pressed is not None and pressed.is_set():
+            _say_resuming(out, demo)
+            code = run_command(loaded, config=config, paths=paths, request=request)
+    out.write(closing_screen(demo, code))
     return code
+
+
+def _refuse_missing_check_tools(commands: list[str | None]) -> None:
+    """Before any model call: a check that cannot run here fails every attempt; say what it lacks."""
+    from orchestrator.safety.secrets import scrubbed_environment
+
+    problems = missing_check_tools(commands, scrubbed_environment())
+    if problems:
+        raise UsageError("; ".join(problems))
+
+
+def _say_resuming(out: TextIO, demo: DemoDirectory) -> None:
+    again = f"orchestrate demo --dir {shlex.quote(str(demo.root))}"
+    out.write(f"\norchestrate demo: that Ctrl-C was the demo's own, during {INTERRUPT_AT}. The state was saved; "
+              f"after a real one, `{again}` resumes. Resuming now: the passed features stay passed, "
+              f"{INTERRUPT_AT} starts again on the files its interrupted attempt left.\n\n")
+    out.flush()
 
 
 def _git_init(project: Path) -> None:
@@ -57,23 +92,8 @@ def _git_init(project: Path) -> None:
         sys.stderr.write("orchestrate demo: git is not available; the run goes on without checkpoints\n")
 
 
-def _empty_directory(directory: Path) -> Path:
-    """`directory`, created; refuses one that already holds files (nothing is overwritten)."""
-    directory = directory.expanduser()
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise UsageError(
-            f"{directory} already exists and is not empty; the demo never overwrites files: "
-            "remove it, or choose another directory with --dir DIR"
-        )
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"cannot create {directory}: {err.strerror}") from err
-    return directory
-
-
 @contextmanager
-def _demo_model_env() -> Iterator[None]:
+def _demo_model_env() -> Iterator[FakeAPI]:
     """Serve the demo model and point the SDK at it; the caller's environment comes back after."""
     from orchestrator.demo.scripted import DEMO_API_KEY, demo_model
 
@@ -82,26 +102,10 @@ def _demo_model_env() -> Iterator[None]:
         os.environ.pop("ANTHROPIC_AUTH_TOKEN", None)
         os.environ.update(fake.env(DEMO_API_KEY))
         try:
-            yield
+            yield fake
         finally:
             for name, value in saved.items():
                 if value is None:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
-
-
-def _look_around(root: Path, project: Path, spec: Path, html: Path) -> str:
-    p, s = shlex.quote(str(project)), shlex.quote(str(spec))
-    commands = [
-        (f"orchestrate status --project-dir {p}", "what passed, attempts, cost"),
-        (f"orchestrate logs slugify --project-dir {p}", "the failed attempt and its retry"),
-        (f"orchestrate context docs --spec {s} --project-dir {p}", "the memory a feature gets"),
-        (f"git -C {p} log --oneline", "one checkpoint per feature"),
-        (f"{'open' if sys.platform == 'darwin' else 'xdg-open'} {shlex.quote(str(html))}", "the HTML run report"),
-        (f"orchestrate report --html PATH --project-dir {p}", "the report again, anywhere"),
-    ]
-    # Each comment above its command: a path of any length leaves the lines readable, and copied whole they still run.
-    lines = [f"  # {comment}\n  {command}\n" for command, comment in commands]
-    return (f"\nThe demo's project is {project}; the spec and its checks are in {spec.parent}.\n"
-            "Look around:\n" + "".join(lines))

@@ -2,8 +2,9 @@
 
 The sandbox (which one, and why), the git and Python versions, whether an API key is set (never
 its value), the price table in use, and every setting with its value and its origin
-(`default`, `orchestrate.toml`, `environment`, `command line`). Exit 0 when a run could start
-as configured, 2 when it could not (bad configuration, a `bwrap` sandbox that cannot run).
+(`default`, `orchestrate.toml`, `environment`, `command line`), and whether the `python3` the
+checks call can import pytest. Exit 0 when a run could start as configured, 2 when it could
+not (no API key for `--provider anthropic`, bad configuration, a `bwrap` sandbox that cannot run).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -22,10 +24,12 @@ from orchestrator import __version__
 from orchestrator.config import ConfigError, RunConfig, load_config, setting_origins
 from orchestrator.errors import EXIT_OK, EXIT_USAGE
 from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
+from orchestrator.run.check_tools import module_problem
 from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
-from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES
+from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment
 
 Row = tuple[str, str]
+_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # what `--provider anthropic` runs with
 
 
 def print_doctor(project_root: Path, flags: Mapping[str, object]) -> int:
@@ -50,13 +54,16 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
         config = load_config(flags, project_root, environ)
     except ConfigError as err:
         return [*rows, ("configuration", str(err))], False
-    healthy = True
+    # The SDK would refuse to start a run without a key; the other providers' credentials are
+    # the cloud's own chain, which only a call can test.
+    healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES)
     try:
         rows.append(("sandbox", _describe_sandbox(_sandbox(config, project_root))))
     except SandboxUnavailable as err:
         rows.append(("sandbox", f"unusable: {err}"))
         healthy = False
     rows.append(("prices", _price_source(config)))
+    rows.append(("checks' python3", _checks_python(environ)))
     origins = setting_origins(flags, project_root, environ)
     rows += [(f"setting {name}", f"{_value(config, name)}  ({origins[name]})") for name in RunConfig.model_fields]
     return rows, healthy
@@ -79,6 +86,12 @@ def _describe_sandbox(sandbox: Sandbox) -> str:
 def _key_status(environ: Mapping[str, str]) -> str:
     found = [name for name in SECRET_VALUE_VARIABLES if environ.get(name)]
     return f"set ({', '.join(found)})" if found else "not set: export ANTHROPIC_API_KEY=sk-ant-... before a run"
+
+
+def _checks_python(environ: Mapping[str, str]) -> str:
+    """Whether `python3 -m pytest`, the check most Python specs use (the demo's all do), can run here."""
+    problem = module_problem("python3", "pytest", scrubbed_environment(environ))
+    return f"imports pytest ({shutil.which('python3', path=environ.get('PATH', ''))})" if problem is None else problem
 
 
 def _git_version() -> str:

@@ -19,7 +19,7 @@ from orchestrator.commands.report_model import FeatureRow, ReportData
 from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.atomic import write_text_atomic
+from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.paths import ProjectPaths
 
 MAX_TABLE_ROWS = 500
@@ -106,8 +106,10 @@ def _merges(data: ReportData) -> str:
     return "".join(parts)
 
 
-def render_html(data: ReportData, logs_href: str = ".autonomous/logs") -> str:
-    """The whole page for `data`; `logs_href` is where the feature logs are, seen from the page."""
+def render_html(data: ReportData, logs_href: str = ".autonomous/logs", name: str = "") -> str:
+    """The whole page for `data`; `logs_href` is where the feature logs are, seen from the page;
+    `name` (the spec's `project`) titles it."""
+    title = f"{escape(name)}: orchestrate run report" if name else "orchestrate run report"
     summarizer = float(data.totals.get("summarizerCostUsd") or 0)
     total = float(data.totals.get("costUsd") or 0)
     share = f"{summarizer / total:.1%}" if total else "0%"
@@ -115,8 +117,8 @@ def render_html(data: ReportData, logs_href: str = ".autonomous/logs") -> str:
                        ("running / interrupted", charts.COLOURS["running"])])
     return "".join([
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-        f"<title>orchestrate run {escape(data.run_id)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>orchestrate run report</h1><p class=\"meta\">project {escape(data.project)} · run {escape(data.run_id)}"
+        f"<title>{title} ({escape(data.run_id)})</title><style>{_CSS}</style></head><body>",
+        f"<h1>{title}</h1><p class=\"meta\">project {escape(data.project)} · run {escape(data.run_id)}"
         f" · model {escape(data.model)}</p>", _cards(data),
         f"<h2>Timeline</h2><p>Attempts per worker; ticks are checks (red: failed), diamonds regression checks; "
         f"{len(data.summarizations)} summarization(s).</p>{outcome}",
@@ -132,23 +134,27 @@ def render_html(data: ReportData, logs_href: str = ".autonomous/logs") -> str:
     ])
 
 
-def _feature_names(spec_path: str) -> dict[str, str]:
+def _spec_names(spec_path: str) -> tuple[str, dict[str, str]]:
+    """The spec's project name (as the spec loader defaults it: the file's stem) and feature names."""
     try:
         spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-        return {str(f["id"]): str(f.get("name", "")) for f in spec.get("features", []) if isinstance(f, dict)}
+        features = {str(f["id"]): str(f.get("name", "")) for f in spec.get("features", []) if isinstance(f, dict)}
+        return str(spec.get("project") or Path(spec_path).stem), features
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
+        return "", {}
 
 
-def build_html(paths: ProjectPaths, target: Path, names: dict[str, str] | None = None) -> str:
+def build_html(paths: ProjectPaths, target: Path, loaded: LoadedSpec | None = None) -> str:
     """The report page of the project at `paths`, to be written at `target`."""
-    if names is None:
+    if loaded is None:
         state = paths.state_file
         spec_path = json.loads(state.read_text(encoding="utf-8")).get("specPath", "") if state.is_file() else ""
-        names = _feature_names(str(spec_path))
+        project, names = _spec_names(str(spec_path))
+    else:
+        project, names = loaded.spec.project, {f.id: f.name for f in loaded.spec.features}
     data = load_report_data(paths, names)
     logs_href = Path(os.path.relpath(paths.logs_dir, target.resolve().parent)).as_posix()
-    return render_html(data, logs_href)
+    return render_html(data, logs_href, project)
 
 
 def write_html_report(paths: ProjectPaths, target: Path) -> int:
@@ -156,7 +162,7 @@ def write_html_report(paths: ProjectPaths, target: Path) -> int:
     if not paths.state_file.is_file():
         raise UsageError(f"no run recorded in {paths.root} (no {paths.state_file}); run `orchestrate run SPEC` first")
     try:
-        write_text_atomic(target, build_html(paths, target))
+        write_report_atomic(target, build_html(paths, target))
     except OSError as err:
         raise UsageError(f"cannot write {target}: {err.strerror or err}") from err
     print(f"HTML report written to {target}")
@@ -165,8 +171,7 @@ def write_html_report(paths: ProjectPaths, target: Path) -> int:
 
 def write_html_after_run(paths: ProjectPaths, target: Path, loaded: LoadedSpec | None = None) -> None:
     """`run --html PATH`: write the page; a failure to write is a warning, not a failed run."""
-    names = {f.id: f.name for f in loaded.spec.features} if loaded is not None else None
     try:
-        write_text_atomic(target, build_html(paths, target, names))
+        write_report_atomic(target, build_html(paths, target, loaded))
     except OSError as err:
         say(f"could not write the HTML report {target}: {err}", label=WARNING, label_style="yellow")

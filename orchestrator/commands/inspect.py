@@ -18,6 +18,7 @@ from orchestrator.run.context_view import feature_reader
 from orchestrator.run.prompts import feature_turn, strategy_system_prompt
 from orchestrator.run.request_size import first_request, first_request_size
 from orchestrator.run.strategies import STRATEGIES
+from orchestrator.run.verify import VerificationResult
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
 from orchestrator.store.events import EventSink
@@ -89,13 +90,17 @@ def print_context(
     return 0
 
 
+def _runs_no_check(command: str, workspace: Path) -> VerificationResult:
+    """The assessment asks the guard which checks it would re-run; it never runs one."""
+    raise RuntimeError(f"the assessment runs no check (asked to run {command!r} in {workspace})")
+
+
 def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, config: RunConfig) -> str:
     """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.assessment`)."""
     from orchestrator.run.assessment import assess, prompt_line
-    from orchestrator.run.check_pool import check_runner
     from orchestrator.run.regression import RegressionGuard
 
-    guard = RegressionGuard(spec, state, mode=config.regression, concurrency=1, runner=check_runner())
+    guard = RegressionGuard(spec, state, mode=config.regression, concurrency=1, runner=_runs_no_check)
     found = assess(feature, spec, state, guard)
     lines = [f"=== assessment: feature {feature.id} ===",
              f"predicted footprint: {', '.join(found.predicted_footprint) or '(none known)'}",

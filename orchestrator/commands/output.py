@@ -21,6 +21,7 @@ from rich.text import Text
 
 from orchestrator.commands import user_lines
 from orchestrator.commands.check_excerpt import error_excerpt
+from orchestrator.llm.pricing import usd
 from orchestrator.store.event_kinds import (
     ApiCall,
     Checkpoint,
@@ -224,7 +225,7 @@ class LiveRenderer:
         table = Table.grid(padding=(0, 2))
         elapsed = time.monotonic() - self.started
         v = self.view
-        budget = f" of ${self.max_cost:.2f}" if self.max_cost else ""
+        budget = f" of {usd(self.max_cost)}" if self.max_cost else ""
         filled = int(20 * v.done / v.total) if v.total else 0
         if len(self.busy) > 1:
             self._render_workers(table, elapsed)

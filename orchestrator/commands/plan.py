@@ -26,7 +26,7 @@ from orchestrator.plan.file_map import project_file_map
 from orchestrator.plan.planner import PlanInvalid, PlannedSpec, PlannerSettings, plan_spec
 from orchestrator.plan.result import planned_spec_json, with_checks
 from orchestrator.plan.runners import DEFAULT_RUNNER, detect_runner
-from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.models import FeatureSpec
 from orchestrator.store.atomic import write_text_atomic
 
@@ -76,15 +76,17 @@ def plan_command(request: PlanRequest, config: RunConfig) -> int:
         return EXIT_OK
     if runner is None and write_checks:
         _progress(f"no test runner found in the project or the description: checks are written for {DEFAULT_RUNNER}")
-    checks_settings = CheckSettings(
-        config.model, config.max_output_tokens, runner or DEFAULT_RUNNER, config.check_timeout,
-        env=_check_environment(config, request.output), file_map=file_map,
-    )
     try:  # like `run`, planning a new project creates its directory
         root.mkdir(parents=True, exist_ok=True)
         request.output.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UsageError(f"cannot create {err.filename}: {err.strerror}") from err
+    # The model writes the checks: they run where `run` would run them (SandboxUnavailable: exit 2).
+    environment = command_environment(config, root.resolve(), request.output, _progress)
+    checks_settings = CheckSettings(
+        config.model, config.max_output_tokens, runner or DEFAULT_RUNNER, config.check_timeout,
+        environment=environment, file_map=file_map,
+    )
     return _plan(request, config, root, text, planner, runner, checks_settings if write_checks else None, upgraded)
 
 
@@ -149,7 +151,7 @@ def _write_checks(
         _progress(f"writing the check of {feature.id} ({index} of {len(spec.features)})")
         checks.append(write_check(client, settings, spec, feature, files, on_progress=_progress))
     _progress("running every check on the current tree")
-    sweep(checks, root, settings)
+    sweep(checks, settings)
     return checks
 
 
@@ -163,9 +165,3 @@ def _read_description(path: Path | None) -> str:
     except OSError as err:
         raise UsageError(f"cannot read the description {path}: {err.strerror or err}") from None
 
-
-def _check_environment(config: RunConfig, output: Path) -> dict[str, str]:
-    """What a check sees when `run` runs it: no secrets, and where the spec lives."""
-    env = scrubbed_environment(extra_patterns=config.security.secret_env_patterns)
-    env["ORCHESTRATE_SPEC_DIR"] = str(output.parent.resolve())
-    return env

@@ -53,7 +53,8 @@ def print_result(
     for check in checks:
         if check.feature_id in flagged:
             sys.stderr.write(
-                f"orchestrate: warning: {check.feature_id}: check flagged as {check.verdict} ({check.reason});"
+                # The reason may carry parentheses of its own: a colon, never nested brackets.
+                f"orchestrate: warning: {check.feature_id}: check flagged as {check.verdict}: {check.reason};"
                 " review it before running\n"
             )
     if json_mode:
@@ -70,7 +71,7 @@ def print_result(
         found = by_id.get(feature.id)
         state = "-" if found is None or found.verdict is None else found.verdict
         files = ", ".join(found.files) if found else ""
-        lines.append(f"  {feature.id:<24} {state:<8} {files}" + (f"  ({found.reason})" if found and found.reason else ""))
+        lines.append(f"  {feature.id:<24} {state:<8} {files}" + (f"  {found.reason}" if found and found.reason else ""))
     lines.append(f"cost ${spend.run_cost_usd:.4f} in {spend.calls} call(s)")
     lines.append(f"next: review {output} and the checks, then: orchestrate run {output}")
     sys.stdout.write("\n".join(lines) + "\n")

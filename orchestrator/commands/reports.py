@@ -15,7 +15,7 @@ from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.safety.secrets import redact_value
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.atomic import write_text_atomic
+from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.feature_log import CheckRecord
 from orchestrator.store.run_state import CamelModel, RunState
 
@@ -71,6 +71,7 @@ class RunReport(CamelModel):
     """`--report FILE`: per selected feature status, attempts, duration, tokens, cost; totals."""
 
     run_id: str
+    project: str = ""  # the spec's `project`: the JUnit suite's name and the summary's title
     spec: str
     spec_hash: str
     outcome: str
@@ -101,7 +102,7 @@ def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> Run
     counts = {s: sum(f.status == s for f in features) for s in ("passed", "failed", "regressed", "blocked", "pending", "in_progress")}
     totals = state.totals
     report = RunReport(
-        run_id=state.run_id, spec=str(loaded.path), spec_hash=loaded.sha256, outcome=result.outcome,
+        run_id=state.run_id, project=loaded.spec.project, spec=str(loaded.path), spec_hash=loaded.sha256, outcome=result.outcome,
         exit_code=result.exit_code, message=result.message or None, model=config.model,
         escalate_model=config.escalate_model, context=config.context,
         duration_ms=result.duration_ms,
@@ -121,7 +122,7 @@ def junit_xml(report: RunReport) -> str:
     failures = sum(f.status in ("failed", "regressed") for f in features)
     skipped = sum(f.status not in ("passed", "failed", "regressed") for f in features)
     suite = ET.Element("testsuite", {
-        "name": f"orchestrate:{Path(report.spec).stem}", "tests": str(len(features)),
+        "name": report.project or Path(report.spec).stem, "tests": str(len(features)),
         "failures": str(failures), "errors": "0", "skipped": str(skipped),
         "time": f"{report.duration_ms / 1000:.3f}",
     })
@@ -152,7 +153,7 @@ def step_summary(report: RunReport) -> str:
     """A markdown table of the run for GitHub Actions' job summary."""
     totals = report.totals
     lines = [
-        f"### orchestrate: {report.outcome} ({totals.passed}/{totals.features} passed)",
+        f"### orchestrate: {report.project or Path(report.spec).stem}: {report.outcome} ({totals.passed}/{totals.features} passed)",
         "",
         "| feature | status | attempts | tokens | cost (USD) |",
         "|---|---|---:|---:|---:|",
@@ -178,9 +179,9 @@ def write_all(result: RunOutcome, loaded: LoadedSpec, config: RunConfig, *, repo
         return
     report = run_report(result, loaded, config)
     if report_path:
-        write_text_atomic(report_path, json.dumps(report.dump(), indent=2, ensure_ascii=False) + "\n")
+        write_report_atomic(report_path, json.dumps(report.dump(), indent=2, ensure_ascii=False) + "\n")
     if junit_path:
-        write_text_atomic(junit_path, junit_xml(report))
+        write_report_atomic(junit_path, junit_xml(report))
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as handle:
             handle.write(step_summary(report))

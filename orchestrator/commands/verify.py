@@ -17,12 +17,11 @@ from orchestrator.commands.arguments import read_spec
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
 from orchestrator.run.check_pool import CheckRun, check_runner, default_concurrency
-from orchestrator.run.coordinator import run_environment
 from orchestrator.run.final_verify import mark_regressed, passed_checks, verify_passed
-from orchestrator.safety.sandbox import Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.atomic import write_text_atomic
+from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.feature_log import find_feature_log, write_feature_log
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
@@ -59,7 +58,7 @@ def _verify(
     wanted = _only(only, loaded, state)
     started = time.monotonic()
     runs = verify_passed(
-        paths.root, loaded.spec, state, runner=check_runner(config.check_timeout, run_environment(config, loaded), _sandbox(config, paths, loaded)),
+        paths.root, loaded.spec, state, runner=check_runner(_environment(config, paths, loaded), config.check_timeout),
         concurrency=config.check_concurrency or default_concurrency(), only=wanted, on_warning=_warn,
     )
     failed = [run for run in runs if not run.success]
@@ -70,7 +69,7 @@ def _verify(
         store.save(state)
     duration = time.monotonic() - started
     if junit is not None:
-        write_text_atomic(junit, _junit(runs, loaded, duration))
+        write_report_atomic(junit, _junit(runs, loaded, duration))
     sys.stdout.write(_json(runs, reopen) if json_output else _text(runs, reopen, duration))
     return EXIT_FAILED if failed else EXIT_OK
 
@@ -136,7 +135,7 @@ def _json(runs: list[CheckRun], reopen: bool) -> str:
 def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
     failures = sum(not run.success for run in runs)
     suite = ET.Element("testsuite", {
-        "name": f"orchestrate-verify:{loaded.path.stem}", "tests": str(len(runs)), "failures": str(failures),
+        "name": loaded.spec.project, "tests": str(len(runs)), "failures": str(failures),
         "errors": "0", "skipped": "0", "time": f"{duration:.3f}",
     })
     for run in runs:
@@ -155,11 +154,8 @@ def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-def _sandbox(config: RunConfig, paths: ProjectPaths, loaded: LoadedSpec) -> Sandbox:
-    """The checks run in the sandbox a run would use (`--sandbox` / orchestrate.toml)."""
-    from orchestrator.run.sandbox_setting import sandbox_for
+def _environment(config: RunConfig, paths: ProjectPaths, loaded: LoadedSpec) -> CommandEnvironment:
+    """The checks run in the environment a run would give them (`--sandbox` / orchestrate.toml)."""
+    from orchestrator.run.sandbox_setting import command_environment
 
-    sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable is a UsageError: exit 2
-    if sandbox.warning:
-        _warn(sandbox.warning)
-    return sandbox
+    return command_environment(config, paths.root, loaded.path, _warn)  # SandboxUnavailable: exit 2

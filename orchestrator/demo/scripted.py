@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import threading
 
 from orchestrator.json_types import ApiRequest, JsonObject
 
 from .fake_api import FakeAPI
+from .fake_api.agent import AgentTurn
+from .fake_api.plans import Block
 from .fake_api.summarizer import default_summarizer
 from .textkit_plan import CHECK_FILES, textkit_plan
 
 DEMO_MODEL = "demo-scripted-sonnet"
 DEMO_SUMMARIZER_MODEL = "demo-scripted-haiku"
 DEMO_API_KEY = "demo-key-offline-not-a-secret"
+_CHECK_STEP = 1  # the agent's second reply runs the feature's check (`textkit_plan`)
+_PRESS_AFTER_S = 0.2
 
 _PROJECT_LINE = (
     "textkit: a standard-library-only text library, flat layout (textkit/ at the root, "
@@ -54,3 +60,30 @@ def demo_summarizer(request: ApiRequest) -> JsonObject | str:
     lines += [lesson for fid, lesson in _LESSONS.items() if fid in done]
     answer["summary"] = "\n".join(lines)
     return answer
+
+
+def press_ctrl_c_during(fake: FakeAPI, feature_id: str) -> threading.Event:
+    """Make `fake` send this process SIGINT while `feature_id`'s agent runs its check; the event is set then."""
+    pressed = threading.Event()
+    lock = threading.Lock()
+    timer: list[threading.Timer] = []
+
+    def press() -> None:
+        with lock:
+            if not pressed.is_set():
+                pressed.set()
+                signal.raise_signal(signal.SIGINT)  # handled in the main thread, as a real Ctrl-C is
+
+    def interrupting(turn: AgentTurn) -> list[Block]:
+        if turn.feature_id == feature_id and not timer and turn.step == _CHECK_STEP:
+            # Shortly after this answer, while the agent's command (the check) runs: a Ctrl-C
+            # between calls, so the run stops with every call answered and booked.
+            timer.append(threading.Timer(_PRESS_AFTER_S, press))
+            timer[0].daemon = True
+            timer[0].start()
+        elif turn.feature_id == feature_id and timer and not pressed.is_set():
+            press()  # a machine so slow that the check ended first: during this call, then
+        return textkit_plan(turn)
+
+    fake.default_plan = interrupting
+    return pressed

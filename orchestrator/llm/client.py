@@ -37,7 +37,7 @@ from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
-from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.llm.pricing import PriceTable, TokenUsage, usd
 from orchestrator.llm.providers import native_model_id
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.sdk import credentials_hint, make_sdk_client
@@ -111,7 +111,7 @@ class ModelClient:
             allowed = min(allowed, int(remaining * 1_000_000 / price.output) if remaining > 0 else 0)
             if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
                 raise LimitReached(
-                    f"cost cap ${self.config.max_cost:.2f} reached: ${committed:.4f} spent or reserved and the next "
+                    f"cost cap {usd(self.config.max_cost)} reached: ${committed:.4f} spent or reserved and the next "
                     f"call could cost up to ${worst_input_cost + wanted * price.output / 1_000_000:.4f} "
                     "(raise --max-cost and run again to resume)"
                 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -103,3 +105,13 @@ class PriceTable:
 
     def cost(self, model: str, usage: TokenUsage) -> float:
         return self.price_for(model).cost(usage)
+
+
+def usd(amount: float) -> str:
+    """`amount` in dollars with cents, and as many more digits as a smaller amount needs to
+    stay readable: a cap of 0.001 reads `$0.001`, not `$0.00`."""
+    if amount == 0 or abs(amount) >= 0.995 or round(amount, 2) == amount:
+        return f"${amount:.2f}"
+    digits = min(6, max(2, 1 - math.floor(math.log10(abs(amount)))))  # two significant digits
+    text = f"{amount:.{digits}f}".rstrip("0")
+    return "$" + (text if len(text.split(".")[1]) >= 2 else f"{amount:.2f}")

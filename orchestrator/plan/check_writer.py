@@ -12,9 +12,8 @@ output is files we confine and write ourselves, and each round costs one bounded
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -24,6 +23,7 @@ from orchestrator.plan.prompts import CHECK_SYSTEM, check_prompt, invalid_check_
 from orchestrator.plan.red import RedCheck, Verdict, red_check, syntax_problems
 from orchestrator.plan.schema import CheckAnswer, checks_tool
 from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswer
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.errors import translate
 from orchestrator.spec.models import Feature, FeatureSpec
 
@@ -38,7 +38,8 @@ class CheckSettings:
     max_tokens: int
     runner: str
     timeout: float
-    env: Mapping[str, str] | None = None
+    environment: CommandEnvironment
+    """Where the red checks run: the project, in the configured sandbox, without secrets."""
     max_rewrites: int = DEFAULT_MAX_REWRITES
     file_map: str = ""
 
@@ -86,7 +87,7 @@ def write_check(
         if feature.passes:  # already built: its check is expected to pass, nothing to see red
             outcome.verdict, outcome.reason = None, "marked passes: true; not run at plan time"
             return outcome
-        check = red_check(parsed.verify, files.root, env=settings.env, timeout=settings.timeout)
+        check = red_check(parsed.verify, settings.environment, timeout=settings.timeout)
         outcome.verdict, outcome.reason = check.verdict, check.reason
         on_progress(f"{feature.id}: check {check.verdict} ({check.reason})")
         if check.verdict == "red" or round_ == settings.max_rewrites:
@@ -122,12 +123,12 @@ def _rewrite(check: RedCheck) -> str:
     return rewrite_prompt(check.verdict, check.reason, result.command or "", result.output)
 
 
-def sweep(checks: list[FeatureCheck], root: Path, settings: CheckSettings) -> None:
+def sweep(checks: list[FeatureCheck], settings: CheckSettings) -> None:
     """Run every written check again with all of them in place: one may have swayed another."""
     for outcome in checks:
         if outcome.verdict is None or not outcome.files or outcome.verify is None:
             continue
-        check = red_check(outcome.verify, root, env=settings.env, timeout=settings.timeout)
+        check = red_check(outcome.verify, settings.environment, timeout=settings.timeout)
         if check.verdict != outcome.verdict:
             outcome.reason = f"{check.reason} (when run with every other check in place)"
         outcome.verdict = check.verdict

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from orchestrator.run.verify import VerificationResult, run_check
+from orchestrator.safety.environment import CommandEnvironment
 
 Verdict = Literal["red", "vacuous", "broken"]
 
@@ -66,9 +66,9 @@ def judge(result: VerificationResult) -> tuple[Verdict, str]:
     return "red", f"it fails (exit {result.exit_code})"
 
 
-def red_check(command: str, root: Path, *, env: Mapping[str, str] | None, timeout: float) -> RedCheck:
-    """Run `command` in `root` and judge it."""
-    result = run_check(command, root, attempt=0, timeout=timeout, env=env)
+def red_check(command: str, environment: CommandEnvironment, *, timeout: float) -> RedCheck:
+    """Run `command` in `environment` (the project, in the run's sandbox) and judge it."""
+    result = run_check(command, environment, attempt=0, timeout=timeout)
     verdict, reason = judge(result)
     return RedCheck(verdict, reason, result)
 

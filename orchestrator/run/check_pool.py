@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +20,7 @@ from orchestrator.run.checkpoint import is_git_repo
 from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.tree_git import TreeSnapshot
 from orchestrator.run.verify import DEFAULT_TIMEOUT, VerificationResult, run_check
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.store.records import ReCheck
 
 CheckRunner = Callable[[str, Path], VerificationResult]  # (command, workspace) -> its result
@@ -34,13 +34,11 @@ def default_concurrency() -> int:
         return os.cpu_count() or 1
 
 
-def check_runner(
-    timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None, sandbox: Sandbox = NO_SANDBOX
-) -> CheckRunner:
-    """The real runner: `run_check` with the run's timeout, environment and sandbox."""
+def check_runner(environment: CommandEnvironment, timeout: float = DEFAULT_TIMEOUT) -> CheckRunner:
+    """The real runner: `run_check` in the run's `environment` moved to the given workspace, with its timeout."""
 
     def run(command: str, workspace: Path) -> VerificationResult:
-        return run_check(command, workspace, attempt=0, timeout=timeout, env=env, sandbox=sandbox)
+        return run_check(command, environment.at(workspace), attempt=0, timeout=timeout)
 
     return run
 

@@ -1,7 +1,8 @@
 """A git commit after every passed feature, so each verified step can be returned to.
 
-Checkpoints never touch the user's `.gitignore`, never commit `.autonomous/`, never push, and
-never wait for a prompt. Any git failure becomes `CheckpointError`, which the run loop reports
+Checkpoints never touch the user's `.gitignore`, never push, never wait for a prompt, and never
+commit what `commit_filter` refuses (`.autonomous/`, `.autonomous.bak-*`, `orchestrate.toml`, a
+new gitlink), whatever the ignore files say. Any git failure becomes `CheckpointError`, which the run loop reports
 as a warning: a checkpoint that cannot be made must not stop a run.
 
 Git runs here outside the agent's reach (`git_safety`: no hooks, no program or rewrite the
@@ -15,13 +16,14 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from orchestrator.run.commit_filter import REFUSED_PATHSPECS, drop_refused
 from orchestrator.run.git_safety import CheckpointError, check_git, git_error, run_git, safe_config
 from orchestrator.run.index_lock import clear_stale_index_lock
 from orchestrator.store.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
 
 _FALLBACK_IDENTITY = {"user.name": "orchestrate", "user.email": "orchestrate@localhost"}
-# Limits committing to the project directory, minus the state directory.
-_PROJECT_PATHS = ["--", ".", f":(exclude){STATE_DIR_NAME}"]
+# Limits committing to the project directory, minus what is never committed (`commit_filter`).
+_PROJECT_PATHS = ["--", ".", *REFUSED_PATHSPECS]
 
 __all__ = [
     "CheckpointError", "clear_stale_index_lock", "commit_checkpoint", "exclude_run_state", "find_checkpoint",
@@ -41,7 +43,7 @@ def is_git_repo(project_root: Path) -> bool:
 def commit_checkpoint(
     project_root: Path, message: str, *, on_warning: Callable[[str], None] | None = None
 ) -> str | None:
-    """Commit every change in the project except `.autonomous/`; return the new commit's sha.
+    """Commit every change in the project except what `commit_filter` refuses; return the new commit's sha.
 
     Returns None when there is nothing to commit. Raises `CheckpointError` (with git's
     stderr) for every git failure, including git not being installed. `on_warning` hears
@@ -50,10 +52,12 @@ def commit_checkpoint(
     clear_stale_index_lock(project_root, on_warning)
     safe = safe_config(project_root)
     _exclude_state_dir(project_root, safe)
-    # No exclude pathspec here: `git add` fails when one names an ignored directory. The
-    # state directory is ignored by now, and the pathspecs below keep it out of the commit
-    # even if the user once committed it.
+    # No exclude pathspec here: `git add` fails when one names an ignored directory. What the
+    # ignore files let through is taken out of the index again (a `.gitignore` negation outranks
+    # the exclude above), and the pathspecs below keep the refused paths out of the commit even
+    # where the user once committed them.
     check_git(project_root, *safe, "add", "--all", "--", ".")
+    drop_refused(project_root, head_commit(project_root), safe)
     staged = run_git(project_root, *safe, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", *_PROJECT_PATHS)
     if staged.returncode == 0:
         return None
@@ -64,7 +68,9 @@ def commit_checkpoint(
         if run_git(project_root, *safe, "config", "--get", key).returncode != 0:
             identity += ["-c", f"{key}={fallback}"]
     # Committing only the project's paths leaves alone anything the user staged elsewhere.
-    check_git(project_root, *safe, *identity, "commit", "--quiet", "--no-verify", "-m", message, *_PROJECT_PATHS)
+    # The message through standard input: no length of it can overflow the argument list.
+    check_git(project_root, *safe, *identity, "commit", "--quiet", "--no-verify", "-F", "-", *_PROJECT_PATHS,
+              stdin=message)
     return check_git(project_root, *safe, "rev-parse", "HEAD").stdout.strip()
 
 

@@ -34,8 +34,7 @@ from orchestrator.run.regression import RegressionGuard
 from orchestrator.run.scheduler import RunQueue, ordered, reconcile
 from orchestrator.run.trust import distrust_unproven_passes
 from orchestrator.run.verify import Verifier
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
-from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.signals import signals_held
 from orchestrator.spec.load import Feature, LoadedSpec
 from orchestrator.spec.selection import select
@@ -67,7 +66,7 @@ class RunParts:
     memory: WorkingMemory
     verifier: Verifier
     logs: FeatureLogs
-    sandbox: Sandbox = NO_SANDBOX  # where the agent's commands run (the verifier holds its own)
+    environment: CommandEnvironment  # where every command the model causes runs (the verifier holds it too)
 
 
 @dataclass
@@ -78,14 +77,6 @@ class RunResult:
     selected: list[str]
     message: str = ""
     duration_ms: int = 0
-
-
-def run_environment(config: RunConfig, loaded: LoadedSpec) -> dict[str, str]:
-    """Environment for checks and the agent's shell: no secrets, plus where the spec lives
-    (specs may ship their checks beside them: `pytest $ORCHESTRATE_SPEC_DIR/tests`)."""
-    env = scrubbed_environment(extra_patterns=config.security.secret_env_patterns)
-    env["ORCHESTRATE_SPEC_DIR"] = str(loaded.path.parent.resolve())
-    return env
 
 
 class Runner:
@@ -106,8 +97,8 @@ class Runner:
         )
         self.run_order = ordered(self.spec, self.selected)
         self.positions = {feature_id: index + 1 for index, feature_id in enumerate(self.selected)}
-        self.env = run_environment(config, loaded)
-        self.check_runner = check_runner(config.check_timeout, self.env, parts.sandbox)  # re-run checks: guard and final verification
+        self.environment = parts.environment.at(self.workspace)
+        self.check_runner = check_runner(parts.environment, config.check_timeout)  # re-run checks: guard and final verification
         self.concurrency = config.check_concurrency or default_concurrency()
         self.integrity: Integrity | None = None
 
@@ -198,7 +189,7 @@ class Runner:
     def _job(self, feature: Feature) -> FeatureJob:
         """The job for `feature`, in the project directory, with the run's collaborators."""
         settings = JobSettings(
-            config=self.config, spec=self.spec, system=self.system, env=self.env, sandbox=self.parts.sandbox,
+            config=self.config, spec=self.spec, system=self.system, environment=self.environment,
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
         )
         return FeatureJob(
@@ -257,7 +248,7 @@ class Runner:
         state.stop_reason = None
         self.books.state = state
         reconcile(state, self.spec, self.options.resets, self.events.warn)
-        if not self.parts.sandbox.active:  # the agent could have written the state: check what it claims
+        if not self.parts.environment.sandbox.active:  # the agent could have written the state: check what it claims
             distrust_unproven_passes(state, self.spec, self.paths, checkpoints=self.config.commit, on_warning=self.events.warn)
         for feature_id in self.options.resets:
             state.feature(feature_id).awaiting_check = None  # redone from the start, agent and all

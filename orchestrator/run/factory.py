@@ -12,9 +12,9 @@ from context_agent import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.run.context_view import ContextView, feature_reader
-from orchestrator.run.coordinator import Runner, RunOptions, RunParts, run_environment
+from orchestrator.run.coordinator import Runner, RunOptions, RunParts
 from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.run.sandbox_setting import sandbox_for as sandbox_for  # re-exported: it lived here
+from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.run.verify import CheckVerifier
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
@@ -32,9 +32,8 @@ def build_parts(
     state store (`store`, or the project's), the working memory, the verifier and the feature
     logs of one project. The client journals its spend to the store."""
     store = store or StateStore(paths, on_warning=events.warn)
-    sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable: exit 2, nothing run
-    if sandbox.warning:
-        events.warn(sandbox.warning)
+    # SandboxUnavailable: exit 2, nothing run. Every command the model causes runs in this one.
+    environment = command_environment(config, paths.root, loaded.path, events.warn)
     spend = Spend()
     client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend,
                          on_output=events.output_arriving)
@@ -49,11 +48,9 @@ def build_parts(
         context=ContextView(agent, loaded.spec, paths, strategy=config.context, depth=config.context_depth),
         store=store,
         memory=WorkingMemory(paths.working_memory, on_warning=events.warn, backups_dir=paths.backups_dir),
-        verifier=CheckVerifier(
-            paths.root, timeout=config.check_timeout, env=run_environment(config, loaded), sandbox=sandbox
-        ),
+        verifier=CheckVerifier(environment, timeout=config.check_timeout),
         logs=FeatureLogs(paths),
-        sandbox=sandbox,
+        environment=environment,
     )
 
 
@@ -71,5 +68,6 @@ def build_runner(
         return ParallelRunner(loaded, config, options, paths, events, parts)
     parts = build_parts(loaded, config, paths, events, sdk=sdk)
     if options.workspace is not None:  # --branch: checks run where the agent works
-        parts.verifier = CheckVerifier(options.workspace, timeout=config.check_timeout, env=run_environment(config, loaded))
+        parts.environment = parts.environment.at(options.workspace)
+        parts.verifier = CheckVerifier(parts.environment, timeout=config.check_timeout)
     return Runner(loaded, config, options, paths, events, parts)

@@ -57,7 +57,8 @@ def park_failed_work(repo: Path, feature_id: str, message: str, start: StartOfRu
             parked.notes.append("it left no changes in the tree")
             return parked
         parents = [] if head == EMPTY_TREE else ["-p", head]
-        sha = check_git(repo, *snapshot.safe, *_identity(repo), "commit-tree", snapshot.tree, *parents, "-m", message)
+        sha = check_git(repo, *snapshot.safe, *_identity(repo), "commit-tree", snapshot.tree, *parents, "-F", "-",
+                        stdin=message)
         parked.sha = sha.stdout.strip()
     parked.branch = _create_branch(repo, feature_id, parked.sha, parked.notes)
     resettable = _resettable(repo, changed, start, parked)

@@ -29,7 +29,7 @@ from orchestrator.run.integrity import Integrity
 from orchestrator.run.prompts import FeatureTurn
 from orchestrator.run.recorder import FeatureRecorder
 from orchestrator.run.verify import VerificationResult, Verifier
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.records import CheckRecord
 from orchestrator.store.state import AwaitingCheck, CheckFiles, PassToFinish, now_ms
@@ -38,6 +38,7 @@ from orchestrator.tools.shell_policy import ShellPolicy
 
 RESUMED = "resumed after an interrupted attempt"
 FinishPass = Callable[[str, Report | None, str | None], None]
+_ENDED = ("passed", "failed")  # failed after its check passed: its checkpoint could not be made (`finishing`)
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,10 @@ class JobSettings:
     config: RunConfig
     spec: FeatureSpec
     system: str
-    env: dict[str, str]  # for the agent's shell: no secrets (the verifier has its own)
+    environment: CommandEnvironment  # where the agent's shell runs: the job's workspace, sandbox, no secrets
     max_attempts: int
     index: int  # the feature's position among the selected ones, for progress
     total: int
-    sandbox: Sandbox = NO_SANDBOX  # where the agent's bash commands run
 
 
 @dataclass
@@ -88,11 +88,10 @@ class FeatureJob:
         entry, recorder = self.recorder.entry, self.recorder
         recorder.begin()
         interrupted = entry.attempts + 1 if entry.reason == RESUMED and entry.awaiting_check is None else None
-        if interrupted is not None:
-            # The attempt a kill cut short is run again; the log keeps that it was cut short.
+        if interrupted is not None:  # the attempt a kill cut short is run again; the log keeps that
             recorder.draft.attempts.append(AttemptRecord(attempt=interrupted, stop="interrupted"))
         try:
-            while entry.attempts < self.settings.max_attempts and entry.status != "passed" and not self.hopeless:
+            while entry.attempts < self.settings.max_attempts and entry.status not in _ENDED and not self.hopeless:
                 attempt = entry.attempts + 1
                 awaiting = entry.awaiting_check
                 if awaiting is not None and awaiting.attempt == attempt:
@@ -101,7 +100,7 @@ class FeatureJob:
                     step = self._attempt(attempt, interrupted)
                     interrupted = None
                 self._settle(attempt, step)
-            if entry.status != "passed":
+            if entry.status not in _ENDED:
                 self._fail()
         except BaseException:
             recorder.stopped()
@@ -186,7 +185,7 @@ class FeatureJob:
         how = f"could not restore {', '.join(stuck)}" if stuck else "restored"
         verification = VerificationResult(
             command=self.command, success=False, exit_code=None, attempt=attempt,
-            error=f"protected files changed by the agent ({how}; fix the code, not the check): {', '.join(changed)}",
+            error=f"protected files changed by the agent ({how}; fix the code, not the check): {protect.named(changed)}",
         )
         self.recorder.verified(verification)
         return verification
@@ -196,7 +195,8 @@ class FeatureJob:
         influencers = self.influence.after_attempt(self.feature.id, self.command)
         if influencers and self.settings.config.strict_checks:
             return check_influence.strict_refusal(self.command, attempt, influencers)
-        result = self.verifier.check(self.command, attempt)
+        hidden = self.watch.hidden(self.command, attempt) if self.watch else None  # files a checkpoint would lack
+        result = hidden or self.verifier.check(self.command, attempt)
         result.influencers, note = influencers, stop_note(stop)
         if note and not result.success:  # the retry prompt says how the agent's answer ended
             result.error = f"{result.error}; {note}" if result.error else note
@@ -275,8 +275,8 @@ class FeatureJob:
             self.recorder.entry.models.append(chosen.model)
         policy = ShellPolicy.default().with_extra(config.security.deny) if config.security.deny else ShellPolicy.default()
         tool_context = ToolContext(
-            project_root=self.workspace, protected=frozenset(protected), bash_timeout=config.bash_timeout,
-            policy=policy, env=self.settings.env, sandbox=self.settings.sandbox,
+            environment=self.settings.environment.at(self.workspace), protected=frozenset(protected),
+            bash_timeout=config.bash_timeout, policy=policy,
         )
         return AgentSession(
             client=self.client, model=chosen.model, system=self.settings.system, tool_context=tool_context,

@@ -1,6 +1,9 @@
 """What follows a recorded pass: the Context Agent's records, the checkpoint commit and the
 summarization count. Safe to do again after a kill: a made commit is found, not made twice,
 so a run that finds a pass recorded but not finished finishes it without the model.
+
+A checkpoint that cannot be made does not stop the run, but the feature is not counted passed:
+it ends `failed`, saying why, and its work stays in the tree.
 """
 
 from __future__ import annotations
@@ -59,7 +62,12 @@ class PassFinisher:
             if sha is None:
                 sha = git_checkpoint.commit_checkpoint(self.root, message, on_warning=self.events.warn)
         except git_checkpoint.CheckpointError as err:
-            self.events.warn(f"checkpoint commit for {feature_id} failed: {err}")
+            # A pass without its commit is no pass: the branch would lack what the check verified.
+            entry = self.books.state.feature(feature_id)
+            entry.status = "failed"
+            entry.reason = f"its check passed, but its checkpoint commit failed: {err}; its work stays in the tree"
+            self.events.warn(f"checkpoint commit for {feature_id} failed: {err}; {feature_id} is not counted passed",
+                             id=feature_id)
         else:
             if sha:
                 self.events.emit("checkpoint", id=feature_id, sha=sha)

@@ -111,14 +111,17 @@ def _parse_config_list(text: str, *, with_scope: bool) -> list[tuple[str, str, s
     return entries
 
 
-def run_git(project_root: Path, *args: str, index_file: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_git(
+    project_root: Path, *args: str, index_file: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run git in `project_root`, without a terminal, to the end; raise CheckpointError if it cannot run.
 
     Git gets a session of its own, so a signal to the run's process group does not reach it,
     and an interrupt (Ctrl-C, SIGTERM) raised here waits for git to finish before it goes on:
     a commit is never torn halfway. A second interrupt leaves git to finish on its own.
     `index_file` makes git use that index instead of the repository's (`GIT_INDEX_FILE`),
-    leaving the user's staging area alone.
+    leaving the user's staging area alone. `stdin` is written to git's standard input (a commit
+    message with `-F -`: no argument list to overflow, whatever its length).
     """
     # No secrets, no hooks, no prompts: the agent can write .git/hooks by routes the shell
     # policy misses, and a hook run here would otherwise see the API key.
@@ -131,7 +134,7 @@ def run_git(project_root: Path, *args: str, index_file: Path | None = None) -> s
             argv,
             cwd=project_root,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -139,13 +142,15 @@ def run_git(project_root: Path, *args: str, index_file: Path | None = None) -> s
             start_new_session=True,
         )
     except OSError as exc:
-        if exc.filename == "git":
+        # Only a git that is not there is "not installed": an argument list too long (E2BIG) or
+        # a fork that failed is said as it is.
+        if isinstance(exc, FileNotFoundError) and exc.filename == "git":
             raise CheckpointError("git is not installed or not on PATH") from exc
         reason = exc.strerror or str(exc)
         raise CheckpointError(f"could not run git in {project_root}: {reason}") from exc
     deadline = time.monotonic() + _GIT_TIMEOUT
     try:
-        stdout, stderr = proc.communicate(timeout=_GIT_TIMEOUT)
+        stdout, stderr = proc.communicate(input=stdin, timeout=_GIT_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
         _kill(proc)
         raise CheckpointError(f"{_describe(args)} timed out after {_GIT_TIMEOUT:g} s") from exc
@@ -170,9 +175,11 @@ def _kill(proc: subprocess.Popen[str]) -> None:
     proc.communicate()
 
 
-def check_git(project_root: Path, *args: str, index_file: Path | None = None) -> subprocess.CompletedProcess[str]:
+def check_git(
+    project_root: Path, *args: str, index_file: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run git and raise CheckpointError unless it succeeds."""
-    result = run_git(project_root, *args, index_file=index_file)
+    result = run_git(project_root, *args, index_file=index_file, stdin=stdin)
     if result.returncode != 0:
         raise git_error(_describe(args), result)
     return result

@@ -17,6 +17,7 @@ from orchestrator.run.check_pool import CheckRun
 from orchestrator.run.failed_work import StartOfRun, park_failed_work
 from orchestrator.run.footprint import ChangeWatch, footprint
 from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.hidden_files import hidden_by_new_rules, hidden_result
 from orchestrator.run.regression import RegressionGuard, broken_result, failures
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature, FeatureSpec
@@ -42,8 +43,12 @@ class Integrity:
     @classmethod
     def for_run(cls, root: Path, spec: FeatureSpec, guard: RegressionGuard, events: EventSink, commit: bool) -> Integrity:
         """Record the tree as the run found it (for what must never be reset)."""
-        park = commit and git_checkpoint.is_git_repo(root)
+        git = git_checkpoint.is_git_repo(root)
+        park = commit and git
         integrity = cls(spec, guard, events, park)
+        if commit and not git:  # said once, before any feature: not first when one fails
+            events.warn(f"{root} is not a git repository: no checkpoint commits, and a failed feature's work stays "
+                        "in the tree; run `git init` there to get them (--no-commit: none wanted, no warning)")
         if park:
             try:
                 integrity.start = StartOfRun.take(root)
@@ -113,6 +118,24 @@ class FeatureWatch:
         self.integrity.rechecked(self.feature.id, self.runs)
         broken = failures(self.runs)
         return broken_result(broken, attempt) if broken else result
+
+    def hidden(self, command: str | None, attempt: int) -> VerificationResult | None:
+        """Before the check runs (its own outputs are not the work): the attempt's failure when
+        new ignore rules hide files from git that a checkpoint would then lack (`hidden_files`)."""
+        if not self.integrity.park_failures:  # no checkpoints: nothing is left out of one
+            return None
+        found = hidden_by_new_rules(self.workspace, self._before())
+        return hidden_result(command, attempt, found) if found else None
+
+    def _before(self) -> list[str]:
+        """What the ignore rules are judged against: the last checkpoint, and the tree the run found."""
+        start = self.integrity.start
+        return ["HEAD", start.tree] if start else ["HEAD"]
+
+    def landed(self, changed: list[str]) -> None:
+        """The files the feature's checkpoint changed, when it was made elsewhere (a parallel
+        run's merge): its footprint, as a serial run finds it in the tree before its checkpoint."""
+        self.changed = changed
 
     def records(self) -> list[ReCheck]:
         return [run.record() for run in self.runs]

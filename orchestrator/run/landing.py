@@ -8,10 +8,12 @@ commit, cherry-picked onto a branch that may not be checked out).
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from orchestrator.run.git_safety import check_git, run_git
+from orchestrator.run.user_edits import edits_in_the_way, put_back, set_aside
 from orchestrator.run.worktrees import Worktrees, work_branch
 from orchestrator.spec.load import Feature
 
@@ -33,7 +35,13 @@ class Landing(Protocol):
 
 
 class SquashOntoHead:
-    """The parallel run's landing: `orchestrate/work/<id>` squash-merged onto the user's checked-out branch."""
+    """The parallel run's landing: `orchestrate/work/<id>` squash-merged onto the user's checked-out branch.
+
+    A file the user edited in their checkout meanwhile, which the merge changes too, keeps the
+    user's version in the working tree (`user_edits`); `on_warning` says so."""
+
+    def __init__(self, on_warning: Callable[[str], None]) -> None:
+        self.on_warning = on_warning
 
     def base(self, trees: Worktrees) -> str:
         return trees.head()
@@ -43,4 +51,17 @@ class SquashOntoHead:
 
     def advance(self, trees: Worktrees, base: str, sha: str) -> None:
         # The user's branch and checkout move to it; fast-forward only, so nothing is ever half-merged there.
+        top = Path(check_git(trees.root, "rev-parse", "--show-toplevel").stdout.strip())
+        in_the_way = edits_in_the_way(top, trees.safe, base, sha)
+        if not in_the_way:
+            check_git(trees.root, *trees.safe, "merge", "--ff-only", "--quiet", sha)
+            return
+        kept = set_aside(top, trees.safe, base, in_the_way, trees.base.parent, sha)
         check_git(trees.root, *trees.safe, "merge", "--ff-only", "--quiet", sha)
+        put_back(top, kept)
+        listed = ", ".join(in_the_way[:10]) + (f" and {len(in_the_way) - 10} more" if len(in_the_way) > 10 else "")
+        self.on_warning(
+            f"you changed {listed} while the run merged {sha[:12]} onto your branch, which changes them too: your "
+            f"version is kept in the working tree (a copy is in {kept.copies}); the branch has the feature's "
+            "(`git diff` shows yours on top of it)"
+        )

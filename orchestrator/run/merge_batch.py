@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.run.commit_filter import drop_refused
 from orchestrator.run.git_safety import check_git
 from orchestrator.run.landing import Landing
 from orchestrator.run.worktrees import Worktrees
@@ -40,9 +41,13 @@ class Batched:
 
 
 def commit_staged(tree: Path, trees: Worktrees, identity: list[str], feature: Feature) -> str:
-    """Commit what is staged in `tree` as `feature`'s checkpoint `orchestrate: <id>: <name>`; its sha."""
+    """Commit what is staged in `tree` as `feature`'s checkpoint `orchestrate: <id>: <name>`; its sha.
+
+    What `commit_filter` refuses is taken out first: a work branch (or a shard's commit) may hold
+    it, the user's branch never does. The message goes through standard input (any length)."""
+    drop_refused(trees.project_dir(tree), "HEAD", trees.safe)
     check_git(tree, *trees.safe, *identity, "commit", "--quiet", "--no-verify", "--allow-empty",
-              "-m", f"orchestrate: {feature.id}: {feature.name}")
+              "-F", "-", stdin=f"orchestrate: {feature.id}: {feature.name}")
     return check_git(tree, "rev-parse", "HEAD").stdout.strip()
 
 

@@ -22,6 +22,7 @@ its own (a shard's checkpoint commit, cherry-picked onto a branch that may not b
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from typing import Literal
 from orchestrator.run.git_safety import git_error, run_git
 from orchestrator.run.landing import Landing, SquashOntoHead
 from orchestrator.run.merge_batch import BatchRecheck, commit_staged, merge_batch
+from orchestrator.run.tree_git import differing
 from orchestrator.run.verify import VerificationResult
 from orchestrator.run.worktrees import Worktrees
 from orchestrator.spec.load import Feature
@@ -47,8 +49,11 @@ class MergeOutcome:
     result: Literal["merged", "conflict", "recheck_failed"]
     base: str  # the user's branch head the merge was made on
     sha: str | None = None
-    files: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # a conflict's files
     failure: VerificationResult | None = None
+    # Merged: the files its checkpoint changed, relative to the project (the feature's footprint;
+    # its worktree cannot say once its work is committed there).
+    changed: list[str] = field(default_factory=list)
 
 
 @dataclass(eq=False)  # found on the waiting list by identity
@@ -78,7 +83,7 @@ class MergeQueue:
         self.worktrees = worktrees
         self.recheck = recheck
         self.should_stop = should_stop
-        self.landing: Landing = landing or SquashOntoHead()
+        self.landing: Landing = landing or SquashOntoHead(_say)
         self.recheck_batch = recheck_batch
         self._turn = threading.Lock()
         self._waiting: list[_Landing] = []
@@ -150,8 +155,10 @@ class MergeQueue:
         for landing in batch:
             landing.before_commit(base)  # the resumed run looks for each checkpoint after `base`
         self.landing.advance(trees, base, landed[-1].sha)
+        project = trees.project_dir(trees.integration)
         for landing, done in zip(batch, landed, strict=True):
-            landing.finish(MergeOutcome("merged", done.parent, sha=done.sha))
+            changed = sorted(differing(project, done.parent, done.sha))
+            landing.finish(MergeOutcome("merged", done.parent, sha=done.sha, changed=changed))
         return True
 
     def _land(
@@ -185,7 +192,11 @@ class MergeQueue:
         before_commit(base)
         sha = commit_staged(tree, trees, identity, feature)
         self.landing.advance(trees, base, sha)
-        return MergeOutcome("merged", base, sha=sha)
+        return MergeOutcome("merged", base, sha=sha, changed=sorted(differing(project, base, sha)))
+
+
+def _say(message: str) -> None:
+    print(f"orchestrate: warning: {message}", file=sys.stderr)
 
 
 def _conflicts(tree: Path) -> tuple[list[str], str]:

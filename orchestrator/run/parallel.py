@@ -39,6 +39,7 @@ from orchestrator.run.feature_job import JobSettings
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.git_safety import CheckpointError
 from orchestrator.run.integrity import Integrity
+from orchestrator.run.landing import SquashOntoHead
 from orchestrator.run.merge_queue import MergeQueue, Recheck
 from orchestrator.run.parallel_integrity import batch_recheck, footprints_overlap, guarded_recheck, worker_integrity
 from orchestrator.run.parallel_job import Lane, StoppingVerifier, WorkerJob, take_up_merge
@@ -87,6 +88,7 @@ class ParallelRunner(Runner):
         self.worktrees = Worktrees(self.workspace, self.paths.autonomous)
         self.queue = MergeQueue(
             self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
+            landing=SquashOntoHead(self.events.warn),
             recheck_batch=None if self.hooks.recheck else self._batch_check,  # a plugged-in re-check goes one by one
         )
         self.by_id = {feature.id: feature for feature in self.spec.features}
@@ -229,10 +231,10 @@ class ParallelRunner(Runner):
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
         recorder = FeatureRecorder(feature, books, self.parts.logs, self.events, self.parts.memory, heading)
         finisher = PassFinisher(books, self.parts.context, self.workspace, self.config.commit, self.events)
-        verifier = StoppingVerifier(workspace, timeout=self.config.check_timeout, env=self.env, sandbox=self.parts.sandbox)
+        verifier = StoppingVerifier(self.parts.environment.at(workspace), timeout=self.config.check_timeout)
         verifier.pool = self.pool
         settings = JobSettings(
-            config=self.config, spec=self.spec, system=self.system, env=self.env, sandbox=self.parts.sandbox,
+            config=self.config, spec=self.spec, system=self.system, environment=self.parts.environment.at(workspace),
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
         )
         return WorkerJob(
@@ -243,7 +245,7 @@ class ParallelRunner(Runner):
 
     def _own_check(self, tree: Path, feature: Feature, attempt: int) -> VerificationResult | None:
         """The default re-check: the feature's own check on the merged tree, then the regression guard's."""
-        result = CheckVerifier(tree, timeout=self.config.check_timeout, env=self.env, sandbox=self.parts.sandbox).check(
+        result = CheckVerifier(self.parts.environment.at(tree), timeout=self.config.check_timeout).check(
             self.spec.check_command(feature), attempt
         )
         own = None if result.success or result.skipped else result

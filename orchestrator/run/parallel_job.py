@@ -74,6 +74,8 @@ class WorkerJob(FeatureJob):
             "merge", id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
             message=outcome.failure.error if outcome.failure else None,
         )
+        if outcome.failure is None and self.watch is not None:
+            self.watch.landed(outcome.changed)  # the footprint: what the checkpoint changed
         if outcome.failure is not None:
             self.recorder.entry.finishing = None
             if attempt < self.settings.max_attempts:  # a next attempt: model work again

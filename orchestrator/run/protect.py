@@ -18,6 +18,10 @@ forbids adding one), and putting the originals back, whatever the agent left in 
 place (a symlink, a directory, a deleted parent), so the next attempt meets the real check.
 A change that cannot be undone is carried into the next attempt's comparison, so the
 feature cannot pass on a check the agent replaced.
+
+The project's `orchestrate.toml` is guarded in every attempt too, whatever the check names, and
+around every check (`orchestrator.run.verify.run_check`): it sets the next run's sandbox,
+limits and prices. One the agent creates where there was none is removed.
 """
 
 from __future__ import annotations
@@ -40,12 +44,12 @@ from orchestrator.run.check_files import (
     key_of,
     protected_files,
 )
-from orchestrator.store.paths import is_project_key
+from orchestrator.store.paths import RUN_CONFIG_NAME, is_project_key
 
 # Who protects a check imports it all from here.
 __all__ = [
     "COPY_LIMIT", "MAX_PROTECTED_FILES", "MISSING", "NOT_A_FILE", "Guard", "changed_files", "check_file_keys",
-    "file_hash", "guard_changes", "is_project_key", "protected_files", "restore", "snapshot", "take_guard",
+    "file_hash", "guard_changes", "is_project_key", "named", "protected_files", "restore", "snapshot", "take_guard",
 ]
 
 MISSING = "<missing>"
@@ -122,6 +126,9 @@ def take_guard(
     else:
         found = dict.fromkeys([*check_files, *protected_files(root, None, globs)])
         files = sorted(found)[:MAX_PROTECTED_FILES]
+    # The run's configuration is guarded in every attempt, whatever the check names: written by the
+    # agent (without a sandbox) it would set the next run's sandbox, limits and prices.
+    files = [*files, root / RUN_CONFIG_NAME] if root / RUN_CONFIG_NAME not in files else files
     hashes = snapshot(files, root)
     copies: dict[str, tuple[bytes, int] | None] = {}
     budget = copy_limit
@@ -129,6 +136,8 @@ def take_guard(
         path = root / key
         try:
             if not path.is_file():
+                if key == RUN_CONFIG_NAME and hashes[key] == MISSING:
+                    copies[key] = None  # absent before: one the agent creates is removed
                 continue
             size = path.stat().st_size
             if size > budget:
@@ -154,6 +163,11 @@ def guard_changes(guard: Guard) -> list[str]:
             if key not in known:
                 changed.add(key)
     return sorted(changed)
+
+
+def named(changed: Sequence[str]) -> str:
+    """The changed keys for a reason the user reads: the run's configuration said to be one."""
+    return ", ".join(f"{key} (the run's configuration)" if key == RUN_CONFIG_NAME else key for key in changed)
 
 
 def restore(guard: Guard, changed: Sequence[str]) -> list[str]:

@@ -122,6 +122,8 @@ class FeatureRecorder:
 
     def finished(self) -> None:
         entry = self.entry
+        if entry.status == "failed":  # a pass whose checkpoint failed: its log said passed
+            self.write_log()
         self._emit_finished()
         self.memory.append(
             "wm_event", event="status", featureId=self.feature.id, status=entry.status, attempts=entry.attempts

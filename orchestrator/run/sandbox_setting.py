@@ -1,4 +1,5 @@
-"""The sandbox a project's settings ask for: what `run`, `verify`, `combine` and `doctor` share.
+"""The environment a project's settings give the commands the model causes: what `run`, `plan`,
+`validate --run-checks`, `verify`, `combine` and `doctor` share.
 
 Kept apart from `orchestrator.run.factory` because that one brings in the model client (seconds
 of start-up for the commands that only run checks).
@@ -6,10 +7,13 @@ of start-up for the commands that only run checks).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.config import RunConfig
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.sandbox import Sandbox, choose_sandbox
+from orchestrator.safety.secrets import scrubbed_environment
 
 
 def sandbox_for(config: RunConfig, project_root: Path, spec: Path | None = None) -> Sandbox:
@@ -20,3 +24,23 @@ def sandbox_for(config: RunConfig, project_root: Path, spec: Path | None = None)
         config.sandbox, project_root, read=options.read, write=options.write, network=options.network,
         also_read=[spec.resolve().parent, spec.resolve()] if spec is not None else [],
     )
+
+
+def check_variables(config: RunConfig, spec: Path) -> dict[str, str]:
+    """Environment for checks and the agent's shell: no secrets, plus where the spec lives
+    (specs may ship their checks beside them: `pytest $ORCHESTRATE_SPEC_DIR/tests`)."""
+    env = scrubbed_environment(extra_patterns=config.security.secret_env_patterns)
+    env["ORCHESTRATE_SPEC_DIR"] = str(spec.parent.resolve())
+    return env
+
+
+def command_environment(
+    config: RunConfig, project_root: Path, spec: Path, on_warning: Callable[[str], None]
+) -> CommandEnvironment:
+    """The one environment of every command the model causes in this project, built once per
+    command line: the sandbox `config` asks for (`SandboxUnavailable`, exit 2, when `bwrap` cannot
+    run; `on_warning` hears when `auto` found none) and the variables without secrets."""
+    sandbox = sandbox_for(config, project_root, spec)
+    if sandbox.warning:
+        on_warning(sandbox.warning)
+    return CommandEnvironment(project_root, sandbox, check_variables(config, spec))

@@ -16,10 +16,11 @@ import tempfile
 from pathlib import Path
 
 from orchestrator.run.checkpoint import exclude_run_state
+from orchestrator.run.commit_filter import EMPTY_TREE, drop_refused
 from orchestrator.run.git_safety import CheckpointError, check_git, run_git, safe_config
 from orchestrator.store.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+__all__ = ["EMPTY_TREE", "TreeSnapshot", "changed_since_head", "differing", "head_or_empty", "is_ours", "split_z"]
 
 
 def is_ours(path: str) -> bool:
@@ -50,6 +51,9 @@ class TreeSnapshot:
             else:
                 self.index.unlink()
             check_git(root, *self.safe, "add", "--all", "--", ".", index_file=self.index)
+            # Whatever the ignore files let through, the run's own files are never in it (the
+            # user's `orchestrate.toml` is: a snapshot puts files back, it is no commit).
+            drop_refused(root, head_or_empty(root), self.safe, index_file=self.index, config=False)
             self.tree = check_git(root, "write-tree", index_file=self.index).stdout.strip()
         except BaseException:
             self.close()

@@ -14,16 +14,16 @@ from __future__ import annotations
 import codecs
 import signal
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.json_types import JsonObject
+from orchestrator.run import protect
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.process_group import run_in_group
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.secrets import redact_piece
 from orchestrator.tools.truncation import tail_of
 
@@ -84,43 +84,55 @@ class Verifier(Protocol):
 
 @dataclass
 class CheckVerifier:
-    """The real verifier: `run_check` in `workspace`, with the run's timeout and environment."""
+    """The real verifier: `run_check` in `environment` (the job's workspace), with the run's timeout."""
 
-    workspace: Path
+    environment: CommandEnvironment
     timeout: float = DEFAULT_TIMEOUT
-    env: Mapping[str, str] | None = field(default=None, repr=False)
-    sandbox: Sandbox = NO_SANDBOX
+
+    @property
+    def workspace(self) -> Path:
+        return self.environment.workspace
 
     def check(self, command: str | None, attempt: int) -> VerificationResult:
-        return run_check(
-            command, self.workspace, attempt=attempt, timeout=self.timeout, env=self.env, sandbox=self.sandbox
-        )
+        return run_check(command, self.environment, attempt=attempt, timeout=self.timeout)
 
 
 def run_check(
     command: str | None,
-    project_root: Path,
+    environment: CommandEnvironment,
     *,
     attempt: int,
     timeout: float = DEFAULT_TIMEOUT,
-    env: Mapping[str, str] | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
-    sandbox: Sandbox = NO_SANDBOX,
 ) -> VerificationResult:
-    """Run `command` in `project_root` and report whether it passed.
+    """Run `command` in `environment` (its workspace, sandbox and variables) and report whether it passed.
 
     Exit status 0 is a pass. A check that outlives `timeout` seconds is killed with its whole
-    process group. `env` replaces the environment (the caller removes secrets); by default
-    the check inherits ours. It runs inside `sandbox`. Any exception while waiting (KeyboardInterrupt included) kills
-    the check's process group and is re-raised.
+    process group. Any exception while waiting (KeyboardInterrupt included) kills the check's
+    process group and is re-raised. A check that changed the run's configuration
+    (`orchestrate.toml`: only possible without a sandbox) fails, and the file is put back.
     """
     if command is None or not command.strip():
         return VerificationResult(
             command=command, success=False, skipped=True, error="no check command", attempt=attempt
         )
+    config = protect.take_guard(environment.workspace, None, ())  # the run's configuration as it was
+    result = _run(command, environment, attempt, timeout, output_limit)
+    changed = protect.guard_changes(config)
+    if changed:
+        how = "could not put it back" if protect.restore(config, changed) else "put back"
+        result.success = False
+        result.error = (f"the check changed {protect.named(changed)} ({how}): nothing the agent's code does "
+                        "may change the run's configuration")
+    return result
+
+
+def _run(
+    command: str, environment: CommandEnvironment, attempt: int, timeout: float, output_limit: int
+) -> VerificationResult:
     tail = _OutputTail(output_limit)
     try:
-        finished = run_in_group(command, project_root, env, timeout=timeout, on_output=tail.add, sandbox=sandbox)
+        finished = run_in_group(command, environment, timeout=timeout, on_output=tail.add)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.filename is not None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from orchestrator.errors import UsageError
 from orchestrator.run import checkpoint as git_checkpoint
+from orchestrator.run.commit_filter import REFUSED_PATHSPECS, drop_refused
 from orchestrator.run.git_safety import CheckpointError, check_git, run_git, safe_config
 
 WORK_BRANCH_PREFIX = "orchestrate/work/"
@@ -107,10 +108,12 @@ class Worktrees:
     def commit_work(self, feature_id: str) -> None:
         """Commit what the agent changed in its worktree onto its work branch (an empty commit if nothing).
 
-        Two git commands, not a checkpoint's nine: the worktree is new, so no stale lock can be in
-        it, and `.autonomous/` and the backups are ignored there too (`prepare_repository`)."""
+        Few git commands, not a checkpoint's nine: the worktree is new, so no stale lock can be in
+        it. What `commit_filter` refuses (a `.autonomous/` the agent made there, ...) stays out of
+        the work branch, whatever the ignore files say: nothing of it reaches the user's branch."""
         path = self.path(feature_id)
         check_git(path, *self.safe, "add", "--all", "--", ".")
+        drop_refused(self.project_dir(path), "HEAD", self.safe)
         check_git(path, *self.safe, *self.identity, "commit", "--quiet", "--no-verify", "--allow-empty",
                   "-m", f"orchestrate work: {feature_id}")
 
@@ -170,6 +173,7 @@ def prepare_repository(root: Path, on_warning: Callable[[str], None]) -> None:
                     "and commit the project (or run without --jobs)"
                 )
             check_git(root, "init", "--quiet")
+            on_warning(f"--jobs: {root} was not a git repository; `git init` made it one (worktrees and checkpoints need it)")
         git_checkpoint.exclude_run_state(root)
         _commit_start(root, on_warning)
     except CheckpointError as err:
@@ -182,8 +186,12 @@ def _commit_start(root: Path, on_warning: Callable[[str], None]) -> None:
     safe = safe_config(root)
     no_commit = git_checkpoint.head_commit(root) is None
     inside = check_git(root, "rev-parse", "--show-prefix").stdout.strip() != ""
-    only_here = ["--", "."] if inside else []
+    # A commit limited to paths takes their working-tree content: the refused ones are left out.
+    only_here = ["--", ".", *REFUSED_PATHSPECS] if inside else []
     check_git(root, *safe, "add", "--all", "--", ".")
+    # The run's own files (events.jsonl, journal.jsonl, run.lock, worktrees as gitlinks) stay out,
+    # whatever a `.gitignore` an earlier feature committed says (`commit_filter`).
+    drop_refused(root, None if no_commit else "HEAD", safe)
     staged = run_git(root, *safe, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", *only_here)
     if staged.returncode == 0 and not no_commit:
         return

@@ -4,6 +4,9 @@ Owns:
     secrets         the scrubbed environment for the agent's commands and the checks, and
                     redaction of the key (and anything shaped like one) from all we write or print
     own_environ     `hide_own_secrets()`: the key wiped from this process's /proc environ block
+    sandbox         bubblewrap, or none: how a command is isolated (`Sandbox.wrap`)
+    environment     `CommandEnvironment`: the workspace, sandbox, protected paths and variables
+                    every command the model causes runs with; required wherever one is run
     process_group   running a command in its own process group and session, with a timeout,
                     and stopping everything it started (`run_in_group`, `held_signals`)
     descendants     finding the processes a command started that left its group (subreaper)

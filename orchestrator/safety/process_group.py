@@ -22,13 +22,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from orchestrator.safety.descendants import CommandProcesses, become_subreaper
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 
 __all__ = ["Finished", "become_subreaper", "held_signals", "run_in_group", "stop_group"]
 
@@ -54,10 +53,9 @@ class Finished:
 
 
 def run_in_group(
-    command: str, cwd: Path, env: Mapping[str, str] | None, *, timeout: float, on_output: Callable[[bytes], None],
-    sandbox: Sandbox = NO_SANDBOX,
+    command: str, environment: CommandEnvironment, *, timeout: float, on_output: Callable[[bytes], None],
 ) -> Finished:
-    """Run `command` with `bash -c` in `cwd`, inside `sandbox`; `env` None inherits ours.
+    """Run `command` with `bash -c` in `environment`: its workspace, its sandbox, its variables only.
     Raises OSError if it cannot start."""
     processes: CommandProcesses | None = None
     proc: subprocess.Popen[bytes] | None = None
@@ -65,9 +63,9 @@ def run_in_group(
         with held_signals():
             processes = CommandProcesses()
             proc = subprocess.Popen(
-                sandbox.wrap(["bash", "-c", command], cwd),
-                cwd=cwd,
-                env=processes.environment(env),
+                environment.argv(command),
+                cwd=environment.workspace,
+                env=processes.environment(environment.variables),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

@@ -3,8 +3,9 @@
 The shell deny-list guesses at spellings; a namespace does not have to. Under bubblewrap
 (`bwrap`) each `bash -c COMMAND` runs where:
 
-- the workspace (the project) is writable, but its `.autonomous/` and `.git/` are read-only:
-  `git status` and `git diff` work, forging the run's state or a commit does not;
+- the workspace (the project) is writable, but its `.autonomous/`, `.git/` and `orchestrate.toml`
+  are read-only: `git status` and `git diff` work, forging the run's state, a commit or the run's
+  configuration does not;
 - the rest of the file system is read-only, `/tmp` is a fresh empty one, and the user's home
   is an empty directory, except for the tool chains the PATH reaches into there (read-only)
   and the paths the user lists in `[sandbox] read` / `write`;
@@ -33,8 +34,8 @@ from typing import Literal
 from orchestrator.errors import UsageError
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
-# Directories of the workspace the commands may read but never change.
-PROTECTED_NAMES = (".autonomous", ".git")
+# Entries of the workspace the commands may read but never change: the run's state, git, its settings.
+PROTECTED_NAMES = (".autonomous", ".git", "orchestrate.toml")
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; "
     "Arch: pacman -S bubblewrap)"

@@ -40,6 +40,16 @@ class SpecError(Exception):
         return "\n".join(lines)
 
 
+class SpecFileMissing(SpecError):
+    """The spec's path names no file: nothing to validate, so no "not a valid feature spec"."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(["no such file"], source=source)
+
+    def __str__(self) -> str:
+        return f"{self.source}: the spec file does not exist (check the path; `orchestrate plan` writes a spec)"
+
+
 def quote(text: str, limit: int = 60) -> str:
     """`text` in double quotes, shortened, with control characters escaped.
 

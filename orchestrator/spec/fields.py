@@ -16,6 +16,8 @@ MAX_SPEC_BYTES = 10 * 1024 * 1024
 MAX_FEATURES = 100_000
 MAX_ID_LENGTH = 100
 MAX_COMMAND_LENGTH = 10_000
+# A name is a commit's subject (`orchestrate: <id>: <name>`): one line, short enough to read there.
+MAX_NAME_LENGTH = 200
 MAX_ATTEMPTS_LIMIT = 100
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -76,6 +78,18 @@ def _feature_id(value: str) -> str:
     raise _problem(f'contains "{shown}" ({hint})')
 
 
+def _name(value: str) -> str:
+    _non_blank(value)
+    if len(value) > MAX_NAME_LENGTH:
+        raise _problem(
+            f"is {len(value)} characters long; the limit is {MAX_NAME_LENGTH} (a name is a commit's subject: "
+            "put the detail in the description)"
+        )
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise _problem("contains a line break or another control character (a name is one line of a commit message)")
+    return value
+
+
 def _command(value: str) -> str:
     _non_blank(value)
     if "\x00" in value:
@@ -100,6 +114,9 @@ Text = Annotated[str, AfterValidator(_unicode)]
 
 Label = Annotated[str, AfterValidator(_non_blank)]
 """A required, non-blank string: names, descriptions, categories."""
+
+Name = Annotated[str, AfterValidator(_name)]
+"""A feature's name: non-blank, one line, bounded (it becomes a commit's subject)."""
 
 FeatureId = Annotated[str, AfterValidator(_feature_id)]
 """A feature id: safe to use as a file name."""

@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import ValidationError
 
 from orchestrator.spec.decode import decode_json, unknown_keys
-from orchestrator.spec.errors import SpecError, describe, located, translate
+from orchestrator.spec.errors import SpecError, SpecFileMissing, describe, located, translate
 from orchestrator.spec.fields import MAX_FEATURES, MAX_SPEC_BYTES
 from orchestrator.spec.graph import check_features
 from orchestrator.spec.models import GRAPH_CHECKED, Feature, FeatureSpec, SpecSettings
@@ -78,6 +78,8 @@ def load_spec(path: str | Path) -> LoadedSpec:
         with open(path, "rb") as handle:
             # One byte over the cap is enough to know it is too big, without reading it all.
             raw = handle.read(MAX_SPEC_BYTES + 1)
+    except FileNotFoundError:
+        raise SpecFileMissing(source) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise SpecError([f"cannot read the file: {reason}"], source=source) from None

@@ -27,6 +27,7 @@ from orchestrator.spec.fields import (
     FeatureId,
     Glob,
     Label,
+    Name,
     Text,
 )
 from orchestrator.spec.graph import check_features
@@ -51,8 +52,8 @@ class Feature(BaseModel):
 
     id: FeatureId
     """Unique; used as a file name, so letters, digits, ".", "_" and "-" only."""
-    name: Label
-    """Short human-readable title."""
+    name: Name
+    """Short human-readable title (one line, at most 200 characters: it is the checkpoint's subject)."""
     description: Label
     """What to build; sent to the agent."""
     category: Label = "uncategorized"

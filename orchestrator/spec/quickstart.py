@@ -40,7 +40,8 @@ def quickstart_id(position: int) -> str:
 def derive_name(description: str, limit: int = NAME_LENGTH) -> str:
     """A short name from a description: its first line, cut at a word near `limit` chars."""
     line = next((ln for ln in description.splitlines() if ln.strip()), description)
-    text = re.sub(r"\s+", " ", line).strip()
+    # A name is one line of a commit message: control characters become spaces.
+    text = re.sub(r"[\s\x00-\x1f\x7f]+", " ", line).strip()
     if len(text) <= limit:
         return text
     cut = text[:limit]
@@ -64,7 +65,7 @@ def to_native(entries: list[Any]) -> tuple[list[dict[str, object]], list[tuple[i
         features.append(
             {
                 "id": quickstart_id(position),
-                "name": derive_name(entry.description),
+                "name": derive_name(entry.description) or quickstart_id(position),
                 "description": entry.description,
                 "category": entry.category,
                 "acceptance": entry.steps,

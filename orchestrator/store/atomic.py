@@ -22,7 +22,8 @@ from context_agent.files import LinkRefused
 from orchestrator.safety.secrets import redact
 from orchestrator.store.paths import STATE_DIR_NAME
 
-__all__ = ["LinkRefused", "append_jsonl", "refuse_links", "set_aside", "write_json_atomic", "write_text_atomic"]
+__all__ = ["LinkRefused", "append_jsonl", "refuse_links", "set_aside", "write_json_atomic", "write_report_atomic",
+           "write_text_atomic"]
 
 
 def _guard_root(path: Path) -> Path | None:
@@ -46,6 +47,12 @@ def refuse_links(path: Path) -> None:
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace `path` with `text` (UTF-8) atomically, secrets redacted."""
     files.write_text_atomic(path, redact(text), _guard_root(path))
+
+
+def write_report_atomic(path: Path, text: str) -> None:
+    """Like `write_text_atomic`, for a report the user reads and hands on: its mode follows the
+    umask (0644 under 022), where the state stays private."""
+    files.write_text_atomic(path, redact(text), _guard_root(path), shared=True)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

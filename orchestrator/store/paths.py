@@ -25,6 +25,8 @@ from pathlib import Path
 from context_agent import ContextFiles
 
 STATE_DIR_NAME = ".autonomous"
+# The project's settings file: the run's configuration and prices, never the agent's to change.
+RUN_CONFIG_NAME = "orchestrate.toml"
 # `--fresh` backups: `.autonomous.bak-<time>[-n]`, beside the state directory.
 FRESH_BACKUP_PREFIX = f"{STATE_DIR_NAME}.bak-"
 

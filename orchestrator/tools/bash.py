@@ -17,7 +17,7 @@ import signal
 from dataclasses import dataclass, field
 
 from orchestrator.safety.process_group import run_in_group
-from orchestrator.safety.secrets import known_secret_values, scrubbed_environment
+from orchestrator.safety.secrets import known_secret_values
 from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInput, ToolInputError, ToolResult
 from orchestrator.tools.truncation import join_head_tail
 
@@ -76,7 +76,7 @@ def run_bash(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
 
 def agent_environment(ctx: ToolContext) -> dict[str, str]:
     """The environment of the agent's commands: scrubbed of secrets, marked as the agent's."""
-    base = scrubbed_environment() if ctx.env is None else dict(ctx.env)
+    base = ctx.environment.variables
     # Even a caller-supplied environment never carries the orchestrator's own credentials.
     secrets = known_secret_values()
     env = {
@@ -97,8 +97,8 @@ def run_command(command: str, ctx: ToolContext) -> CommandOutcome:
     capture = _Capture(ctx.output_cap)
     try:
         finished = run_in_group(
-            command, ctx.project_root, agent_environment(ctx), timeout=ctx.bash_timeout, on_output=capture.add,
-            sandbox=ctx.sandbox,
+            command, ctx.environment.with_variables(agent_environment(ctx)), timeout=ctx.bash_timeout,
+            on_output=capture.add,
         )
     except OSError as err:
         raise ToolError(f"could not start bash: {(err.strerror or str(err)).lower()}") from None

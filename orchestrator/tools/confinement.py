@@ -7,7 +7,8 @@ outside is judged by where it leads, not by where it sits.
 
 Reading `.autonomous/` and `.git/` is allowed: nothing secret is stored there by design (the
 key is never written anywhere) and the agent's own past logs can help it. Writing there is
-refused: the orchestrator's state and checkpoints must stay the orchestrator's.
+refused: the orchestrator's state and checkpoints must stay the orchestrator's. So is writing the
+project's `orchestrate.toml`: it configures the next run (its sandbox, limits and prices).
 
 A resolved path can still change between this check and the write if a process the agent
 started in the background swaps a directory for a symlink at that instant; the editor
@@ -19,12 +20,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator.store.paths import STATE_DIR_NAME
+from orchestrator.store.paths import RUN_CONFIG_NAME
 from orchestrator.tools.context import ToolContext, ToolError
 
 MAX_PATH_LENGTH = 4096
-# Top-level directories whose contents belong to the orchestrator, not to the agent.
-_READ_ONLY_DIRS = (STATE_DIR_NAME, ".git")
 
 
 class PathRefused(ToolError):
@@ -69,8 +68,13 @@ def check_writable(path: Path, ctx: ToolContext) -> None:
     if path == root:
         raise PathRefused("the project directory itself is not a file")
     top = path.relative_to(root).parts[0]
+    # The environment's protected paths: what the sandbox mounts read-only, refused here too.
     # casefold: on a case-insensitive file system `.Autonomous` is the same directory.
-    if top.casefold() in {name.casefold() for name in _READ_ONLY_DIRS}:
+    if top.casefold() in {protected.name.casefold() for protected in ctx.environment.protected}:
+        if top.casefold() == RUN_CONFIG_NAME:
+            raise PathRefused(
+                f"{RUN_CONFIG_NAME} is the run's configuration (sandbox, limits, prices) and is not writable by the agent"
+            )
         raise PathRefused(
             f"{relative(path, root)} is inside {top}/, which belongs to the orchestrator and is not writable "
             "by the agent"

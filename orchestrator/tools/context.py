@@ -8,7 +8,7 @@ from pathlib import Path
 
 from orchestrator.json_types import ToolDefinition as ToolDefinition
 from orchestrator.json_types import ToolInput as ToolInput
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.tools.shell_policy import ShellPolicy
 
 
@@ -28,8 +28,9 @@ class ToolInputError(ToolError, ValueError):
 class ToolContext:
     """Where and how the agent's tools run during one attempt."""
 
-    project_root: Path
-    """The project directory, resolved. Tools never read or write outside it."""
+    environment: CommandEnvironment
+    """Where bash commands run: the project directory (resolved; tools never read or write
+    outside it), the sandbox, the variables the agent's shell may start from."""
     protected: frozenset[Path] = frozenset()
     """Resolved absolute paths of the feature's check files: the agent may not change them."""
     bash_timeout: float = 120.0
@@ -38,15 +39,17 @@ class ToolContext:
     """Characters of tool output returned to the model; the middle of longer output is elided."""
     policy: ShellPolicy = field(default_factory=ShellPolicy.default)
     """Deny-list checked before every bash command."""
-    env: dict[str, str] | None = None
-    """Environment for bash commands; None means a scrubbed copy of `os.environ` per command."""
-    sandbox: Sandbox = NO_SANDBOX
-    """Where bash commands run (`orchestrator.safety.sandbox`): bubblewrap, or as they are."""
 
     def __post_init__(self) -> None:
         # Confinement compares resolved paths; an unresolved root would make every check wrong.
-        object.__setattr__(self, "project_root", Path(self.project_root).resolve())
+        workspace = Path(self.environment.workspace).resolve()
+        object.__setattr__(self, "environment", self.environment.at(workspace))
         object.__setattr__(self, "protected", frozenset(Path(p).resolve() for p in self.protected))
+
+    @property
+    def project_root(self) -> Path:
+        """The project directory, resolved. Tools never read or write outside it."""
+        return self.environment.workspace
 
 
 @dataclass(frozen=True)

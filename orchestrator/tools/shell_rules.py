@@ -73,6 +73,8 @@ def _rule(pattern: str, reason: str, *, needles: tuple[str, ...]) -> DenyRule:
 # The names as path components, not as parts of longer names (`repo.git`, `.gitignore`).
 _STATE = r"(?<![\w.-])\.autonomous(?![\w.-])"
 _GIT_DIR = r"(?<![\w.-])\.git(?![\w.-])"
+_RUN_CONFIG = r"(?<![\w.-])orchestrate\.toml(?![\w.-])"
+_RUN_CONFIG_REASON = "orchestrate.toml is the run's configuration (sandbox, limits, prices); the agent may not change it"
 # Arguments up to the end of this simple command.
 _ARGS = r"[^;&|\n]*"
 
@@ -131,6 +133,13 @@ DEFAULT_RULES: tuple[DenyRule, ...] = (
         rf"open\([^)\n]*{_STATE}[^)\n]*,\s*['\"][wax+]|{_STATE}[^\n]*\.(?:write_text|write_bytes|unlink|rmdir)\(",
         "the orchestrator's state in .autonomous/ is not writable by the agent",
         needles=(".autonomous",),
+    ),
+    _rule(rf"(?:>|>>|&>)\s*\S*{_RUN_CONFIG}", _RUN_CONFIG_REASON, needles=("orchestrate.toml",)),
+    _rule(
+        rf"{_command(r'cp|mv|rm|tee|touch|truncate|ln|install|rsync|chmod|unlink|shred|dd')}{_ARGS}{_RUN_CONFIG}"
+        rf"|{_command(r'sed|perl|ruby')}{_ARGS}\s(?:-[a-zA-Z]*i|--in-place){_ARGS}{_RUN_CONFIG}"
+        rf"|open\([^)\n]*{_RUN_CONFIG}[^)\n]*,\s*['\"][wax+]|{_RUN_CONFIG}[^\n]*\.(?:write_text|write_bytes|unlink)\(",
+        _RUN_CONFIG_REASON, needles=("orchestrate.toml",),
     ),
     _rule(
         rf"{_command(r'cd|pushd')}\s+\S*{_STATE}",

@@ -1,0 +1,48 @@
+"""Where a command the model causes runs: the one object every such command goes through.
+
+A `CommandEnvironment` is the workspace directory, the sandbox, the workspace's protected paths
+and the environment variables a command may see. The agent's `bash` tool, a feature's check,
+a re-check of the regression guard or final verification, a red check of `plan` or `validate
+--run-checks`, a check of `verify` or `combine`: each receives one, built once where its run or
+command is set up (`orchestrator.run.sandbox_setting.command_environment`). No parameter
+anywhere defaults to one, so a new mode cannot forget the sandbox: leaving it out is a type
+error, not a silent unsandboxed command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from orchestrator.safety.sandbox import PROTECTED_NAMES, Sandbox
+
+
+@dataclass(frozen=True)
+class CommandEnvironment:
+    """The workspace, sandbox, protected paths and variables of the commands the model causes."""
+
+    workspace: Path
+    """The directory commands run in, writable in the sandbox (the project, or a worktree)."""
+    sandbox: Sandbox
+    """Bubblewrap, or none (`orchestrator.safety.sandbox`)."""
+    variables: Mapping[str, str] = field(repr=False)
+    """All a command sees of the environment: no secrets (`orchestrator.safety.secrets`)."""
+
+    @property
+    def protected(self) -> tuple[Path, ...]:
+        """Paths of the workspace commands may read but never change: read-only in the sandbox,
+        refused by the editor tool, checked after each attempt without one."""
+        return tuple(self.workspace / name for name in PROTECTED_NAMES)
+
+    def at(self, workspace: Path) -> CommandEnvironment:
+        """The same sandbox and variables for another workspace (a worktree, a scratch tree)."""
+        return replace(self, workspace=workspace)
+
+    def with_variables(self, variables: Mapping[str, str]) -> CommandEnvironment:
+        """The same workspace and sandbox with `variables` instead (the agent's shell adds some)."""
+        return replace(self, variables=variables)
+
+    def argv(self, command: str) -> list[str]:
+        """`bash -c command` as it runs here: inside the sandbox, in the workspace."""
+        return self.sandbox.wrap(["bash", "-c", command], self.workspace)
