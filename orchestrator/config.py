@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from orchestrator.errors import UsageError
 from orchestrator.llm.models import default_agent_model, default_summarizer_model, thinking_problem
 from orchestrator.llm.pricing import ModelPrice, PriceTable
+from orchestrator.safety.net_proxy import checked_hosts
 
 ContextStrategy = Literal["compressed", "replay", "window"]
 Provider = Literal["anthropic", "bedrock", "vertex"]
@@ -60,7 +61,13 @@ class SandboxOptions(BaseModel):
 
     read: list[str] = Field(default_factory=list, description="Paths commands may read (hidden ones: under home, /tmp).")
     write: list[str] = Field(default_factory=list, description="Paths outside the project commands may write.")
-    network: bool = Field(False, description="Let commands and checks reach the network.")
+    network: bool = Field(False, description="Let commands and checks reach the network, every host.")
+    allow_hosts: list[str] = Field(default_factory=list, description="Hosts reachable through the sandbox's proxy.")
+
+    @field_validator("allow_hosts")
+    @classmethod
+    def _plain_host_names(cls, hosts: list[str]) -> list[str]:
+        return checked_hosts(hosts)
 
 
 class RunConfig(BaseModel):

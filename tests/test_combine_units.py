@@ -11,7 +11,7 @@ from context_agent.events import EventReporter
 from context_agent.recording import add_constraint, add_decision, add_failure
 from context_agent.stores import load_stores, save_stores
 from orchestrator.combine.integration import CherryPick, CombinedBranch, checkpoint_feature
-from orchestrator.combine.state_union import CombinedImports, _shifted
+from orchestrator.combine.state_union import CombinedImports, grown_totals
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.run.branch_worktree import shard_branch
 from orchestrator.run.checkpoint import exclude_run_state
@@ -59,11 +59,13 @@ def test_spend_is_added_once_per_shard_run_and_a_resumed_shard_adds_its_differen
         return RunTotals(cost_usd=cost, api_calls=tokens // 10, tokens=TokenUsage(input=tokens))
 
     combined = totals(1.0, 100)
-    combined = _shifted(combined, totals(0.5, 50), RunTotals())  # first import
+    combined = grown_totals(combined, totals(0.5, 50), RunTotals())  # first import
     assert combined.cost_usd == 1.5 and combined.tokens.input == 150
-    combined = _shifted(combined, totals(0.5, 50), totals(0.5, 50))  # the same again
+    combined = grown_totals(combined, totals(0.5, 50), totals(0.5, 50))  # the same again
     assert combined.cost_usd == 1.5 and combined.tokens.input == 150
-    combined = _shifted(combined, totals(0.75, 80), totals(0.5, 50))  # the shard resumed and spent more
+    combined = grown_totals(combined, totals(0.75, 80), totals(0.5, 50))  # the shard resumed and spent more
+    assert combined.cost_usd == 1.75 and combined.tokens.input == 180
+    combined = grown_totals(combined, RunTotals(), totals(0.75, 80))  # a forged copy with zero totals
     assert combined.cost_usd == 1.75 and combined.tokens.input == 180
     assert CombinedImports().imports == {}
 
@@ -133,3 +135,21 @@ def test_a_checkpoint_that_conflicts_or_fails_its_recheck_leaves_the_branch_as_i
     assert (clash.result, clash.files) == ("conflict", ["README.md"])
     assert bad.result == "recheck_failed" and bad.failure is not None and bad.failure.exit_code == 1
     assert git(repo, "rev-parse", "combined") == tip
+
+
+def test_a_checkpoint_touching_run_records_at_any_depth_or_adding_a_gitlink_is_found(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    branch = CombinedBranch(repo, "main")
+    clean = _shard_commit(repo, "f1", {"one.txt": "1\n"})
+    assert branch.run_records_in(clean) == []
+    git(repo, "checkout", "-q", "shard")
+    for path in ("app/.autonomous/state/combined.json", ".autonomous.bak-1/logs/f1.json"):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text("{}\n")
+    git(repo, "add", "-f", "app", ".autonomous.bak-1")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{clean},vendor/lib")
+    git(repo, "commit", "-q", "-m", "orchestrate: f2: Feature f2")
+
+    found = branch.run_records_in(git(repo, "rev-parse", "HEAD"))
+
+    assert sorted(found) == [".autonomous.bak-1/logs/f1.json", "app/.autonomous/state/combined.json", "vendor/lib"]

@@ -71,3 +71,17 @@ def test_on_a_branch_without_a_commit_refused_files_are_simply_left_out(tmp_path
 
     assert drop_refused(root, None, safe_config(root)) == [".autonomous.bak-1/state.json", "orchestrate.toml"]
     assert git(root, "ls-files") == "main.py"
+
+
+def test_refused_files_the_user_once_committed_keep_their_committed_content(tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "p", {".autonomous.bak-1/state/x.json": "old\n", ".autonomous/logs/f.json": "old\n",
+                                       "a.txt": "a\n"})
+    (root / ".autonomous.bak-1/state/x.json").write_text("forged\n")
+    (root / ".autonomous/logs/f.json").write_text("forged\n")
+    (root / "a.txt").write_text("b\n")
+
+    commit_checkpoint(root, "orchestrate: f: one")
+
+    assert git(root, "show", "HEAD:.autonomous.bak-1/state/x.json") == "old"
+    assert git(root, "show", "HEAD:.autonomous/logs/f.json") == "old"
+    assert git(root, "show", "HEAD:a.txt") == "b"

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from orchestrator.errors import UsageError
 from orchestrator.run.git_safety import CheckpointError, check_git, git_error, run_git, safe_config
 from orchestrator.run.worktrees import Worktrees
 from orchestrator.spec.load import Feature
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.paths import STATE_DIR_NAME, ProjectPaths
 
 _SUBJECT = re.compile(r"^orchestrate: (?P<id>[A-Za-z0-9._-]+): ")
 IMPORT_REFS = "refs/orchestrate/import"
+GITLINK_MODE = "160000"
 
 
 def checkpoint_feature(subject: str) -> str | None:
@@ -64,6 +65,16 @@ class CombinedBranch:
         self._git("fetch", "--quiet", "--no-tags", str(bundle.resolve()), f"+refs/heads/{branch}:{ref}")
         return self._git("rev-parse", ref)
 
+    def is_branch_name(self, name: str) -> bool:
+        """Whether `name` is a valid branch name (an artifact's manifest is untrusted input)."""
+        return bool(name) and run_git(self.root, "check-ref-format", "--branch", name).returncode == 0
+
+    def drop_imports(self) -> None:
+        """Delete the refs `fetch` made: a refused artifact's commits are not kept reachable."""
+        listed = self._git("for-each-ref", "--format=%(refname)", IMPORT_REFS)
+        for ref in listed.splitlines():
+            self._git("update-ref", "-d", ref)
+
     def checkpoints(self, ref: str) -> dict[str, str]:
         """The checkpoint commits on `ref` that the combined branch does not have: feature id -> sha."""
         listed = self._git("log", "--reverse", "--format=%H %s", ref, "--not", f"refs/heads/{self.branch}", "--")
@@ -73,6 +84,20 @@ class CombinedBranch:
             feature_id = checkpoint_feature(subject)
             if feature_id:
                 found[feature_id] = sha  # a feature redone later: its newest checkpoint
+        return found
+
+    def run_records_in(self, commit: str) -> list[str]:
+        """The paths `commit` changes that are a project's run records (`.autonomous/`, its
+        `--fresh` backups, at any depth: a project may be a subdirectory) or a gitlink: what a
+        checkpoint never holds, whatever a shard's branch was amended to."""
+        listed = self._git("diff-tree", "-r", "--root", "--no-commit-id", "--no-renames", "-z", commit)
+        fields = listed.split("\0")
+        found: list[str] = []
+        # -z --raw: ":<mode> <mode> <sha> <sha> <status>" then the path, each NUL-terminated.
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            gitlink = meta.split(" ")[1:2] == [GITLINK_MODE]  # the mode it lands with
+            if gitlink or any(part.startswith(STATE_DIR_NAME) for part in PurePosixPath(path).parts):
+                found.append(path)
         return found
 
     def combined(self) -> set[str]:

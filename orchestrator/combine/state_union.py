@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from orchestrator.combine.artifact import Artifact
+from orchestrator.combine.untrusted import UnsafeArtifact
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import CamelModel, FeatureState, FeatureStatus, RunState, RunTotals
@@ -39,30 +40,63 @@ def save_imports(paths: ProjectPaths, imports: CombinedImports) -> None:
     write_text_atomic(paths.state_dir / IMPORTS_FILE, imports.model_dump_json(by_alias=True, indent=2) + "\n")
 
 
+def refuse_shrunk_spend(artifact: Artifact, imports: CombinedImports) -> None:
+    """Refuse an artifact whose run was imported before with more spent than it now records:
+    a run's totals only grow, so it is a forgery (or another run reusing the id)."""
+    before = imports.imports.get(artifact.state.run_id)
+    if before is None:
+        return
+    shrunk = _shrunk(before.model_dump(by_alias=True), artifact.state.totals.model_dump(by_alias=True), "totals")
+    if shrunk:
+        raise UnsafeArtifact(
+            f"{artifact.directory}: run {artifact.state.run_id} was combined before with more spent than this "
+            f"artifact records ({shrunk[0]}); a run's spend never shrinks, so the artifact is refused"
+        )
+
+
+def _shrunk(before: dict[str, object], now: dict[str, object], where: str) -> list[str]:
+    found: list[str] = []
+    for key, was in before.items():
+        value = now.get(key, 0)
+        if isinstance(was, dict):
+            found += _shrunk(was, value if isinstance(value, dict) else {}, f"{where}.{key}")
+        elif isinstance(was, int | float) and isinstance(value, int | float) and value < was:
+            found.append(f"{where}.{key}: {was} before, {value} now")
+    return found
+
+
 def add_spend(state: RunState, artifact: Artifact, imports: CombinedImports) -> None:
-    """Add to `state`'s totals what `artifact`'s run spent and was not added before."""
+    """Add to `state`'s totals what `artifact`'s run spent and was not added before.
+
+    Field by field and never negative: whatever an artifact says, the totals never go down
+    (`Artifact` refuses negative numbers, `refuse_shrunk_spend` a run's totals that shrank)."""
     theirs = artifact.state.totals
     before = imports.imports.get(artifact.state.run_id, RunTotals())
-    state.totals = _shifted(state.totals, theirs, before)
-    imports.imports[artifact.state.run_id] = theirs.model_copy(deep=True)
+    state.totals = grown_totals(state.totals, theirs, before)
+    imports.imports[artifact.state.run_id] = RunTotals.model_validate(
+        _grown(before.model_dump(), theirs.model_dump(), before.model_dump(), add=False))
 
 
-def _shifted(totals: RunTotals, plus: RunTotals, minus: RunTotals) -> RunTotals:
-    """`totals + plus - minus`, field by field (token counts and dollars alike)."""
-    mine, add, sub = totals.model_dump(), plus.model_dump(), minus.model_dump()
-    return RunTotals.model_validate(_combine(mine, add, sub))
+def grown_totals(totals: RunTotals, theirs: RunTotals, before: RunTotals) -> RunTotals:
+    """`totals` plus what `theirs` (a shard run's totals) has more than `before` (what was added
+    for that run already), field by field; never less than `totals`."""
+    return RunTotals.model_validate(_grown(totals.model_dump(), theirs.model_dump(), before.model_dump(), add=True))
 
 
-def _combine(mine: dict[str, object], add: dict[str, object], sub: dict[str, object]) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for key, value in mine.items():
-        plus, minus = add.get(key), sub.get(key)
-        if isinstance(value, dict) and isinstance(plus, dict) and isinstance(minus, dict):
-            out[key] = _combine(value, plus, minus)
-        elif isinstance(value, int | float) and isinstance(plus, int | float) and isinstance(minus, int | float):
-            out[key] = max(value + plus - minus, 0)
-        else:
-            out[key] = value
+def _grown(mine: dict[str, object], theirs: dict[str, object], before: dict[str, object], *,
+           add: bool) -> dict[str, object]:
+    """`mine` plus what `theirs` has more than `before`, per field (`add`), or the larger of
+    `mine` and `theirs` (not `add`: the imports' high-water mark). Nested per-model spends too."""
+    out: dict[str, object] = dict(mine)
+    for key in {*mine, *theirs}:
+        value, plus, minus = mine.get(key), theirs.get(key), before.get(key)
+        if isinstance(plus, dict):
+            out[key] = _grown(value if isinstance(value, dict) else {}, plus,
+                              minus if isinstance(minus, dict) else {}, add=add)
+        elif isinstance(plus, int | float):
+            base = value if isinstance(value, int | float) else 0
+            was = minus if isinstance(minus, int | float) else 0
+            out[key] = base + max(plus - was, 0) if add else max(base, plus)
     return out
 
 
@@ -81,13 +115,12 @@ def take_entry(state: RunState, feature_id: str, artifact: Artifact, status: Fea
 def copy_log(paths: ProjectPaths, artifact: Artifact, feature_id: str, status: FeatureStatus,
              reason: str | None = None) -> None:
     """The artifact's log of `feature_id` into the project, its status as combined."""
-    source = artifact.log(feature_id)
     try:
-        log = json.loads(source.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        log = json.loads(artifact.read_log(feature_id).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return  # no usable log: the state still records the feature
-    if not isinstance(log, dict):
-        return
+    if not isinstance(log, dict) or log.get("id") != feature_id:
+        return  # not this feature's log: nothing of it is copied
     log["status"] = status
     if reason:
         log["combineReason"] = reason

@@ -23,7 +23,15 @@ from orchestrator.combine.artifact import Artifact
 from orchestrator.combine.final_check import CheckSettings, verify_combined
 from orchestrator.combine.integration import CombinedBranch
 from orchestrator.combine.landing import ApplyResult, CombineLanding
-from orchestrator.combine.state_union import add_spend, copy_log, load_imports, save_imports, take_entry
+from orchestrator.combine.state_union import (
+    add_spend,
+    copy_log,
+    load_imports,
+    refuse_shrunk_spend,
+    save_imports,
+    take_entry,
+)
+from orchestrator.combine.untrusted import UnsafeArtifact
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.regression import RegressionMode
 from orchestrator.run.scheduler import ordered, reconcile
@@ -72,9 +80,11 @@ class Combiner:
         state.spec_path, state.spec_hash = str(self.loaded.path.resolve()), self.loaded.sha256
         reconcile(state, self.loaded.spec, [], lambda m: self.on_line(f"warning: {m}"))
         outcome = CombineOutcome(state)
+        imports = load_imports(self.paths)
+        for artifact in artifacts:
+            refuse_shrunk_spend(artifact, imports)
+        commits = [self._checkpoints(a, i) for i, a in enumerate(artifacts)]
         branch = self.branch
-        commits = [branch.checkpoints(branch.fetch(a.bundle, a.manifest.branch or "", i))
-                   if a.bundle else {} for i, a in enumerate(artifacts)]
         on_branch = branch.combined()
         landing = CombineLanding(self.paths, self.loaded.spec, state, branch, self.events, self.checks, self.regression)
         for feature in dependency_order(self.loaded, self.loaded.spec.ids()):
@@ -90,6 +100,26 @@ class Combiner:
             self.on_line(f"final verification: {fid}: check failed (exit {result.exit_code})")
         self.store.save(state)
         return outcome
+
+    def _checkpoints(self, artifact: Artifact, slot: int) -> dict[str, str]:
+        """The artifact's checkpoint commits by feature id, fetched from its bundle; refused
+        (`UnsafeArtifact`, before anything is combined) when one touches the run records."""
+        if artifact.bundle is None:
+            return {}
+        if not self.branch.is_branch_name(artifact.manifest.branch or ""):
+            raise UnsafeArtifact(f"{artifact.directory}: its manifest names the branch {artifact.manifest.branch!r}, "
+                                 "which is not a git branch name; re-export it with `orchestrate export`")
+        found = self.branch.checkpoints(self.branch.fetch(artifact.bundle, artifact.manifest.branch or "", slot))
+        for fid, sha in found.items():
+            records = self.branch.run_records_in(sha)
+            if records:
+                self.branch.drop_imports()
+                raise UnsafeArtifact(
+                    f"{artifact.directory}: {fid}'s checkpoint {sha[:12]} changes {records[0]}"
+                    f"{f' (and {len(records) - 1} more)' if len(records) > 1 else ''}: a checkpoint never holds "
+                    "the run's records (.autonomous/) or a gitlink, so the shard's branch was altered; nothing was combined"
+                )
+        return found
 
     def _combine_feature(self, feature: Feature, artifacts: Sequence[Artifact], commits: list[dict[str, str]],
                          on_branch: set[str], outcome: CombineOutcome, landing: CombineLanding) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from orchestrator.combine.artifact import Artifact, export_artifact
+from orchestrator.combine.artifact import Artifact, check_artifact_set, export_artifact
 from orchestrator.combine.final_check import CheckSettings, default_jobs
 from orchestrator.combine.integration import CombinedBranch
 from orchestrator.combine.step import CombineOutcome, Combiner
@@ -56,6 +56,7 @@ def combine_command(
         raise UsageError(f"combine: {paths.root} is not a git repository (run it in a clone of the project)")
     sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable is a UsageError: exit 2, nothing done
     artifacts = [Artifact(directory) for directory in artifact_dirs]
+    check_artifact_set(artifacts, loaded.sha256, str(loaded.path))
     branch = config.branch or current_branch(paths.root)
     if branch is None:
         raise UsageError("combine: HEAD is detached; say which branch to combine onto with --branch NAME")

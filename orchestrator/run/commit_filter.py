@@ -31,7 +31,7 @@ _ZERO_SHA = "0" * 40
 # that may be tracked stay as the base has them.
 REFUSED_PATHSPECS = (
     f":(exclude,literal){STATE_DIR_NAME}",
-    f":(exclude,glob){FRESH_BACKUP_PREFIX}*",
+    f":(exclude){FRESH_BACKUP_PREFIX}*",  # not glob magic: its `*` would stop at a `/`
     f":(exclude,literal){CONFIG_FILE}",
 )
 

@@ -22,6 +22,7 @@ def sandbox_for(config: RunConfig, project_root: Path, spec: Path | None = None)
     options = config.sandbox_options
     return choose_sandbox(
         config.sandbox, project_root, read=options.read, write=options.write, network=options.network,
+        allow_hosts=options.allow_hosts,
         also_read=[spec.resolve().parent, spec.resolve()] if spec is not None else [],
     )
 

@@ -9,7 +9,10 @@ The shell deny-list guesses at spellings; a namespace does not have to. Under bu
 - the rest of the file system is read-only, `/tmp` is a fresh empty one, and the user's home
   is an empty directory, except for the tool chains the PATH reaches into there (read-only)
   and the paths the user lists in `[sandbox] read` / `write`;
-- there is no network unless `[sandbox] network = true` (only a private loopback);
+- there is no network unless `[sandbox] network = true` (only a private loopback), except the
+  hosts `[sandbox] allow_hosts` lists, through this program's proxy (`net_proxy`);
+- no Unix socket can be opened (a seccomp filter, `sandbox_init`): a host service listening on
+  a socket file (`docker.sock`, an ssh-agent, the session bus) is out of reach, network or not;
 - a new PID namespace: when the command's shell exits, everything it started dies with it,
   `setsid` or not (and with the orchestrator, through `--die-with-parent`).
 
@@ -32,6 +35,8 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.errors import UsageError
+from orchestrator.safety.net_proxy import proxy_socket
+from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 # Entries of the workspace the commands may read but never change: the run's state, git, its settings.
@@ -70,6 +75,8 @@ class Sandbox:
     write: tuple[Path, ...] = ()
     """Writable besides the workspace (`[sandbox] write`)."""
     network: bool = False
+    allow_hosts: tuple[str, ...] = ()
+    """Hosts reachable through the proxy when `network` is off (`[sandbox] allow_hosts`)."""
 
     @property
     def active(self) -> bool:
@@ -82,7 +89,13 @@ class Sandbox:
         command = [self.bwrap, *_namespace_flags(self.network), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for kind, path in self._mounts(Path(workspace)):
             command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, path)
-        return [*command, "--chdir", str(workspace), "--", *argv]
+        if self.allow_hosts and not self.network:
+            # Into the fresh /tmp, mounted above: the bridge's end of the proxy, the only socket file in reach.
+            command += ["--ro-bind", proxy_socket(self.allow_hosts), PROXY_INSIDE]
+            # The first program forks the bridge, then installs the filter itself.
+            return [*command, "--chdir", str(workspace), "--", *init_command(), "--proxy", PROXY_INSIDE, "--", *argv]
+        # bwrap installs the filter (read from fd 9, which sh opens): no Python start-up per command.
+        return with_filter([*command, "--chdir", str(workspace), "--", *argv])
 
     def _mounts(self, workspace: Path) -> list[tuple[MountKind, Path]]:
         """Mounts in the order they must be made: a deeper path lies on top of a shallower one."""
@@ -130,7 +143,7 @@ def _private_tmp_dirs() -> list[str]:
 
 def choose_sandbox(
     mode: str, project_root: Path, *, read: Iterable[str] = (), write: Iterable[str] = (), network: bool = False,
-    also_read: Iterable[Path] = (),
+    also_read: Iterable[Path] = (), allow_hosts: Iterable[str] = (),
 ) -> Sandbox:
     """The sandbox `mode` gives here; `SandboxUnavailable` when `bwrap` was asked for and cannot run.
 
@@ -156,11 +169,20 @@ def choose_sandbox(
     # The run's own needs never open a whole home (a spec kept in ~ itself): the user's may.
     needed = [path for path in also_read if not any(_within(home, path) for home in homes)]
     return Sandbox(
-        "bwrap", f"{mode}: bubblewrap at {found} works here", bwrap=found, hidden=tuple(homes),
+        "bwrap", f"{mode}: bubblewrap at {found} works here; no Unix sockets; {_reach(network, allow_hosts)}",
+        bwrap=found, hidden=tuple(homes),
         # /tmp is a fresh one inside, so a venv or tool chain the PATH finds there is shown too.
         read=tuple(_unique([*_toolchain_dirs([*homes, Path("/tmp").resolve()]), *needed, *_user_paths(read, project_root)])),
         write=tuple(_unique(_user_paths(write, project_root))), network=network,
+        allow_hosts=tuple(dict.fromkeys(allow_hosts)),
     )
+
+
+def _reach(network: bool, allow_hosts: Iterable[str]) -> str:
+    hosts = list(allow_hosts)
+    if network:
+        return "network: all of it (network = true)"
+    return f"network: only {', '.join(hosts)}, through the proxy" if hosts else "no network"
 
 
 def _what_to_do(found: str | None) -> str:
@@ -171,9 +193,13 @@ def _what_to_do(found: str | None) -> str:
 
 @functools.lru_cache(maxsize=4)
 def probe_bwrap(bwrap: str) -> str | None:
-    """None when `bwrap` can build the namespaces commands run in; else what went wrong."""
-    argv = [bwrap, *_namespace_flags(False), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--", "true"]
+    """None when `bwrap` can build the namespaces commands run in and install the Unix-socket
+    filter there; else what went wrong."""
+    try:
+        argv = with_filter([bwrap, *_namespace_flags(False), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                            "--tmpfs", "/tmp", "--", "true"])
+    except FilterUnavailable as err:
+        return str(err)
     try:
         result = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:

@@ -1,0 +1,176 @@
+"""The first program inside the bubblewrap sandbox: it closes the paths to host services, then
+becomes the command. Run by path with `python -I -S`, so it imports the standard library only.
+
+    python -I -S sandbox_init.py [--proxy SOCKET] -- ARGV...
+
+1. With `--proxy`, a bridge is forked: it listens on 127.0.0.1:PROXY_PORT in the sandbox's own
+   network namespace and carries each connection to SOCKET, the host proxy's Unix socket bound
+   into the sandbox (`orchestrator.safety.net_proxy`, which allows only `[sandbox] allow_hosts`).
+   The bridge is made before the filter below, so it alone can open a Unix socket, and it is not
+   dumpable, so the command cannot ptrace it into connecting elsewhere.
+2. A seccomp filter is installed (after `PR_SET_NO_NEW_PRIVS`) that refuses, with EPERM,
+   `socket(AF_UNIX, ...)`: a socket file on the host (`docker.sock`, an ssh-agent, the session
+   bus; the read-only root shows them all) cannot be connected to, and, where the network is
+   shared, no abstract socket either. `socketpair` stays: it reaches nothing outside.
+   Also refused: io_uring (it opens sockets past seccomp), `ptrace`, the x32 system calls, and
+   any other architecture's calls (i386's `socketcall` would pass a filter keyed on `socket`).
+   This is Anthropic's sandbox-runtime's design (bubblewrap, a filter on Unix sockets, network
+   only through a proxy with a domain allowlist), built here without a compiler.
+3. `HTTP(S)_PROXY` point at the bridge when there is one (`NO_PROXY` at the sandbox's own
+   loopback), and ARGV is executed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+
+# `socket` and `threading` are imported by the bridge alone: every sandboxed command starts
+# here, and their import (with `typing`'s) is most of this program's start-up.
+
+PROXY_PORT = 3128
+# struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
+_NR, _ARCH, _ARG0 = 0, 4, 16
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_ALLOW = 0x7FFF0000
+_ERRNO = 0x00050000
+_EPERM, _ENOSYS = 1, 38
+_AF_UNIX = 1
+_X32_BIT = 0x40000000
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, _PR_SET_DUMPABLE, _PR_SET_PDEATHSIG = 38, 22, 2, 4, 1
+
+
+class _Arch:
+    def __init__(self, audit: int, socket_nr: int, ptrace_nr: int, x32: bool) -> None:
+        self.audit, self.socket_nr, self.ptrace_nr, self.x32 = audit, socket_nr, ptrace_nr, x32
+
+
+# The audit architecture and the numbers of the calls filtered, per machine (asm/unistd.h).
+ARCHES = {
+    "x86_64": _Arch(0xC000003E, socket_nr=41, ptrace_nr=101, x32=True),
+    "aarch64": _Arch(0xC00000B7, socket_nr=198, ptrace_nr=117, x32=False),
+}
+_IO_URING = (425, 426, 427)  # io_uring_setup, _enter, _register: the same on both
+
+
+def machine() -> str:
+    name = os.uname().machine.lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(name, name)
+
+
+def filter_program(arch_name: str) -> bytes:
+    """The seccomp BPF program (struct sock_filter[]) for `arch_name`, one of `ARCHES`."""
+    arch = ARCHES[arch_name]
+    deny = _ERRNO | _EPERM
+    # (code, jt, jf, k); jumps count instructions after this one.
+    rules: list[tuple[int, int, int, int]] = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 1, 0, arch.audit), (_RET_K, 0, 0, deny),
+                                              (_LD_W_ABS, 0, 0, _NR)]
+    if arch.x32:
+        rules += [(_JGE_K, 0, 1, _X32_BIT), (_RET_K, 0, 0, deny)]
+    for nr in _IO_URING:
+        rules += [(_JEQ_K, 0, 1, nr), (_RET_K, 0, 0, _ERRNO | _ENOSYS)]
+    rules += [(_JEQ_K, 0, 1, arch.ptrace_nr), (_RET_K, 0, 0, deny)]
+    # socket(domain, ...): the domain's low 32 bits (little-endian on both machines).
+    rules += [(_JEQ_K, 0, 3, arch.socket_nr), (_LD_W_ABS, 0, 0, _ARG0), (_JEQ_K, 0, 1, _AF_UNIX), (_RET_K, 0, 0, deny)]
+    rules += [(_RET_K, 0, 0, _ALLOW)]
+    return b"".join(struct.pack("=HBBI", *rule) for rule in rules)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def install_filter() -> None:
+    """Install `filter_program` on this process (and all it will start); exits 126 if it cannot."""
+    name = machine()
+    if name not in ARCHES:
+        _fail(f"no Unix-socket filter for this machine ({name})")
+    program = filter_program(name)
+    libc = ctypes.CDLL(None, use_errno=True)
+    fprog = _SockFprog(len(program) // 8, program)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+            libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        _fail(f"could not install the seccomp filter: {os.strerror(ctypes.get_errno())}")
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"orchestrate sandbox: {message}; nothing was run\n")
+    sys.stderr.flush()
+    os._exit(126)
+
+
+def start_bridge(proxy_socket: str) -> None:
+    """Fork the bridge (127.0.0.1:PROXY_PORT -> `proxy_socket`); returns once it listens."""
+    import socket
+    import threading
+
+    def carry(client: socket.socket) -> None:
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            upstream.connect(proxy_socket)
+        except OSError:
+            client.close()
+            upstream.close()
+            return
+        threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+        pump(client, upstream)
+
+    # As `net_proxy`'s pump: this program runs alone inside the sandbox, importing nothing of ours.
+    def pump(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+            target.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        finally:
+            source.close()
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", PROXY_PORT))
+        listener.listen(64)
+    except OSError as err:
+        _fail(f"could not start the network proxy's bridge: {err}")
+    if os.fork() != 0:
+        listener.close()
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    os.setsid()  # out of the command's process group: its signals are the command's
+    for fd in (0, 1, 2):
+        os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+    while True:
+        client, _ = listener.accept()
+        threading.Thread(target=carry, args=(client,), daemon=True).start()
+
+
+def main(argv: list[str]) -> None:
+    proxy = None
+    if argv[:1] == ["--proxy"]:
+        proxy, argv = argv[1], argv[2:]
+    if argv[:1] != ["--"] or len(argv) < 2:
+        _fail("usage: sandbox_init.py [--proxy SOCKET] -- ARGV...")
+    command = argv[1:]
+    if proxy is not None:
+        start_bridge(proxy)
+        url = f"http://127.0.0.1:{PROXY_PORT}"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            os.environ[name] = url
+        # The sandbox's own loopback (a check's test server) is reached directly, not through the host.
+        for name in ("NO_PROXY", "no_proxy"):
+            os.environ[name] = "localhost,127.0.0.1,::1"
+    install_filter()
+    try:
+        os.execvp(command[0], command)
+    except OSError as err:
+        sys.stderr.write(f"{command[0]}: {err.strerror}\n")
+        os._exit(127)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
