@@ -32,11 +32,12 @@ def status(
 def logs(
     feature_id: str | None = typer.Argument(None, metavar="ID", help="A feature id; without it, list all logs."),
     project_dir: Path | None = ProjectDirOption,
+    json_output: bool = typer.Option(False, "--json", help="Print the feature's log as it is stored (JSON)."),
 ) -> None:
-    """Print one feature's log (JSON), or list the logs."""
+    """Show one feature's log (attempts, tool calls, checks, footprint), or list the logs in spec order."""
     from orchestrator.commands.listing import print_logs
 
-    raise typer.Exit(print_logs(open_project(project_dir), feature_id))
+    raise typer.Exit(print_logs(open_project(project_dir), feature_id, json_output))
 
 @app.command("context", cls=Command)
 def context_command(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,9 @@ _CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-s
 class OpenedPage:
     console_errors: list[str] = field(default_factory=list)
     charts: list[tuple[float, float]] = field(default_factory=list)
+    # For each selector asked for: the rendered text of every element it matches, and its box (w, h).
+    texts: dict[str, list[str]] = field(default_factory=dict)
+    boxes: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
 
 def system_chromium() -> str | None:
@@ -31,8 +35,9 @@ def system_chromium() -> str | None:
     return next((found for name in _CANDIDATES if (found := shutil.which(name))), None)
 
 
-def open_in_chromium(page_path: Path, screenshot: Path) -> OpenedPage:
-    """Load `page_path`, collect console errors and chart sizes, save a full-page screenshot."""
+def open_in_chromium(page_path: Path, screenshot: Path, read: Sequence[str] = ()) -> OpenedPage:
+    """Load `page_path`, collect console errors, chart sizes and the text and box of what the
+    selectors in `read` match, save a full-page screenshot."""
     browser_path = system_chromium()
     if browser_path is None:
         pytest.skip("no Chromium found (install Debian's `chromium` package, as .ci/run does)")
@@ -49,6 +54,11 @@ def open_in_chromium(page_path: Path, screenshot: Path) -> OpenedPage:
             for chart in page.query_selector_all("svg.chart"):
                 box = chart.bounding_box()
                 opened.charts.append((box["width"], box["height"]) if box else (0.0, 0.0))
+            for selector in read:
+                found = page.query_selector_all(selector)
+                opened.texts[selector] = [element.text_content() or "" for element in found]
+                opened.boxes[selector] = [(box["width"], box["height"]) if (box := element.bounding_box()) else (0.0, 0.0)
+                                          for element in found]
             page.screenshot(path=str(screenshot), full_page=True)
         finally:
             browser.close()

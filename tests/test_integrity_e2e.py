@@ -92,7 +92,7 @@ def test_a_break_of_feature_1_is_fed_back_and_fixed_and_the_final_tree_passes(fa
     assert _state(project)["feat-01"]["footprint"]["changed"] == ["lib.py"]
     assert _check(project, CHECK_1) == 0 and _check(project, "test -f two.txt") == 0
     shown = run_cli(["logs", "feat-01"], project)
-    assert '"footprint"' in shown.stdout
+    assert "footprint: changed lib.py" in shown.stdout
     context = run_cli(["context", "feat-02", "--spec", str(spec)], project)
     assert "=== assessment: feature feat-02 ===" in context.stdout and "lib.py" in context.stdout
 

@@ -18,9 +18,13 @@ from tests.cli_helpers import run_cli, write_spec
 
 
 def _listing_from_every_log(logs_dir: Path) -> str:
-    """The list as `logs` drew it before issue 18: each log file read and checked."""
+    """The list as `logs` drew it before issue 18, each log file read and checked, in the order
+    of issue 27: the state's features in spec order, then the other files by name."""
+    names = [n for n in os.listdir(logs_dir) if n.endswith(".json")]
+    spec_order = [f"{fid}.json" for fid in peek_features(ProjectPaths.for_project(logs_dir.parent.parent)) or {}]
+    first = [name for name in spec_order if name in names]
     rows = []
-    for name in sorted(n for n in os.listdir(logs_dir) if n.endswith(".json")):
+    for name in first + sorted(set(names) - set(first)):
         try:
             log = load_feature_log(logs_dir / name)
             row = [listing.shown(log.status), listing.shown(log.attempts), f"{log.tokens.total:,}", f"{log.cost_usd:.4f}"]
@@ -100,3 +104,19 @@ def test_an_entry_not_as_the_run_writes_it_sends_the_list_to_the_log() -> None:
         == ["passed", "2", "1,006", "0.0001"]
     for entry in (None, [], {"attempts": "2"}, {"costUsd": "1"}, {"tokens": {"input": 1.5}}, {"tokens": []}):
         assert listing._row_from_state(entry) is None, entry  # type: ignore[arg-type]
+
+
+def test_the_list_follows_the_spec_order_as_status_does(fake_api, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = project / "spec.json"
+    spec.write_text(json.dumps({"project": "p", "verify": "true", "features": [
+        {"id": fid, "name": fid, "description": "d"} for fid in ("zeta", "alpha", "mid")]}))
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+
+    listed, status = run_cli(["logs"], project), run_cli(["status"], project)
+
+    def order(text: str) -> list[str]:
+        return [line.split("│")[1].strip() for line in text.splitlines() if line.count("│") > 2]
+
+    assert order(listed.stdout) == order(status.stdout) == ["zeta", "alpha", "mid"]

@@ -206,7 +206,7 @@ def test_status_and_logs_commands_read_the_saved_run(fake_api, project):
     assert json.loads(status.stdout)["features"]["feat-01"]["status"] == "passed"
     table = run_cli(["status"], project, None)
     assert "feat-02" in table.stdout and "passed" in table.stdout
-    one_log = run_cli(["logs", "feat-01"], project, None)
+    one_log = run_cli(["logs", "feat-01", "--json"], project, None)
     assert json.loads(one_log.stdout)["id"] == "feat-01"
     assert run_cli(["logs", "nope"], project, None).code == 2
 

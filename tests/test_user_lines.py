@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from orchestrator.commands import user_lines
-from orchestrator.commands.output import LiveRenderer
+from orchestrator.commands.live_view import LiveRenderer
 from orchestrator.store.event_kinds import Notice
 from tests.cli_helpers import cli_env, orchestrate_command, run_cli, write_spec
 from tests.fake_api.faults import Fault

@@ -48,9 +48,9 @@ class _Watching(Integrity):
 
     last_runs: list[CheckRun]
 
-    def rechecked(self, feature_id: str, runs: list[CheckRun]) -> None:
+    def rechecked(self, feature_id: str, runs: list[CheckRun], duration_ms: int, *, deferred: int = 0) -> None:
         self.last_runs = runs
-        super().rechecked(feature_id, runs)
+        super().rechecked(feature_id, runs, duration_ms, deferred=deferred)
 
 
 class CombineLanding:

@@ -35,6 +35,9 @@ table{border-collapse:collapse;width:100%;background:#fff;font-size:13px}th,td{b
 td.num{text-align:right;font-variant-numeric:tabular-nums}.st{font-weight:600}.st-passed{color:#2e9e5b}.st-failed,.st-blocked{color:#d64545}
 .st-regressed{color:#e08a1e}pre{margin:0;white-space:pre-wrap;font-size:12px;color:#7a2020}.legend span{margin-right:14px}
 .sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}:target{background:#fff7d6}
+.axis{stroke:#9aa1ad;stroke-width:1}.bar-name{font-size:10px}.in-bar{font-size:11px;fill:#fff;pointer-events:none}
+td.feat{white-space:nowrap}td.files{min-width:190px}td.files small{display:block;overflow-wrap:anywhere}
+td pre{overflow-wrap:anywhere}
 """
 
 
@@ -65,12 +68,13 @@ def _table_rows(rows: list[FeatureRow]) -> tuple[list[FeatureRow], int]:
 
 def _row(row: FeatureRow, log_href: str) -> str:
     failure = "<pre>" + escape("\n".join(row.failure)) + "</pre>" if row.failure else ""
-    footprint = escape(", ".join(row.footprint[:8]) + (" …" if len(row.footprint) > 8 else ""))
-    return (f'<tr id="feature-{escape(row.id)}"><td><a href="#feature-{escape(row.id)}">{escape(row.id)}</a>'
+    # One file a line: a path is read whole, not broken at the column's edge.
+    footprint = "<br>".join(escape(name) for name in row.footprint[:8]) + (" …" if len(row.footprint) > 8 else "")
+    return (f'<tr id="feature-{escape(row.id)}"><td class="feat"><a href="#feature-{escape(row.id)}">{escape(row.id)}</a>'
             f'<br><small>{escape(row.name)}</small></td><td class="st st-{escape(row.status)}">{escape(row.status)}</td>'
             f'<td class="num">{row.attempts}</td><td class="num">{row.duration_ms / 1000:.1f}s</td>'
             f'<td class="num">${row.cost_usd:.4f}</td><td class="num">{row.context_tokens if row.context_tokens is not None else ""}</td>'
-            f'<td>{failure}</td><td><small>{footprint}</small></td><td><a href="{escape(log_href)}">log</a></td></tr>')
+            f'<td>{failure}</td><td class="files"><small>{footprint}</small></td><td><a href="{escape(log_href)}">log</a></td></tr>')
 
 
 def _table(data: ReportData, logs_href: str) -> str:

@@ -82,19 +82,23 @@ def _state_json(state: RunState) -> str:
         return json.dumps(state.dump(), indent=2) + "\n"
 
 
-def print_logs(paths: ProjectPaths, feature_id: str | None) -> int:
-    """One feature's log as JSON, or the list of the logs: a line per log file."""
+def print_logs(paths: ProjectPaths, feature_id: str | None, json_output: bool = False) -> int:
+    """One feature's log for a human (`json_output`: the file's JSON), or the list of the logs: a
+    line per log file, in the state's order (the spec's, as `status` lists them), then the rest."""
     if feature_id:
-        return _print_one_log(paths, feature_id)
+        return _print_one_log(paths, feature_id, json_output)
     if not paths.logs_dir.is_dir():
         raise UsageError(f"no feature logs in {paths.logs_dir} yet")
-    # Names sorted as strings, not as Paths: at 10,000 logs, Path comparisons alone took 0.3 s.
-    entries = sorted((entry.name, entry) for entry in os.scandir(paths.logs_dir) if entry.name.endswith(".json"))
-    if not entries:
+    found = {entry.name: entry for entry in os.scandir(paths.logs_dir) if entry.name.endswith(".json")}
+    if not found:
         raise UsageError(f"no feature logs in {paths.logs_dir} yet")
     recorded = peek_features(paths) or {}
+    in_state = [f"{feature}.json" for feature in recorded if f"{feature}.json" in found]
+    # Names sorted as strings, not as Paths: at 10,000 logs, Path comparisons alone took 0.3 s.
+    others = sorted(set(found) - set(in_state))
     rows = []
-    for name, entry in entries:
+    for name in in_state + others:
+        entry = found[name]
         stem = name[: -len(".json")] if name != ".json" else name  # as Path.stem has it
         row = _row_from_state(recorded.get(stem)) if _plain_file(entry) else None
         rows.append([shown(stem), *(row or _row_from_log(paths, name))])
@@ -102,7 +106,7 @@ def print_logs(paths: ProjectPaths, feature_id: str | None) -> int:
     return 0
 
 
-def _print_one_log(paths: ProjectPaths, feature_id: str) -> int:
+def _print_one_log(paths: ProjectPaths, feature_id: str, json_output: bool) -> int:
     if not all(ch.isalnum() or ch in "._-" for ch in feature_id) or feature_id in (".", ".."):
         raise UsageError(f"{feature_id!r} is not a feature id")
     path = paths.feature_log(feature_id)
@@ -112,8 +116,13 @@ def _print_one_log(paths: ProjectPaths, feature_id: str) -> int:
         raise UsageError(f"no log for feature {feature_id!r} in {paths.logs_dir} (see: orchestrate logs)") from None
     except (OSError, UnusableLog) as err:
         raise UsageError(f"the log of feature {feature_id!r}, {path}, cannot be shown: {err}") from err
-    # As the run wrote it; dumped again, so no raw control character reaches the terminal.
-    sys.stdout.write(log_json(log, as_read=True))
+    if json_output:
+        # As the run wrote it; dumped again, so no raw control character reaches the terminal.
+        sys.stdout.write(log_json(log, as_read=True))
+    else:
+        from orchestrator.commands.log_view import log_text  # a human view: only when one is shown
+
+        sys.stdout.write(log_text(log))
     return 0
 
 

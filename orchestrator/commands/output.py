@@ -10,20 +10,10 @@ import json
 import os
 import re
 import sys
-import time
-from dataclasses import dataclass
 from typing import TextIO
 
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
-from rich.text import Text
-
-from orchestrator.commands import user_lines
 from orchestrator.commands.check_excerpt import error_excerpt
-from orchestrator.llm.pricing import usd
 from orchestrator.store.event_kinds import (
-    ApiCall,
     Checkpoint,
     DryRunPrompt,
     Event,
@@ -35,6 +25,7 @@ from orchestrator.store.event_kinds import (
     NothingSelected,
     Notice,
     RegressionCheck,
+    RegressionSummary,
     RunFinished,
     RunStarted,
     Summarization,
@@ -43,7 +34,7 @@ from orchestrator.store.event_kinds import (
 )
 
 # Events that end a command's output: shown even with -q.
-_FINAL_KINDS = {"run_finished", "dry_run_prompt", "nothing_selected"}
+FINAL_KINDS = {"run_finished", "dry_run_prompt", "nothing_selected"}
 
 
 def wants_plain(stream: TextIO | None = None) -> bool:
@@ -54,12 +45,14 @@ def wants_plain(stream: TextIO | None = None) -> bool:
     return not (hasattr(stream, "isatty") and stream.isatty())
 
 
-def _money(value: float | None) -> str:
+def money(value: float | None) -> str:
     return f"${value or 0:.4f}"
 
 
-def describe(event: Event) -> str | None:
-    """One human line for an event, or None for events not worth a line."""
+def describe(event: Event, verbose: bool = False) -> str | None:
+    """One human line for an event, or None for events not worth a line. A feature gets a fixed
+    number of lines however many checks the guard re-runs; `verbose` (-v) adds each check's
+    command and each re-run check's line."""
     if isinstance(event, RunStarted):
         return (
             f"run {event.run_id}: {event.selected} feature(s) selected, {event.already_passed} already passed, "
@@ -69,16 +62,18 @@ def describe(event: Event) -> str | None:
         on = f", escalated to {event.model}" if event.escalated else ""
         return f"[{event.index}/{event.total}] {event.id}: {event.name} (attempt {event.attempt}/{event.max_attempts}{on})"
     if isinstance(event, Verification):
-        return _verification_line(event)
+        return _verification_line(event, verbose)
     if isinstance(event, FeatureFinished):
         return (
             f"    {event.id} {event.status.upper()} after {event.attempts} attempt(s), "
-            f"{event.duration_ms / 1000:.1f}s, {event.tokens} tokens, {_money(event.cost_usd)}"
+            f"{event.duration_ms / 1000:.1f}s, {event.tokens} tokens, {money(event.cost_usd)}"
             + (f"; its work is on branch {event.failed_branch}" if event.failed_branch else "")
         )
     if isinstance(event, RegressionCheck):
         verdict = "ok" if event.success else f"FAILED (exit {event.exit_code})"
-        return f"    regression check of {event.checked}: {verdict}"
+        return f"      regression check of {event.checked}: {verdict}" if verbose else None
+    if isinstance(event, RegressionSummary):
+        return regression_line(event)
     if isinstance(event, FinalVerification):
         failed = f"; regressed: {', '.join(event.failed)}" if event.failed else ""
         return f"final verification: {event.passed}/{event.checked} check(s) pass on the final tree{failed}"
@@ -94,7 +89,7 @@ def describe(event: Event) -> str | None:
     if isinstance(event, RunFinished):
         return (
             f"run {event.outcome}: {event.passed} passed, {event.failed} failed, {event.blocked} blocked, "
-            f"{event.pending} pending; {event.tokens} tokens, {_money(event.cost_usd)}, "
+            f"{event.pending} pending; {event.tokens} tokens, {money(event.cost_usd)}, "
             f"{event.duration_ms / 1000:.1f}s"
             + (f" ({_by_model(event.cost_by_model)})" if event.cost_by_model else "")
         )
@@ -106,22 +101,41 @@ def describe(event: Event) -> str | None:
 
 
 def _by_model(costs: dict[str, float]) -> str:
-    return ", ".join(f"{model} {_money(cost)}" for model, cost in costs.items())
+    return ", ".join(f"{model} {money(cost)}" for model, cost in costs.items())
 
 
-def _verification_line(event: Verification) -> str:
+def _verification_line(event: Verification, verbose: bool) -> str:
     if event.skipped:
         return f"    check: none configured; the agent's report decides ({'reported' if event.success else 'no report'})"
     verdict = "passed" if event.success else f"FAILED (exit {event.exit_code})"
     extra = f": {event.error}" if event.error else ""
-    line = f"    check `{event.command}` {verdict}{extra}"
+    line = f"    check `{event.command}` {verdict}{extra}" if verbose else f"    check {verdict}{extra}"
     if event.success:
         return line
     # The first meaningful lines of the output, so the reader sees why without opening the log.
     return "\n".join([line, *(f"      | {text}" for text in error_excerpt(event.output, None))])
 
 
-def _tool_line(event: ToolCall) -> str:
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def regression_line(event: RegressionSummary) -> str | None:
+    """The guard's run after a feature in one line: `regression: 14 checks of 14 affected
+    features passed (2.1 s)`; None when it found no passed feature affected."""
+    if not event.affected:
+        return None
+    took = f"({event.duration_ms / 1000:.1f} s)"
+    deferred = f", {event.deferred} deferred to final verification" if event.deferred else ""
+    if not event.failed:
+        return (f"    regression: {_counted(event.ran, 'check')} of {_counted(event.affected, 'affected feature')} "
+                f"passed {took}{deferred}")
+    named = ", ".join(event.failed[:5]) + (f" and {len(event.failed) - 5} more" if len(event.failed) > 5 else "")
+    return (f"    regression: {len(event.failed)} of {_counted(event.ran, 'check')} FAILED ({named}) "
+            f"{took}{deferred}")
+
+
+def tool_line(event: ToolCall) -> str:
     return f"      tool {event.tool}: {event.summary}"
 
 
@@ -169,11 +183,11 @@ class PlainRenderer:
             self.err.write(f"orchestrate: {event.type}: {printable(event.message)}\n")
             self.err.flush()
             return
-        if self.verbosity < 0 and event.type not in _FINAL_KINDS:
+        if self.verbosity < 0 and event.type not in FINAL_KINDS:
             return
-        line = describe(event)
+        line = describe(event, self.verbosity > 0)
         if line is None and self.verbosity > 0 and isinstance(event, ToolCall):
-            line = _tool_line(event)
+            line = tool_line(event)
         if line is not None:
             feature_id = getattr(event, "id", None)
             if self.tagged and feature_id:
@@ -183,115 +197,3 @@ class PlainRenderer:
 
     def close(self) -> None:
         pass
-
-
-@dataclass
-class _View:
-    """What the live view shows: the feature at work, the run's progress and spend so far."""
-
-    feature: str = "-"
-    position: str = ""
-    attempt: str = ""
-    turn: int = 0
-    tokens: int = 0
-    cost: float = 0.0
-    started: float = 0.0  # time.monotonic() when its attempt started
-    done: int = 0
-    total: int = 0
-
-
-class LiveRenderer:
-    """A rich live view in a terminal: feature n of m, attempt, turn, tokens, cost, elapsed.
-
-    The view is rendered afresh at every refresh (4 a second), so the clock keeps ticking during
-    a long model call or check; every line, warnings included, goes through the live console so
-    that none is glued to the status line.
-    """
-
-    def __init__(self, verbosity: int = 0, max_cost: float | None = None, console: Console | None = None) -> None:
-        self.verbosity = verbosity
-        self.max_cost = max_cost
-        self.console = console or Console()
-        self.started = time.monotonic()
-        self.view = _View()
-        self.busy: dict[str, _View] = {}  # --jobs N: one line per feature at work
-        self.arriving = 0  # output tokens of the call in flight, as its stream brings them (an estimate)
-        self.live = Live(console=self.console, refresh_per_second=4, transient=True, get_renderable=self._render)
-        self.live.start()
-        # Warnings, and every other line for stderr (`user_lines.say`), print above the rows while it is up.
-        user_lines.attach(self.console)
-
-    def _render(self) -> Table:
-        table = Table.grid(padding=(0, 2))
-        elapsed = time.monotonic() - self.started
-        v = self.view
-        budget = f" of {usd(self.max_cost)}" if self.max_cost else ""
-        filled = int(20 * v.done / v.total) if v.total else 0
-        if len(self.busy) > 1:
-            self._render_workers(table, elapsed)
-        else:
-            table.add_row(
-                Text(f"{v.position} {v.feature}", style="bold"), f"attempt {v.attempt}", f"turn {v.turn}",
-                f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s",
-            )
-        table.add_row(
-            Text("█" * filled + "░" * (20 - filled), style="green"), f"{v.done} of {v.total} done",
-            f"{v.tokens:,} tokens" + (f" (+{self.arriving:,} arriving)" if self.arriving else ""), f"{_money(v.cost)}{budget}",
-        )
-        return table
-
-    def _render_workers(self, table: Table, elapsed: float) -> None:
-        """One line per busy worker (feature, attempt, turn, its elapsed time), then how many, and the run's clock."""
-        now = time.monotonic()
-        for view in self.busy.values():
-            took = now - view.started
-            table.add_row(Text(f"{view.position} {view.feature}", style="bold"), f"attempt {view.attempt}",
-                          f"turn {view.turn}", f"{int(took // 60)}m{int(took % 60):02d}s")
-        table.add_row(Text(f"{len(self.busy)} at work", style="bold"), "", "", f"{int(elapsed // 60)}m{int(elapsed % 60):02d}s")
-
-    def handle(self, event: Event) -> None:
-        if isinstance(event, Notice):
-            # Text, not markup: the message may quote paths, check output or files.
-            user_lines.say(printable(event.message), label=f"orchestrate: {event.type}: ", label_style="yellow")
-            return
-        if isinstance(event, RunStarted):
-            self.view.total = event.selected
-        elif isinstance(event, FeatureStarted):
-            self.view = _View(feature=event.id, position=f"{event.index}/{event.total}",
-                              attempt=f"{event.attempt}/{event.max_attempts}", cost=self.view.cost,
-                              tokens=self.view.tokens, started=time.monotonic(), done=self.view.done,
-                              total=event.total)
-            self.busy[event.id] = self.view
-        elif isinstance(event, ApiCall):
-            worker = self.busy.get(event.id or event.feature or "", self.view)
-            worker.turn = event.turn
-            self.view.turn, self.view.tokens, self.view.cost = event.turn, event.run_tokens, event.run_cost_usd
-            self.arriving = 0  # now counted in the run's tokens
-        elif isinstance(event, (FeatureFinished, FeatureBlocked)):
-            self.busy.pop(event.id, None)
-            self.view.done += 1
-        line = describe(event)
-        if line is not None and (self.verbosity >= 0 or event.type in _FINAL_KINDS):
-            self.live.console.print(printable(line), highlight=False, markup=False)
-        elif isinstance(event, ToolCall) and self.verbosity > 0:
-            self.live.console.print(printable(_tool_line(event)), highlight=False, markup=False)
-        self.live.refresh()
-
-    def output_arriving(self, tokens: int) -> None:
-        self.arriving = tokens  # shown at the next refresh (4 a second)
-
-    def close(self) -> None:
-        user_lines.detach(self.console)
-        self.live.stop()
-
-
-def make_renderer(
-    json_mode: bool, verbosity: int, max_cost: float | None = None, *, tagged: bool = False
-) -> JsonRenderer | PlainRenderer | LiveRenderer:
-    """JSON lines, plain lines, or the live view in a terminal (with --max-cost shown); `tagged`
-    (--jobs N) marks each plain line with its feature."""
-    if json_mode:
-        return JsonRenderer()
-    if wants_plain():
-        return PlainRenderer(verbosity, tagged=tagged)
-    return LiveRenderer(verbosity, max_cost)

@@ -70,8 +70,16 @@ def _feature_row(fid: str, entry: JsonObject, names: dict[str, str]) -> FeatureR
         id=fid, name=names.get(fid, ""), status=str(entry.get("status", "pending")),
         attempts=int(entry.get("attempts") or 0), duration_ms=int(entry.get("durationMs") or 0),
         cost_usd=float(entry.get("costUsd") or 0.0), tokens=dict(entry.get("tokens") or {}),
-        failure=failure, footprint=[str(f) for f in entry.get("footprint") or []],
+        failure=failure, footprint=footprint_files(entry.get("footprint")),
     )
+
+
+def footprint_files(footprint: object) -> list[str]:
+    """The files of a state entry's `footprint` (`{"changed": [...], "check": [...]}`): what its
+    checkpoint changed, then what its check reads, each once; a bare list (older states) as it is."""
+    lists = [footprint.get("changed"), footprint.get("check")] if isinstance(footprint, dict) else [footprint]
+    files = (str(name) for found in lists if isinstance(found, list) for name in found)
+    return list(dict.fromkeys(files))
 
 
 def _output_left_out(entries: JsonObject) -> set[str]:

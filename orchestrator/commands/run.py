@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.commands.output import make_renderer
+from orchestrator.commands.live_view import make_renderer
 from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_OK, UsageError

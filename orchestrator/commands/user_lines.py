@@ -1,7 +1,7 @@
 """Lines for the user on stderr (warnings, notes, the interrupt), printed cleanly whether or not
 the live view holds the terminal.
 
-While the live view (`output.LiveRenderer`) is drawn, a line written straight to the terminal
+While the live view (`live_view.LiveRenderer`) is drawn, a line written straight to the terminal
 lands where its status rows are: glued to the last one, or drawn over at the next refresh (a
 rich `Console(stderr=True)` writes past the view, too). So the view attaches its console here
 for as long as it is up, and every such line goes through it, above the rows, as text (rich

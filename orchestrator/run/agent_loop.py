@@ -22,10 +22,13 @@ from orchestrator.llm.conversation import (
     with_cached_tools,
     with_conversation_breakpoint,
 )
+from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.reply_blocks import reply_blocks
 from orchestrator.tools import ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
 from orchestrator.tools.report import FeatureReport, parse_report
+
+MAX_TOOL_LINES = 200
 
 
 @dataclass
@@ -42,6 +45,13 @@ class AttemptOutcome:
     error: str | None = None
     model: str | None = None  # the model that made the attempt's calls
     final: str | None = None  # why another attempt would meet the same end (a refusal, a refused first request)
+    usage: TokenUsage = field(default_factory=TokenUsage)  # the attempt's calls, summed
+    cost_usd: float = 0.0
+    tool_lines: list[str] = field(default_factory=list)  # `tool: what it did`, one a call (`logs ID`)
+
+    def add_tool_line(self, tool: str, summary: str, is_error: bool) -> None:
+        if len(self.tool_lines) < MAX_TOOL_LINES:  # a log stays a few kilobytes however long the attempt
+            self.tool_lines.append(f"{tool}: {summary}" + (" (error)" if is_error else ""))
 
 
 @dataclass
@@ -126,6 +136,7 @@ class _Loop:
             self._warn(str(err))
             return True
         outcome.turns = turn
+        outcome.usage, outcome.cost_usd = outcome.usage + result.usage, outcome.cost_usd + result.cost_usd
         message, stop_reason = result.message, getattr(result.message, "stop_reason", None)
         _call_event(session, self.feature_id, turn, result)
         blocks = self._blocks(message.content)
@@ -174,9 +185,11 @@ class _Loop:
             tool_result = ToolResult(CUT_TOOL_RESULT.format(max_tokens=session.max_output_tokens), is_error=True)
         else:
             tool_result = _run_tool(session, use, outcome)
+        summary = summarize_input(use["name"], use.get("input"))
+        outcome.add_tool_line(use["name"], summary, tool_result.is_error)
         session.on_event(
-            "tool_call", id=self.feature_id, feature=self.feature_id, turn=turn, tool=use["name"],
-            summary=summarize_input(use["name"], use.get("input")), isError=tool_result.is_error,
+            "tool_call", id=self.feature_id, feature=self.feature_id, turn=turn, tool=use["name"], summary=summary,
+            isError=tool_result.is_error,
         )
         return {"type": "tool_result", "tool_use_id": use["id"], "content": tool_result.content or "(no output)",
                 **({"is_error": True} if tool_result.is_error else {})}

@@ -9,7 +9,9 @@ that deletes files loses nothing (and the caller hears which files it touched).
 
 from __future__ import annotations
 
+import collections
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -63,29 +65,54 @@ class CheckRun:
         )
 
 
+Progress = Callable[[int, int], None]  # (checks done, checks in all): for the live view
+
+
 def run_checks(
     checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int,
-    on_warning: Callable[[str], None] = lambda _m: None, *, put_back: bool = True,
+    on_warning: Callable[[str], None] = lambda _m: None, *, put_back: bool = True, on_progress: Progress | None = None,
 ) -> list[CheckRun]:
     """Run each `(feature id, command)` in `workspace`, up to `concurrency` at once; results in the
-    given order. `put_back=False`: a scratch tree, whatever the checks change there is thrown away."""
+    given order. `put_back=False`: a scratch tree, whatever the checks change there is thrown away.
+    `on_progress` hears how many are done, from 0 up, as they finish (from the checks' threads)."""
     if not checks:
         return []
     snapshot = _snapshot(workspace, on_warning) if put_back else None
     try:
-        runs = _run_all(checks, workspace, runner, concurrency)
+        runs = _run_all(checks, workspace, runner, concurrency, _Counter(checks, on_progress))
     finally:
         if snapshot is not None:
             _put_back(snapshot, [feature_id for feature_id, _ in checks], on_warning)
     return runs
 
 
-def _run_all(checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int) -> list[CheckRun]:
+class _Counter:
+    """Counts the checks done for `on_progress`; a command several features share counts for each."""
+
+    def __init__(self, checks: Sequence[tuple[str, str]], on_progress: Progress | None) -> None:
+        self.sharing = collections.Counter(command for _, command in checks)
+        self.total, self.done, self.on_progress = len(checks), 0, on_progress
+        self.lock = threading.Lock()
+        if on_progress is not None:
+            on_progress(0, self.total)
+
+    def add(self, command: str) -> None:
+        if self.on_progress is None:
+            return
+        with self.lock:
+            self.done += self.sharing[command]
+            self.on_progress(self.done, self.total)
+
+
+def _run_all(
+    checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int, counter: _Counter
+) -> list[CheckRun]:
     """Each distinct command once (features sharing the spec's one `verify` share its run)."""
 
     def one(command: str) -> tuple[VerificationResult, int]:
         started = time.monotonic()
         result = runner(command, workspace)
+        counter.add(command)
         return result, int((time.monotonic() - started) * 1000)
 
     commands = list(dict.fromkeys(command for _, command in checks))

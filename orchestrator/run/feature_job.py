@@ -166,8 +166,7 @@ class FeatureJob:
         outcome = run_agent(self._session(guard.files, attempt), turn.context.history, turn.prompt, self.feature.id)
         recorder.agent_done(attempt, outcome)
         self.hopeless = outcome.final
-        changed = protect.guard_changes(guard)
-        if changed:
+        if changed := protect.guard_changes(guard):
             return outcome, self._protected_changed(attempt, guard, changed)
         # The agent's work is done and recorded: a kill during the check re-runs only the check.
         entry.awaiting_check = AwaitingCheck(
@@ -195,6 +194,7 @@ class FeatureJob:
         influencers = self.influence.after_attempt(self.feature.id, self.command)
         if influencers and self.settings.config.strict_checks:
             return check_influence.strict_refusal(self.command, attempt, influencers)
+        self.recorder.phase("check")
         hidden = self.watch.hidden(self.command, attempt) if self.watch else None  # files a checkpoint would lack
         result = hidden or self.verifier.check(self.command, attempt)
         result.influencers, note = influencers, stop_note(stop)
@@ -204,10 +204,11 @@ class FeatureJob:
             # No check at all: the agent's report decides, and the log says it was not verified.
             result.success = reported
             result.error = None if reported else f"no check command and the agent did not report ({stop})"
-        if self.watch:  # the passed features' checks this change may have broken
-            result = self.watch.after_check(attempt, result)
-        self.recorder.verified(result)
-        return result
+        self.recorder.verified(result)  # as it happened: the own check, then the guard's re-runs of passed features
+        guarded = self.watch.after_check(attempt, result) if self.watch else result
+        if guarded is not result:  # it broke one: that failure is the attempt's verification
+            self.recorder.verified(guarded)
+        return guarded
 
     # ---- after the check ----------------------------------------------------------------
     def _settle(self, attempt: int, step: AttemptStep) -> None:
@@ -288,10 +289,9 @@ class FeatureJob:
 
 def _attempt_record(attempt: int, outcome: AttemptOutcome) -> AttemptRecord:
     """The attempt's `attemptHistory` entry; its verification is added once the check ran."""
-    return AttemptRecord(
-        attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
-        masked_outputs=outcome.masked, error=outcome.error, model=outcome.model,
-    )
+    return AttemptRecord(attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
+                         masked_outputs=outcome.masked, error=outcome.error, model=outcome.model, tokens=outcome.usage,
+                         cost_usd=round(outcome.cost_usd, 6), tools=outcome.tool_lines)
 
 
 def _with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from orchestrator.run.books import RunBooks
-from orchestrator.run.check_pool import CheckRun, CheckRunner, run_checks
+from orchestrator.run.check_pool import CheckRun, CheckRunner, Progress, run_checks
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.load import FeatureSpec
 from orchestrator.store.events import EventSink
@@ -40,9 +40,11 @@ def passed_checks(spec: FeatureSpec, state: RunState, only: Sequence[str] | None
 def verify_passed(
     workspace: Path, spec: FeatureSpec, state: RunState, *, runner: CheckRunner, concurrency: int,
     only: Sequence[str] | None = None, on_warning: Callable[[str], None] = lambda _m: None,
+    on_progress: Progress | None = None,
 ) -> list[CheckRun]:
     """Re-run the passed features' checks in `workspace`, up to `concurrency` at once."""
-    return run_checks(passed_checks(spec, state, only), workspace, runner, concurrency, on_warning)
+    return run_checks(passed_checks(spec, state, only), workspace, runner, concurrency, on_warning,
+                      on_progress=on_progress)
 
 
 def mark_regressed(state: RunState, run: CheckRun) -> None:
@@ -60,7 +62,8 @@ def final_verification(
     """At the end of a run: re-run every passed feature's check, mark the failing ones
     `regressed` (state and log), emit `final_verification`; the regressed ids."""
     started = time.monotonic()
-    runs = verify_passed(workspace, spec, books.state, runner=runner, concurrency=concurrency, on_warning=events.warn)
+    runs = verify_passed(workspace, spec, books.state, runner=runner, concurrency=concurrency, on_warning=events.warn,
+                         on_progress=lambda done, total: events.phase("final verification", None, done, total))
     broken = [run for run in runs if not run.success]
     for run in broken:
         mark_regressed(books.state, run)

@@ -8,12 +8,13 @@ the coordinator builds one per run. Everything it does to git goes through
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.run import checkpoint as git_checkpoint
 from orchestrator.run.assessment import assess, prompt_line
-from orchestrator.run.check_pool import CheckRun
+from orchestrator.run.check_pool import CheckRun, Progress
 from orchestrator.run.failed_work import StartOfRun, park_failed_work
 from orchestrator.run.footprint import ChangeWatch, footprint
 from orchestrator.run.git_safety import CheckpointError
@@ -67,12 +68,29 @@ class Integrity:
         found = assess(feature, self.spec, self.guard.state, self.guard)
         return found, prompt_line(found, self.spec)
 
-    def rechecked(self, feature_id: str, runs: list[CheckRun]) -> None:
+    def rechecked(self, feature_id: str, runs: list[CheckRun], duration_ms: int, *, deferred: int = 0) -> None:
+        """Emit the guard's run after `feature_id`: a `regression_check` for each check it ran (the
+        details), then one `regression_summary` (what the console shows of it)."""
+        if self.guard.mode == "none":
+            return
         for run in runs:
             self.events.emit(
                 "regression_check", id=feature_id, checked=run.feature_id, command=run.result.command,
                 success=run.success, exitCode=run.result.exit_code, error=run.result.error, durationMs=run.duration_ms,
             )
+        self.events.emit(
+            "regression_summary", id=feature_id, affected=len(runs) + deferred, ran=len(runs),
+            failed=[run.feature_id for run in failures(runs)], deferred=deferred, durationMs=duration_ms,
+        )
+
+    def progress(self, *feature_ids: str) -> Progress:
+        """The live view's `regression k/n` for the features whose guard's checks these are."""
+
+        def show(done: int, total: int) -> None:
+            for feature_id in feature_ids:
+                self.events.phase("regression", feature_id, done, total)
+
+        return show
 
     def park(self, workspace: Path, feature: Feature, entry: FeatureState) -> None:
         """Move a failed feature's work to its branch, and say where it went."""
@@ -98,6 +116,11 @@ class Integrity:
         return FeatureWatch(self, workspace, feature)
 
 
+def elapsed_ms(started: float) -> int:
+    """Milliseconds since `started` (a `time.monotonic()` reading)."""
+    return int((time.monotonic() - started) * 1000)
+
+
 class FeatureWatch:
     """One feature job's side of `Integrity`: its assessment, its changes, its re-run checks."""
 
@@ -114,8 +137,10 @@ class FeatureWatch:
         if not result.success or not self.integrity.recheck_in_workspace:
             return result
         self.changed = self.changes.changed()
-        self.runs = self.integrity.guard.check(self.workspace, self.feature, self.changed)
-        self.integrity.rechecked(self.feature.id, self.runs)
+        started = time.monotonic()
+        self.runs = self.integrity.guard.check(self.workspace, self.feature, self.changed,
+                                               on_progress=self.integrity.progress(self.feature.id))
+        self.integrity.rechecked(self.feature.id, self.runs, elapsed_ms(started))
         broken = failures(self.runs)
         return broken_result(broken, attempt) if broken else result
 

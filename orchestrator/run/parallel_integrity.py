@@ -13,13 +13,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.run.assessment import assess
 from orchestrator.run.check_pool import CheckRunner, run_checks
 from orchestrator.run.git_safety import run_git
-from orchestrator.run.integrity import Integrity
+from orchestrator.run.integrity import Integrity, elapsed_ms
 from orchestrator.run.regression import broken_result, failures
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature
@@ -41,8 +42,10 @@ def guarded_recheck(
         return own_check
     # The integration worktree is reset before every merge, and the checkpoint is committed from
     # the index the merge staged: what a check changes in the files there is dropped anyway.
-    runs = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False)
-    integrity.rechecked(feature.id, runs)
+    started = time.monotonic()
+    runs = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False,
+                                 on_progress=integrity.progress(feature.id))
+    integrity.rechecked(feature.id, runs, elapsed_ms(started))
     broken = failures(runs)
     return broken_result(broken, attempt) if broken else None
 
@@ -61,12 +64,15 @@ def batch_recheck(
     checks = own + [(fid, spec.check_command(spec.feature(fid)) or "") for fid in guarded]
     # The batch's commits are made before its checks run, and the integration worktree is reset
     # before every merge: what a check changes there is dropped, so nothing is recorded to put back.
-    runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn, put_back=False)
+    started = time.monotonic()
+    runs = run_checks(checks, tree, runner, concurrency, integrity.events.warn, put_back=False,
+                      on_progress=integrity.progress(*batched))
     if failures(runs):
         return False
+    took = elapsed_ms(started)  # the batch's checks ran together: each member's guard took that long
     by_id = {run.feature_id: run for run in runs}
     for feature, _ in members:
-        integrity.rechecked(feature.id, [by_id[fid] for fid in targets[feature.id] if fid in by_id])
+        integrity.rechecked(feature.id, [by_id[fid] for fid in targets[feature.id] if fid in by_id], took)
     return True
 
 

@@ -68,6 +68,7 @@ class WorkerJob(FeatureJob):
     def _land(self, attempt: int) -> MergeOutcome:
         lane, feature = self.lane, self.feature
         lane.slots.merging(feature.id)  # committing and merging are git's work: the next feature starts meanwhile
+        self.recorder.phase("merging")
         lane.worktrees.commit_work(feature.id)
         outcome = lane.queue.land(feature, attempt, self.command, before_commit=self._merging)
         lane.events.emit(

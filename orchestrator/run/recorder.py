@@ -93,6 +93,10 @@ class FeatureRecorder:
             self.memory.append("wm_event", event="tool_call", featureId=data.get("feature"), tool=data.get("tool"),
                                summary=data.get("summary"), isError=data.get("isError"))
 
+    def phase(self, name: str) -> None:
+        """What the feature is doing now, for the live view (`EventSink.phase`)."""
+        self.events.phase(name, self.feature.id)
+
     def verified(self, verification: VerificationResult) -> None:
         self.events.emit("verification", id=self.feature.id, **verification.to_json())
         self.memory.append("wm_event", event="verification", featureId=self.feature.id, **verification.to_json())

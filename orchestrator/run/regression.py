@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
-from orchestrator.run.check_pool import CheckRun, CheckRunner, run_checks
+from orchestrator.run.check_pool import CheckRun, CheckRunner, Progress, run_checks
 from orchestrator.run.verify import VerificationResult
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.state import RunState
@@ -66,11 +66,15 @@ class RegressionGuard:
                 picked.append(other.id)
         return picked
 
-    def check(self, workspace: Path, feature: Feature, changed: Iterable[str], *, put_back: bool = True) -> list[CheckRun]:
+    def check(
+        self, workspace: Path, feature: Feature, changed: Iterable[str], *, put_back: bool = True,
+        on_progress: Progress | None = None,
+    ) -> list[CheckRun]:
         """Re-run the targets' checks in `workspace`; every run, failed or not, in spec order.
-        `put_back=False`: a scratch tree (`run_checks`)."""
+        `put_back=False`: a scratch tree (`run_checks`); `on_progress`: checks done of all, as they end."""
         checks = [(fid, self.spec.check_command(self.spec.feature(fid)) or "") for fid in self.targets(feature, changed)]
-        return run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back)
+        return run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back,
+                          on_progress=on_progress)
 
 
 def failures(runs: Iterable[CheckRun]) -> list[CheckRun]:

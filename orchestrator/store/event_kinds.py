@@ -117,6 +117,20 @@ class RegressionCheck(_Event):
     duration_ms: int = 0
 
 
+class RegressionSummary(_Event):
+    """One run of the regression guard after feature `id`: how many passed features it found
+    affected, how many of their checks it ran, which failed, how many it left to final
+    verification; the console's one line for the guard is built from it."""
+
+    type: Literal["regression_summary"]
+    id: str
+    affected: int
+    ran: int
+    failed: list[str]
+    deferred: int = 0
+    duration_ms: int
+
+
 class FinalVerification(_Event):
     """Every passed feature's check re-run on the final tree (by a run, or by `orchestrate verify`)."""
 
@@ -207,7 +221,7 @@ class Notice(_Event):
 Event = Annotated[
     RunStarted | FeatureStarted | ApiCall | ToolCall | Verification | FeatureFinished | FeatureBlocked
     | Summarization | Checkpoint | Merge | RunFinished | NothingSelected | DryRunPrompt | Notice | RegressionCheck
-    | FinalVerification,
+    | FinalVerification | RegressionSummary,
     Field(discriminator="type"),
 ]
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)

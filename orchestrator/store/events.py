@@ -3,6 +3,11 @@
 Every event is appended to `.autonomous/events.jsonl` (the event log) and handed to the
 renderer chosen for the terminal (`orchestrator.commands.output`). Secrets are redacted first, so no
 event, log line or output can carry the API key.
+
+A `Phase` (what a feature, or the run, is doing now: its check, the regression guard's 5th
+check of 14, ...) is not an event: it goes to a renderer that draws phases (the live view)
+and nowhere else, neither to the event log nor to `--json`, where it would only repeat the
+events that follow.
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from orchestrator.safety.secrets import redact_value
 from orchestrator.store.atomic import append_jsonl
@@ -21,6 +27,23 @@ from orchestrator.store.event_kinds import Event, Notice, parse_event
 class Renderer(Protocol):
     def handle(self, event: Event) -> None: ...
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Phase:
+    """What `feature` (None: the run itself) is doing now, `done` of `total` steps when counted."""
+
+    name: str  # "check", "regression", "merging", "final verification"
+    feature: str | None = None
+    done: int = 0
+    total: int = 0
+
+
+@runtime_checkable
+class PhaseView(Protocol):
+    """A renderer that shows phases (`LiveRenderer`)."""
+
+    def show_phase(self, phase: Phase) -> None: ...
 
 
 class EventSink:
@@ -49,6 +72,12 @@ class EventSink:
                 self._log_failed = True
                 self.renderer.handle(Notice(type="warning", ts=event.ts, message=f"event log not written: {err}"))
         self.renderer.handle(event)
+
+    def phase(self, name: str, feature: str | None = None, done: int = 0, total: int = 0) -> None:
+        """Tell a renderer that draws phases what `feature` (or the run) is doing now."""
+        if isinstance(self.renderer, PhaseView):
+            with self._lock:
+                self.renderer.show_phase(Phase(name, feature, done, total))
 
     def output_arriving(self, tokens: int) -> None:
         """A streamed call's output so far, for a live view only: not an event, never logged

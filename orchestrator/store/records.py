@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from pydantic.alias_generators import to_camel
 
 from orchestrator.json_types import JsonObject
+from orchestrator.llm.pricing import TokenUsage
 
 
 class CamelModel(BaseModel):
@@ -70,6 +71,11 @@ class AttemptRecord(CamelModel):
     regression_checks: list[ReCheck] = Field(default_factory=list, exclude_if=lambda runs: not runs)
     # The model of the attempt's calls (absent from logs written before `--escalate-model`).
     model: str | None = Field(None, exclude_if=lambda model: model is None)
+    # What the attempt's model calls used and cost, and its tool calls one line each
+    # (`tool: what it did`): for `orchestrate logs ID`; absent from older logs.
+    tokens: TokenUsage | None = Field(None, exclude_if=lambda usage: usage is None)
+    cost_usd: float | None = Field(None, exclude_if=lambda cost: cost is None)
+    tools: list[str] = Field(default_factory=list, exclude_if=lambda lines: not lines)
 
     @model_serializer(mode="wrap")
     def _short_when_interrupted(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:

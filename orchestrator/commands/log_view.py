@@ -1,0 +1,73 @@
+"""`orchestrate logs ID`: one feature's log for a human to read (`--json` prints the file itself).
+
+The feature and its outcome, its footprint, then each attempt: its model, turns, tokens and
+cost, its tool calls one a line, its check with the output as text (not one escaped JSON
+string), the regression guard's re-runs; then the agent's report. Every value comes from the
+file, so each line is made safe for the terminal (`printable`).
+"""
+
+from __future__ import annotations
+
+from orchestrator.commands.output import printable
+from orchestrator.store.feature_log import FeatureLog
+from orchestrator.store.records import AttemptRecord, CheckRecord
+
+_INDENT = "    "
+
+
+def log_text(log: FeatureLog) -> str:
+    """The log as lines of text, ending with a newline."""
+    lines = [f"{log.id}: {log.name}" + (f" ({log.category})" if log.category else ""), _outcome(log)]
+    if log.reason:
+        lines.append(f"reason: {log.reason}")
+    if log.failed_branch:
+        lines.append(f"its work is on branch {log.failed_branch}")
+    if log.footprint is not None:
+        lines.append(f"footprint: changed {', '.join(log.footprint.changed) or '(nothing)'}; "
+                     f"check reads {', '.join(log.footprint.check) or '(nothing)'}")
+    for attempt in log.attempt_history:
+        lines += _attempt(attempt, log.model)
+    if not log.attempt_history and log.verification is not None:
+        lines += ["last check:", *_check(log.verification, _INDENT)]
+    summary = log.summary()
+    if summary:
+        lines.append(f"report: {summary}")
+    return "\n".join(printable(line) for line in lines) + "\n"
+
+
+def _outcome(log: FeatureLog) -> str:
+    tokens = log.tokens
+    return (f"{log.status} after {log.attempts} attempt(s), {log.duration_ms / 1000:.1f} s, "
+            f"{tokens.total:,} tokens (input {tokens.input:,}, output {tokens.output:,}, cache read "
+            f"{tokens.cache_read:,}, cache write {tokens.cache_write:,}), ${log.cost_usd:.4f}")
+
+
+def _attempt(attempt: AttemptRecord, run_model: str) -> list[str]:
+    if attempt.stop == "interrupted":
+        return [f"attempt {attempt.attempt}: interrupted (run again)"]
+    spent = ""
+    if attempt.tokens is not None:
+        spent = f", {attempt.tokens.total:,} tokens, ${attempt.cost_usd or 0:.4f}"
+    lines = [f"attempt {attempt.attempt}: {attempt.model or run_model}, {attempt.turns} turn(s){spent}, "
+             f"{attempt.tool_calls} tool call(s), stopped: {attempt.stop or '?'}"]
+    if attempt.error:
+        lines.append(f"{_INDENT}error: {attempt.error}")
+    lines += [f"{_INDENT}{line}" for line in attempt.tools]
+    if attempt.tool_calls > len(attempt.tools) and attempt.tools:
+        lines.append(f"{_INDENT}… {attempt.tool_calls - len(attempt.tools)} more tool call(s)")
+    if attempt.verification is not None:
+        lines += _check(attempt.verification, _INDENT)
+    if attempt.regression_checks:
+        failed = [run.id for run in attempt.regression_checks if not run.success]
+        verdict = f"{len(failed)} FAILED ({', '.join(failed)})" if failed else "all passed"
+        lines.append(f"{_INDENT}regression: {len(attempt.regression_checks)} check(s) re-run, {verdict}")
+    return lines
+
+
+def _check(check: CheckRecord, indent: str) -> list[str]:
+    if check.skipped:
+        return [f"{indent}check: none configured; the agent's report decided"]
+    verdict = "passed" if check.success else f"FAILED (exit {check.exit_code})"
+    lines = [f"{indent}check `{check.command}` {verdict}" + (f": {check.error}" if check.error else "")]
+    lines += [f"{indent}  | {line}" for line in check.output.rstrip("\n").splitlines()]
+    return lines
