@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from orchestrator.run.check_pool import check_runner, default_concurrency  # noqa: E402
+from orchestrator.run.clean_checkout import WORKING_TREE, VerificationTree  # noqa: E402
 from orchestrator.run.final_verify import verify_passed  # noqa: E402
 from orchestrator.run.footprint import ChangeWatch  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
@@ -47,7 +48,9 @@ def _spec_and_state(count: int, seconds: float) -> tuple[FeatureSpec, RunState]:
 def _final(root: Path, count: int, seconds: float, concurrency: int) -> float:
     spec, state = _spec_and_state(count, seconds)
     started = time.monotonic()
-    runs = verify_passed(root, spec, state, runner=check_runner(CommandEnvironment(root, NO_SANDBOX, dict(os.environ)), 60.0), concurrency=concurrency)
+    environment = CommandEnvironment(root, NO_SANDBOX, dict(os.environ))
+    runs = verify_passed(VerificationTree(root, WORKING_TREE), spec, state, runner=check_runner(environment, 60.0),
+                         concurrency=concurrency)
     assert len(runs) == count and all(run.success for run in runs)
     return time.monotonic() - started
 

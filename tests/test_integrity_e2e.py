@@ -207,11 +207,19 @@ def test_verify_names_a_feature_an_external_edit_broke_survives_a_hanging_and_a_
     spec = _spec(project, [{"id": "feat-01", "verify": CHECK_1}, {"id": "feat-02", "verify": hang_or_delete}])
     assert run_cli(["run", str(spec)], project, fake_api).code == 0
     (project / "del").write_text("")
+    _git(project, "add", "del")
+    _git(project, "commit", "-qm", "del")
     deleting = run_cli(["verify"], project)
-    assert deleting.code == 0 and "README" in deleting.stderr and "put back" in deleting.stderr
-    assert (project / "README").read_text() == "project\n"  # the check deleted it; it was put back
+    assert deleting.code == 0, deleting.stderr
+    assert "clean checkout of commit" in deleting.stdout
+    assert (project / "README").read_text() == "project\n"  # the check deleted it in the checkout, not here
+    assert not (project / ".autonomous/verify").exists()
     (project / "lib.py").write_text("def value():\n    return 3\n")  # an external edit breaks feat-01
+    uncommitted = run_cli(["verify"], project)
+    assert uncommitted.code == 0 and "lib.py" in uncommitted.stderr and "not committed" in uncommitted.stderr
     (project / "hang").write_text("")
+    _git(project, "add", "lib.py", "hang")
+    _git(project, "commit", "-qm", "external edit")
     broken = run_cli(["verify", "--junit", str(project.parent / "v.xml")], project, ORCHESTRATE_CHECK_TIMEOUT="1")
 
     assert broken.code == 1

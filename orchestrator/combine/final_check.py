@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.run.check_pool import CheckRunner, check_runner, run_checks
+from orchestrator.run.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.verify import VerificationResult
 from orchestrator.safety.environment import CommandEnvironment
@@ -50,7 +51,10 @@ def verify_combined(
     started = time.monotonic()
     checks = [(f.id, command) for f in spec.features
               if state.feature(f.id).status == "passed" and (command := spec.check_command(f))]
-    runs = run_checks(checks, workspace, settings.runner(), settings.jobs, events.warn)
+    # `workspace` is the integration worktree, reset and cleaned at the tip: a clean checkout, once
+    # committed bytecode is gone. It is reset before every use, so nothing is put back.
+    drop_bytecode(workspace)
+    runs = run_checks(checks, workspace, settings.runner(), settings.jobs, events.warn, put_back=False)
     failed = {run.feature_id: run.result for run in runs if not run.success}
     for fid, result in failed.items():
         entry = state.feature(fid)
@@ -64,6 +68,6 @@ def verify_combined(
                                               "verification": entry.last_verification}))
     events.emit(
         "final_verification", checked=len(runs), passed=len(runs) - len(failed), failed=list(failed),
-        durationMs=int((time.monotonic() - started) * 1000),
+        durationMs=int((time.monotonic() - started) * 1000), tree=CLEAN_CHECKOUT,
     )
     return failed

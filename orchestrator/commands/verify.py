@@ -1,4 +1,7 @@
-"""`orchestrate verify`: re-run the passed features' checks on the current tree, without the model.
+"""`orchestrate verify`: re-run the passed features' checks on the last commit, without the model.
+
+As a run's final verification: in a clean checkout of HEAD (`.autonomous/verify/`), or in the working
+tree where there is no commit (not a git repository, `commit = false`).
 
 Exit 0 when every check passes, 1 when any fails (each named), 2 on a usage problem. With
 `--reopen` the failing features become `regressed`, so the next `orchestrate run` rebuilds
@@ -17,6 +20,7 @@ from orchestrator.commands.arguments import read_spec
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
 from orchestrator.run.check_pool import CheckRun, check_runner, default_concurrency
+from orchestrator.run.clean_checkout import VerificationTree, uncommitted, verification_tree
 from orchestrator.run.final_verify import mark_regressed, passed_checks, verify_passed
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.secrets import redact
@@ -57,10 +61,12 @@ def _verify(
     loaded = _spec(state, spec_path)
     wanted = _only(only, loaded, state)
     started = time.monotonic()
-    runs = verify_passed(
-        paths.root, loaded.spec, state, runner=check_runner(_environment(config, paths, loaded), config.check_timeout),
-        concurrency=config.check_concurrency or default_concurrency(), only=wanted, on_warning=_warn,
-    )
+    runner = check_runner(_environment(config, paths, loaded), config.check_timeout)
+    # As a run's final verification: in a clean checkout of the last commit where there is one.
+    with verification_tree(paths.root, paths.verify_checkout, committed=config.commit, on_warning=_warn) as tree:
+        _warn_uncommitted(paths, tree)
+        runs = verify_passed(tree, loaded.spec, state, runner=runner,
+                             concurrency=config.check_concurrency or default_concurrency(), only=wanted, on_warning=_warn)
     failed = [run for run in runs if not run.success]
     if reopen and failed:
         for run in failed:
@@ -70,8 +76,19 @@ def _verify(
     duration = time.monotonic() - started
     if junit is not None:
         write_report_atomic(junit, _junit(runs, loaded, duration))
-    sys.stdout.write(_json(runs, reopen) if json_output else _text(runs, reopen, duration))
+    sys.stdout.write(_json(runs, reopen, tree) if json_output else _text(runs, reopen, duration, tree))
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _warn_uncommitted(paths: ProjectPaths, tree: VerificationTree) -> None:
+    """Edits not committed are not verified: say so, rather than pass them silently."""
+    if tree.commit is None:
+        return
+    left_out = uncommitted(paths.root)
+    if left_out:
+        shown = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
+        _warn(f"verifying commit {tree.commit[:12]}; changes not committed are not part of it ({shown}): "
+              "commit them to have them verified")
 
 
 def _spec(state: RunState, spec_path: Path | None) -> LoadedSpec:
@@ -105,7 +122,13 @@ def _update_log(paths: ProjectPaths, state: RunState, feature_id: str) -> None:
         ))
 
 
-def _text(runs: list[CheckRun], reopen: bool, duration: float) -> str:
+def _where(tree: VerificationTree) -> str:
+    if tree.commit is not None:
+        return f"a clean checkout of commit {tree.commit[:12]}"
+    return "the working tree (no commit to check out: not a git repository, or checkpoints are off)"
+
+
+def _text(runs: list[CheckRun], reopen: bool, duration: float, tree: VerificationTree) -> str:
     lines = []
     for run in runs:
         verdict = "ok" if run.success else f"FAILED (exit {run.result.exit_code})"
@@ -117,15 +140,15 @@ def _text(runs: list[CheckRun], reopen: bool, duration: float) -> str:
     if failed:
         after = "marked regressed; the next `orchestrate run` rebuilds them" if reopen else \
             "run `orchestrate verify --reopen` to have the next run rebuild them"
-        lines.append(f"verify: {len(failed)} of {len(runs)} check(s) FAILED: {', '.join(failed)}; {after}")
+        lines.append(f"verify: {len(failed)} of {len(runs)} check(s) FAILED in {_where(tree)}: {', '.join(failed)}; {after}")
     else:
-        lines.append(f"verify: all {len(runs)} check(s) passed in {duration:.1f}s")
+        lines.append(f"verify: all {len(runs)} check(s) passed in {duration:.1f}s, in {_where(tree)}")
     return redact("\n".join(lines)) + "\n"
 
 
-def _json(runs: list[CheckRun], reopen: bool) -> str:
+def _json(runs: list[CheckRun], reopen: bool, tree: VerificationTree) -> str:
     data = {
-        "checked": len(runs), "passed": sum(run.success for run in runs),
+        "checked": len(runs), "passed": sum(run.success for run in runs), "tree": tree.kind, "commit": tree.commit,
         "failed": [run.feature_id for run in runs if not run.success], "reopened": reopen,
         "results": [{**run.record().dump(), "output": run.result.output} for run in runs],
     }

@@ -2,7 +2,8 @@
 verification and `orchestrate verify`.
 
 Up to `concurrency` checks run at the same time (`check_concurrency`: the CPU count by default;
-1 when checks share a port or a file), each with its own timeout. In a git project the tree is
+1 when checks share a port or a file), each with its own timeout; plain pytest checks run several
+to a pytest process (`orchestrator.run.check_batch`). In a git project the tree is
 recorded before and the files the checks modified or deleted are put back after, so a check
 that deletes files loses nothing (and the caller hears which files it touched).
 """
@@ -13,15 +14,16 @@ import collections
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.run.check_batch import parallel, run_batched
 from orchestrator.run.checkpoint import is_git_repo
 from orchestrator.run.git_safety import CheckpointError
+from orchestrator.run.pytest_outcomes import PytestRecord
 from orchestrator.run.tree_git import TreeSnapshot
-from orchestrator.run.verify import DEFAULT_TIMEOUT, VerificationResult, run_check
+from orchestrator.run.verify import DEFAULT_TIMEOUT, VerificationResult, run_check_recorded
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.store.records import ReCheck
 
@@ -36,13 +38,30 @@ def default_concurrency() -> int:
         return os.cpu_count() or 1
 
 
+@dataclass(frozen=True)
+class PoolRunner:
+    """The real runner: `run_check` in the run's `environment` moved to the given workspace, with its
+    timeout. It can also give what pytest recorded, so that several plain pytest checks share one
+    process (`check_batch`)."""
+
+    environment: CommandEnvironment
+    timeout: float = DEFAULT_TIMEOUT
+
+    def __call__(self, command: str, workspace: Path) -> VerificationResult:
+        return self.recorded(command, workspace)[0]
+
+    def recorded(
+        self, command: str, workspace: Path, extra: Mapping[str, str] | None = None
+    ) -> tuple[VerificationResult, PytestRecord]:
+        environment = self.environment.at(workspace)
+        if extra:
+            environment = environment.with_variables({**environment.variables, **extra})
+        return run_check_recorded(command, environment, attempt=0, timeout=self.timeout)
+
+
 def check_runner(environment: CommandEnvironment, timeout: float = DEFAULT_TIMEOUT) -> CheckRunner:
     """The real runner: `run_check` in the run's `environment` moved to the given workspace, with its timeout."""
-
-    def run(command: str, workspace: Path) -> VerificationResult:
-        return run_check(command, environment.at(workspace), attempt=0, timeout=timeout)
-
-    return run
+    return PoolRunner(environment, timeout)
 
 
 @dataclass(frozen=True)
@@ -107,7 +126,8 @@ class _Counter:
 def _run_all(
     checks: Sequence[tuple[str, str]], workspace: Path, runner: CheckRunner, concurrency: int, counter: _Counter
 ) -> list[CheckRun]:
-    """Each distinct command once (features sharing the spec's one `verify` share its run)."""
+    """Each distinct command once (features sharing the spec's one `verify` share its run); plain
+    pytest checks several to a process where the runner can read pytest's record (`check_batch`)."""
 
     def one(command: str) -> tuple[VerificationResult, int]:
         started = time.monotonic()
@@ -116,16 +136,10 @@ def _run_all(
         return result, int((time.monotonic() - started) * 1000)
 
     commands = list(dict.fromkeys(command for _, command in checks))
-    workers = max(1, min(concurrency, len(commands)))
-    if workers == 1:
-        done = dict(zip(commands, map(one, commands), strict=True))
+    if isinstance(runner, PoolRunner):
+        done = run_batched(commands, workspace, runner.recorded, concurrency, on_done=counter.add)
     else:
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="recheck")
-        try:
-            done = dict(zip(commands, pool.map(one, commands), strict=True))
-        finally:
-            # Interrupted: the checks not started never start; the running ones end with their timeout.
-            pool.shutdown(wait=False, cancel_futures=True)
+        done = dict(zip(commands, parallel(one, commands, concurrency), strict=True))
     return [CheckRun(feature_id, *done[command]) for feature_id, command in checks]
 
 

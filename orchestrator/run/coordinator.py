@@ -21,6 +21,7 @@ from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STO
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
 from orchestrator.run.books import RunBooks
 from orchestrator.run.check_pool import check_runner, default_concurrency
+from orchestrator.run.clean_checkout import verification_tree
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_job import FeatureJob, JobSettings
 from orchestrator.run.feature_logs import FeatureLogs
@@ -209,10 +210,13 @@ class Runner:
         """Every passed feature's check on the tree the run leaves behind; the ids that fail there."""
         if not self.config.final_verify:
             return []
-        return final_verification(
-            self.workspace, self.spec, self.books, self.parts.logs, self.events, runner=self.check_runner,
-            concurrency=self.concurrency,
-        )
+        with verification_tree(
+            self.workspace, self.paths.verify_checkout, committed=self.config.commit, on_warning=self.events.warn,
+        ) as tree:
+            return final_verification(
+                tree, self.spec, self.books, self.parts.logs, self.events, runner=self.check_runner,
+                concurrency=self.concurrency,
+            )
 
     def _recorder(self, feature: Feature) -> FeatureRecorder:
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))

@@ -2,18 +2,18 @@
 
 A feature whose check fails there is `regressed`: its failure becomes its last verification
 (output kept, so the next run feeds it back when it rebuilds the feature). Used at the end of
-`orchestrate run` and by `orchestrate verify`; it takes a workspace and the state, so a
-parallel run can verify a merged tree the same way.
+`orchestrate run` and by `orchestrate verify`; it takes the tree to verify (a clean checkout of the
+final commit where there is one: `orchestrator.run.clean_checkout`) and the state.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from orchestrator.run.books import RunBooks
 from orchestrator.run.check_pool import CheckRun, CheckRunner, Progress, run_checks
+from orchestrator.run.clean_checkout import VerificationTree
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.load import FeatureSpec
 from orchestrator.store.events import EventSink
@@ -38,12 +38,13 @@ def passed_checks(spec: FeatureSpec, state: RunState, only: Sequence[str] | None
 
 
 def verify_passed(
-    workspace: Path, spec: FeatureSpec, state: RunState, *, runner: CheckRunner, concurrency: int,
+    tree: VerificationTree, spec: FeatureSpec, state: RunState, *, runner: CheckRunner, concurrency: int,
     only: Sequence[str] | None = None, on_warning: Callable[[str], None] = lambda _m: None,
     on_progress: Progress | None = None,
 ) -> list[CheckRun]:
-    """Re-run the passed features' checks in `workspace`, up to `concurrency` at once."""
-    return run_checks(passed_checks(spec, state, only), workspace, runner, concurrency, on_warning,
+    """Re-run the passed features' checks in `tree`, up to `concurrency` at once."""
+    checks = passed_checks(spec, state, only)
+    return run_checks(checks, tree.path, runner, concurrency, on_warning, put_back=not tree.scratch,
                       on_progress=on_progress)
 
 
@@ -56,13 +57,14 @@ def mark_regressed(state: RunState, run: CheckRun) -> None:
 
 
 def final_verification(
-    workspace: Path, spec: FeatureSpec, books: RunBooks, logs: FeatureLogs, events: EventSink, *,
+    tree: VerificationTree, spec: FeatureSpec, books: RunBooks, logs: FeatureLogs, events: EventSink, *,
     runner: CheckRunner, concurrency: int,
 ) -> list[str]:
-    """At the end of a run: re-run every passed feature's check, mark the failing ones
-    `regressed` (state and log), emit `final_verification`; the regressed ids."""
+    """At the end of a run: re-run every passed feature's check in `tree` (a clean checkout of the
+    final commit, `orchestrator.run.clean_checkout`), mark the failing ones `regressed` (state and
+    log), emit `final_verification`; the regressed ids."""
     started = time.monotonic()
-    runs = verify_passed(workspace, spec, books.state, runner=runner, concurrency=concurrency, on_warning=events.warn,
+    runs = verify_passed(tree, spec, books.state, runner=runner, concurrency=concurrency, on_warning=events.warn,
                          on_progress=lambda done, total: events.phase("final verification", None, done, total))
     broken = [run for run in runs if not run.success]
     for run in broken:
@@ -77,5 +79,6 @@ def final_verification(
     events.emit(
         "final_verification", checked=len(runs), passed=len(runs) - len(broken),
         failed=[run.feature_id for run in broken], durationMs=int((time.monotonic() - started) * 1000),
+        tree=tree.kind, commit=tree.commit,
     )
     return [run.feature_id for run in broken]

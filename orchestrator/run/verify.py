@@ -14,7 +14,7 @@ from __future__ import annotations
 import codecs
 import signal
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.json_types import JsonObject
 from orchestrator.run import protect
+from orchestrator.run.pytest_outcomes import ProbeSetup, PytestRecord, early_end, probe_setup
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.secrets import redact_piece
@@ -107,24 +108,47 @@ def run_check(
 ) -> VerificationResult:
     """Run `command` in `environment` (its workspace, sandbox and variables) and report whether it passed.
 
-    Exit status 0 is a pass. A check that outlives `timeout` seconds is killed with its whole
-    process group. Any exception while waiting (KeyboardInterrupt included) kills the check's
+    Exit status 0 is a pass, unless a pytest it ran ended before reporting its results
+    (`orchestrator.run.pytest_outcomes`). A check that outlives `timeout` seconds is killed with its
+    whole process group. Any exception while waiting (KeyboardInterrupt included) kills the check's
     process group and is re-raised. A check that changed the run's configuration
     (`orchestrate.toml`: only possible without a sandbox) fails, and the file is put back.
     """
+    return run_check_recorded(command, environment, attempt=attempt, timeout=timeout, output_limit=output_limit)[0]
+
+
+def run_check_recorded(
+    command: str | None, environment: CommandEnvironment, *, attempt: int, timeout: float = DEFAULT_TIMEOUT,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+) -> tuple[VerificationResult, PytestRecord]:
+    """`run_check`, and what the pytest sessions it ran recorded (the tests and their outcomes)."""
     if command is None or not command.strip():
         return VerificationResult(
             command=command, success=False, skipped=True, error="no check command", attempt=attempt
-        )
+        ), PytestRecord()
     config = protect.take_guard(environment.workspace, None, ())  # the run's configuration as it was
-    result = _run(command, environment, attempt, timeout, output_limit)
+    with probe_setup() as probe:
+        result = _run(command, _probed(environment, probe), attempt, timeout, output_limit)
+        record = probe.read()
     changed = protect.guard_changes(config)
     if changed:
         how = "could not put it back" if protect.restore(config, changed) else "put back"
         result.success = False
         result.error = (f"the check changed {protect.named(changed)} ({how}): nothing the agent's code does "
                         "may change the run's configuration")
-    return result
+    why = early_end(command, result.exit_code, record) if result.success else None
+    if why is not None:
+        result = result.model_copy(update={"success": False, "error": why})
+    return result, record
+
+
+def _probed(environment: CommandEnvironment, probe: ProbeSetup) -> CommandEnvironment:
+    """`environment` with the pytest probe's variables, and its directory writable in the sandbox
+    (the probe writes its record from inside)."""
+    sandbox = environment.sandbox
+    if sandbox.active:
+        sandbox = replace(sandbox, write=(*sandbox.write, probe.directory))
+    return replace(environment, sandbox=sandbox, variables=probe.environment(environment.variables))
 
 
 def _run(

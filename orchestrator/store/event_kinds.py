@@ -139,6 +139,9 @@ class FinalVerification(_Event):
     passed: int
     failed: list[str]
     duration_ms: int
+    tree: str | None = None
+    """`clean-checkout` (of `commit`) or `working-tree`: where the checks ran."""
+    commit: str | None = None
 
 
 class FeatureBlocked(_Event):

@@ -11,6 +11,7 @@ Layout of `<project>/.autonomous/` (see `.autonomous.example/README.md`):
     memory/working-memory.jsonl     working-memory log (every strategy)
     events.jsonl                    event log: what happened, one JSON object a line
     backups/                        corrupted files set aside, never deleted
+    verify/                         final verification's clean checkout (only while it runs)
 
 `--fresh` moves the whole directory aside to `<project>/.autonomous.bak-<time>/`, which git is
 told to ignore like `.autonomous/` itself.
@@ -122,6 +123,11 @@ class ProjectPaths:
     @property
     def events_log(self) -> Path:
         return self.autonomous / "events.jsonl"
+
+    @property
+    def verify_checkout(self) -> Path:
+        """Final verification's clean checkout of the final commit (there only while it runs)."""
+        return self.autonomous / "verify"
 
     @property
     def backups_dir(self) -> Path:
