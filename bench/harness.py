@@ -56,7 +56,7 @@ class Stopwatch:
 
 
 class _TimedMessages:
-    """`sdk.messages` with every `create` call timed."""
+    """`sdk.messages` with every `create` and `stream` call timed."""
 
     def __init__(self, messages: Any, watch: Stopwatch) -> None:
         self._messages = messages
@@ -65,6 +65,12 @@ class _TimedMessages:
     def create(self, **request: Any) -> Any:
         with self._watch.timing():
             return self._messages.create(**request)
+
+    @contextmanager
+    def stream(self, **request: Any) -> Iterator[Any]:
+        """The streamed call (the one the model client makes), timed from its request to its last event."""
+        with self._watch.timing(), self._messages.stream(**request) as stream:
+            yield stream
 
 
 class TimedSDK:

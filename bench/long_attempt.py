@@ -28,6 +28,7 @@ from orchestrator.tools import ToolContext  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.safety.secrets import scrubbed_environment  # noqa: E402
+from tests.sdk_doubles import StreamsCreate  # noqa: E402
 
 FILE_TEXT = "a line of the file the agent keeps reading\n" * 60
 
@@ -37,7 +38,7 @@ def _message(blocks: list[Any], stop: str) -> SimpleNamespace:
     return SimpleNamespace(content=blocks, stop_reason=stop, usage=usage)
 
 
-class ViewingModel:
+class ViewingModel(StreamsCreate):
     """Asks to view big.txt until its last turn, then ends."""
 
     def __init__(self, turns: int) -> None:

@@ -126,6 +126,7 @@ def plan(
     from_list: Path | None = typer.Option(None, "--from", metavar="feature_list.json", help="Upgrade a quickstart feature list: keep its features, add a check to each."),
     force: bool = typer.Option(False, "--force", help="Replace an existing spec file."),
     model: str | None = typer.Option(None, "--model", metavar="ID", help="Model for planning and checks (default: the agent's)."),
+    provider: str | None = typer.Option(None, "--provider", metavar="NAME", help="anthropic (default) | bedrock | vertex."),
     max_cost: float | None = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole plan; never overshot."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompt; send nothing, write nothing."),
     json_output: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
@@ -139,7 +140,8 @@ def plan(
         description=description, output=output or root / "spec.json", project_dir=root, features=features,
         write_checks=write_checks, from_list=from_list, force=force, dry_run=dry_run, json_mode=json_output,
     )
-    raise typer.Exit(plan_command(request, load_config({"model": model, "max_cost": max_cost, "sandbox": sandbox}, root)))
+    raise typer.Exit(plan_command(request, load_config(
+        {"model": model, "provider": provider, "max_cost": max_cost, "sandbox": sandbox}, root)))
 
 
 @app.command(cls=Command)

@@ -54,9 +54,11 @@ def context_command(
 ) -> None:
     """Show the context a feature would get, with its token count."""
     from orchestrator.commands.inspect import print_context
+    from orchestrator.commands.token_count import last_run_model
 
     paths = open_project(project_dir)
-    config = load_config({"model": model, "provider": provider}, paths.root)
+    # The run's model, as the help says: the last run's unless --model names another.
+    config = load_config({"model": model or last_run_model(paths.events_log), "provider": provider}, paths.root)
     raise typer.Exit(print_context(paths, config, spec, feature_id, strategy, count=count))
 
 @app.command("verify", cls=Command)
@@ -81,12 +83,13 @@ def summarize(
     spec: Path | None = typer.Option(None, "--spec", metavar="SPEC", help="The spec (default: the one of the last run)."),
     project_dir: Path | None = ProjectDirOption,
     summarizer_model: str | None = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer."),
+    provider: str | None = typer.Option(None, "--provider", metavar="NAME", help="anthropic (default) | bedrock | vertex."),
 ) -> None:
     """Run the Context Agent's summarizer now over the features not yet summarized."""
     from orchestrator.commands.inspect import run_summarize
 
     paths = open_project(project_dir)
-    config = load_config({"summarizer_model": summarizer_model}, paths.root)
+    config = load_config({"summarizer_model": summarizer_model, "provider": provider}, paths.root)
     raise typer.Exit(run_summarize(paths, config, spec))
 
 @app.command(cls=Command)

@@ -31,6 +31,7 @@ from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import write_spec
+from tests.sdk_doubles import StreamsCreate
 
 _ids = itertools.count(1)
 
@@ -44,7 +45,7 @@ def _message(content: list[dict[str, Any]], stop_reason: str) -> Message:
     })
 
 
-class InProcessModel:
+class InProcessModel(StreamsCreate):
     """Stands in for `anthropic.Anthropic`: each attempt writes `attempt-<n>.txt`, then stops."""
 
     def __init__(self) -> None:

@@ -14,12 +14,13 @@ import pytest
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import LimitReached, ModelClient, Spend
 from orchestrator.llm.reservations import SpendPool
+from orchestrator.llm.spend import SpendEntry
 from orchestrator.run.merge_queue import MergeQueue
 from orchestrator.run.worktrees import Worktrees, prepare_repository, work_branch
 from orchestrator.spec.load import Feature
-from orchestrator.llm.spend import SpendEntry
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
+from tests.sdk_doubles import StreamsCreate
 
 MODEL = "claude-sonnet-5-5"
 
@@ -30,7 +31,7 @@ def _message() -> SimpleNamespace:
     return SimpleNamespace(content=[{"type": "text", "text": "ok"}], usage=usage, stop_reason="end_turn")
 
 
-class _HeldSDK:
+class _HeldSDK(StreamsCreate):
     """An SDK whose calls wait until released: calls in flight at once."""
 
     def __init__(self) -> None:

@@ -70,8 +70,8 @@ def test_a_bedrock_run_completes_with_signed_requests_and_no_credential_anywhere
     assert result.code == 0, result.stderr
     assert fake_api.requests and all(r.provider == "bedrock" and r.status == 200 for r in fake_api.requests)
     paths = {r.path for r in fake_api.requests}
-    assert paths == {"/model/anthropic.claude-sonnet-4-5-20250929-v1:0/invoke",
-                     "/model/anthropic.claude-haiku-4-5-20251001-v1:0/invoke"}
+    assert paths == {"/model/anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream",
+                     "/model/anthropic.claude-haiku-4-5-20251001-v1:0/invoke-with-response-stream"}
     for request in fake_api.requests:
         sent = json.loads(request.raw)
         assert "model" not in sent and isinstance(sent["anthropic_version"], str)
@@ -96,7 +96,7 @@ def test_a_vertex_run_completes_with_its_request_shape_and_no_credential_anywher
     assert result.code == 0, result.stderr
     assert fake_api.requests and all(r.provider == "vertex" and r.status == 200 for r in fake_api.requests)
     prefix = "/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/"
-    assert {r.path for r in fake_api.agent_requests()} == {prefix + "claude-sonnet-4-5@20250929:rawPredict"}
+    assert {r.path for r in fake_api.agent_requests()} == {prefix + "claude-sonnet-4-5@20250929:streamRawPredict"}
     for request in fake_api.requests:
         assert "model" not in json.loads(request.raw)
         assert request.headers["authorization"] == f"Bearer {TEST_VERTEX_TOKEN}"
@@ -121,14 +121,14 @@ def test_wrong_aws_credentials_stop_the_run_with_what_to_check(fake_api, project
 def test_a_model_without_a_known_provider_id_is_refused_before_any_call(fake_api, project):
     spec = write_spec(project, 1)
 
-    result = run_cli(
-        ["run", str(spec), "--provider", "bedrock", "--model", "claude-sonnet-9-9"], project, key=None,
+    result = run_cli(  # a family no mapped model belongs to: nothing to fall back on
+        ["run", str(spec), "--provider", "bedrock", "--model", "claude-quux-9-9"], project, key=None,
         AWS_REGION="us-east-1", AWS_ACCESS_KEY_ID=TEST_AWS_ACCESS_KEY, AWS_SECRET_ACCESS_KEY=TEST_AWS_SECRET_KEY,
         ANTHROPIC_BEDROCK_BASE_URL=fake_api.base_url,
     )
 
     assert result.code == 2
-    assert "no bedrock model id is known for 'claude-sonnet-9-9'" in result.stderr
+    assert "no bedrock model id is known for 'claude-quux-9-9'" in result.stderr
     assert "--model anthropic." in result.stderr
     assert fake_api.calls == 0
 
@@ -152,3 +152,88 @@ def test_model_ids_per_provider() -> None:
     with pytest.raises(UnknownModelMapping, match="pass vertex's own id"):
         native_model_id("vertex", "claude-new")
     assert RunConfig(provider="bedrock").provider == "bedrock"
+
+
+# ---- issue 30: the defaults on every provider -------------------------------------------------
+BEDROCK_ENV = {"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": TEST_AWS_ACCESS_KEY,
+               "AWS_SECRET_ACCESS_KEY": TEST_AWS_SECRET_KEY, "AWS_EC2_METADATA_DISABLED": "true"}
+VERTEX_ENV = {"CLOUD_ML_REGION": "us-east5", "ANTHROPIC_VERTEX_PROJECT_ID": "proj-1",
+              "GOOGLE_OAUTH_ACCESS_TOKEN": TEST_VERTEX_TOKEN}
+
+
+def _provider_env(provider: str, fake) -> dict[str, str]:
+    if provider == "bedrock":
+        return {**BEDROCK_ENV, "ANTHROPIC_BEDROCK_BASE_URL": fake.base_url}
+    return {**VERTEX_ENV, "ANTHROPIC_VERTEX_BASE_URL": fake.base_url + "/v1"}
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex"])
+def test_the_demo_spec_runs_end_to_end_on_each_provider_with_the_default_models(tmp_path, provider):
+    import subprocess
+
+    from orchestrator.demo.scripted import demo_summarizer
+    from orchestrator.demo.spec_bundle import write_spec as write_demo_spec
+    from orchestrator.demo.textkit_plan import textkit_plan
+    from orchestrator.llm.models import default_agent_model, default_summarizer_model
+    from tests.fake_api.fixtures import running_fake_api
+
+    spec = write_demo_spec(tmp_path / "spec")
+    project = tmp_path / "textkit"
+    project.mkdir()
+    subprocess.run(["git", "init", "--quiet", str(project)], check=True)
+    with running_fake_api(default_plan=textkit_plan, summarizer=demo_summarizer) as fake:
+        result = run_cli(["run", str(spec), "--provider", provider], project, key=None, timeout=600,
+                         **_provider_env(provider, fake))
+        requests = fake.requests
+
+    assert result.code == 0, result.stderr
+    assert "no bedrock model id" not in result.stderr and "no vertex model id" not in result.stderr
+    assert requests and all(r.provider == provider and r.status == 200 for r in requests)
+    models = {r.body["model"] for r in requests}
+    agent, summarizer = default_agent_model(), default_summarizer_model()
+    if provider == "bedrock":
+        assert models == {f"anthropic.{agent}", f"anthropic.{summarizer}"}
+        assert all(r.path.endswith("/invoke-with-response-stream") for r in requests)
+    else:
+        assert models == {agent, summarizer}
+        assert all(r.path.endswith(":streamRawPredict") for r in requests)
+
+
+def test_a_model_the_provider_table_lacks_falls_back_to_the_newest_of_its_family_with_a_notice(fake_api, project):
+    spec = write_spec(project, 1)
+
+    result = run_cli(["run", str(spec), "--provider", "bedrock", "--model", "claude-sonnet-9-9"], project, key=None,
+                     **_provider_env("bedrock", fake_api))
+
+    assert result.code == 0, result.stderr
+    assert "no bedrock model id is known for 'claude-sonnet-9-9': using claude-sonnet-5-5" in result.stderr
+    assert {r.path for r in fake_api.agent_requests()} == {
+        "/model/anthropic.claude-sonnet-5-5/invoke-with-response-stream"}
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex"])
+def test_plan_takes_provider_and_checks_only_the_model_it_calls(fake_api, project, provider):
+    (project / "idea.md").write_text("# Notes\nAdd and list notes.\n")
+    feature = {"id": "add", "name": "Add", "description": "Add a note.", "verify": "true"}
+    fake_api.tool_answers = lambda name, body: {"project": "notes", "features": [feature]}
+
+    result = run_cli(["plan", "idea.md", "--no-write-checks", "--provider", provider], project, key=None,
+                     ORCHESTRATE_SUMMARIZER_MODEL="claude-quux-1-1",  # never called by plan: not checked
+                     **_provider_env(provider, fake_api))
+
+    assert result.code == 0, result.stderr
+    assert (project / "spec.json").exists()
+    assert fake_api.forced_tool_calls and all(r.provider == provider for r in fake_api.forced_tool_calls)
+
+
+def test_context_count_counts_with_the_model_the_run_used(fake_api, project):
+    spec = write_spec(project, 2)
+    ran = run_cli(["run", str(spec), "--model", "claude-opus-4-6", "--only", "feat-01"], project, fake_api)
+    assert ran.code == 0, ran.stderr
+
+    counted = run_cli(["context", "feat-02", "--count"], project, fake_api)
+
+    assert counted.code == 0, counted.stderr
+    counts = [r for r in fake_api.requests if r.kind == "count_tokens"]
+    assert counts and {r.body["model"] for r in counts} == {"claude-opus-4-6"}
+    assert "count_tokens, claude-opus-4-6" in counted.stdout

@@ -19,15 +19,23 @@ import pytest
 
 import context_agent.tokens as tokens_module
 from orchestrator.config import RunConfig
-from orchestrator.llm.conversation import RequestSize, cached_system, for_api, mask_old_observations, with_cached_tools
-from orchestrator.llm.conversation import with_conversation_breakpoint
-from orchestrator.run.agent_loop import AgentSession, run_agent
 from orchestrator.llm.client import ApiUnavailable, ModelClient, Spend, SpendEntry, request_tokens
+from orchestrator.llm.conversation import (
+    RequestSize,
+    cached_system,
+    for_api,
+    mask_old_observations,
+    with_cached_tools,
+    with_conversation_breakpoint,
+)
+from orchestrator.llm.pricing import TokenUsage
+from orchestrator.run.agent_loop import AgentSession, run_agent
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore
 from orchestrator.tools import ToolContext, tool_definitions
 from orchestrator.llm.pricing import TokenUsage
 from tests.environments import unsandboxed
+from tests.sdk_doubles import StreamsCreate
 
 MODEL = "claude-sonnet-5-5"
 
@@ -38,7 +46,7 @@ def _message(blocks: list[Any], stop: str = "tool_use", output: int = 40) -> Sim
     return SimpleNamespace(content=blocks, usage=usage, stop_reason=stop)
 
 
-class ScriptedSDK:
+class ScriptedSDK(StreamsCreate):
     """Answers `messages.create` from a list: a message, an exception to raise, or a callable."""
 
     def __init__(self, answers: list[Any]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.config import RunConfig
-from orchestrator.llm.attempt_model import attempt_model, fit_thinking_budget
+from orchestrator.llm.attempt_model import ANSWER_HEADROOM, attempt_model, fit_thinking_budget
 from orchestrator.llm.models import INTERLEAVED_THINKING_BETA
 from tests.cli_helpers import plain_summarizer, read_json, run_cli, write_spec
 from tests.fake_api import bash, edit_create, report, text
@@ -119,11 +119,13 @@ def test_auto_on_a_budget_model_thinks_on_retries_only() -> None:
     assert attempt_model(RunConfig(model="claude-sonnet-4-5"), 2, 3).request_fields() == {}
 
 
-def test_a_budget_is_kept_below_a_lowered_max_tokens() -> None:
+def test_a_budget_is_kept_below_a_lowered_max_tokens_with_room_for_the_answer() -> None:
     request = {"thinking": {"type": "enabled", "budget_tokens": 4096}}
     assert fit_thinking_budget(request, 3000) is None
-    assert request["thinking"]["budget_tokens"] == 2999
-    assert "too few" in str(fit_thinking_budget({"thinking": {"type": "enabled", "budget_tokens": 4096}}, 1000))
+    assert request["thinking"]["budget_tokens"] == 3000 - ANSWER_HEADROOM  # 1024 tokens left to answer
+    squeezed = {"thinking": {"type": "enabled", "budget_tokens": 4096}, "extra_headers": {"anthropic-beta": "x"}}
+    assert "too few" in str(fit_thinking_budget(squeezed, 1500))
+    assert "thinking" not in squeezed and "extra_headers" not in squeezed  # this call goes without thinking
 
 
 def test_the_fake_refuses_a_thinking_block_that_was_changed(fake_api):

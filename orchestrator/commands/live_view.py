@@ -90,6 +90,7 @@ class LiveRenderer:
         self.started = time.monotonic()
         self.view = _View()
         self.busy: dict[str, _View] = {}  # one row per feature at work (several with --jobs N)
+        self.arriving = 0  # output tokens of the call in flight, as its stream brings them (an estimate)
         self.run_phase: _View | None = None  # the run's own phase: final verification
         self.live = Live(console=self.console, refresh_per_second=4, transient=True, get_renderable=self._render)
         self.live.start()
@@ -112,7 +113,8 @@ class LiveRenderer:
             table.add_row(Text(f"{len(self.busy)} at work", style="bold"), "", "", "")
         table.add_row(
             Text("█" * filled + "░" * (20 - filled), style="green"), f"{v.done} of {v.total} done",
-            f"{v.tokens:,} tokens", f"{money(v.cost)}{budget}", clock(now - self.started),
+            f"{v.tokens:,} tokens" + (f" (+{self.arriving:,} arriving)" if self.arriving else ""),
+            f"{money(v.cost)}{budget}", clock(now - self.started),
         )
         return table
 
@@ -153,9 +155,13 @@ class LiveRenderer:
             worker.turn = event.turn
             worker.enter(Phase("agent"))
             self.view.tokens, self.view.cost = event.run_tokens, event.run_cost_usd
+            self.arriving = 0  # now counted in the run's tokens
         elif isinstance(event, (FeatureFinished, FeatureBlocked)):
             self.busy.pop(event.id, None)
             self.view.done += 1
+
+    def output_arriving(self, tokens: int) -> None:
+        self.arriving = tokens  # shown at the next refresh (4 a second)
 
     def close(self) -> None:
         user_lines.detach(self.console)

@@ -94,9 +94,18 @@ def _plan(
     request: PlanRequest, config: RunConfig, root: Path, text: str, planner: PlannerSettings, runner: str | None,
     checks_settings: CheckSettings | None, upgraded: FeatureSpec | None,
 ) -> int:
-    from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend, make_sdk_client
+    from orchestrator.llm.client import (
+        ApiAuthError,
+        ApiUnavailable,
+        LimitReached,
+        ModelClient,
+        ModelRequestRejected,
+        Spend,
+        make_sdk_client,
+    )
 
-    client = ModelClient(config, make_sdk_client(config), Spend(), on_retry=_progress)
+    # Only the planning model is checked: plan never calls the summarizer or an escalation model.
+    client = ModelClient(config, make_sdk_client(config, models=("model",)), Spend(), on_retry=_progress)
     files = CheckFiles(root)
     try:
         planned = upgraded_spec(upgraded) if upgraded is not None else plan_spec(
@@ -114,6 +123,10 @@ def _plan(
     except PlanInvalid as err:
         files.rollback()
         _progress(f"{err}\nno spec written; try again, or describe the project more precisely")
+        return EXIT_FAILED
+    except ModelRequestRejected as err:  # the same request would be refused again: one line, no traceback
+        files.rollback()
+        _progress(f"stopped: {err}; no spec written, check files removed")
         return EXIT_FAILED
     except ApiAuthError as err:
         files.rollback()

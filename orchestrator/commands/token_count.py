@@ -8,6 +8,9 @@ count_tokens), the estimate stands and a line says why.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.errors import UsageError
 from orchestrator.json_types import ApiRequest
@@ -48,3 +51,21 @@ def count_line(config: RunConfig, request: ApiRequest, estimate: int) -> str:
         return f"whole first request (count_tokens): not counted, {why}; the estimate stands\n"
     difference = (estimate - counted) / counted * 100 if counted else 0.0
     return f"whole first request (count_tokens, {config.model}): {counted} tokens; the estimate is {difference:+.1f}%\n"
+
+
+def last_run_model(events_log: Path) -> str | None:
+    """The agent model of the last run in `events_log` (its `run_started` event), or None."""
+    model = None
+    try:
+        with events_log.open(encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                if '"run_started"' not in line:
+                    continue
+                try:
+                    found = json.loads(line).get("model")
+                except (ValueError, AttributeError):
+                    continue
+                model = found if isinstance(found, str) and found else model
+    except OSError:
+        return None
+    return model

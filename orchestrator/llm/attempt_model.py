@@ -15,6 +15,8 @@ from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, thinking_support
 
 # `--thinking auto` on a model that only takes a budget: this share of max_tokens, on retries.
 AUTO_BUDGET_SHARE = 2
+# Output tokens kept for the answer when a lowered max_tokens squeezes the thinking budget.
+ANSWER_HEADROOM = 1024
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,13 @@ def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) 
 
     "auto": adaptive thinking where the model takes it (the model decides when thinking
     helps); on a model that only takes a budget, thinking on retries only, with half of
-    max_tokens. The config has already refused a setting the model cannot take.
+    max_tokens. A budget on a model where budgets are deprecated (4.6) is sent as adaptive
+    thinking. The config has already refused a setting the model cannot take.
     """
     if setting == "off":
         return None
     support = thinking_support(model)
-    if setting == "auto":
+    if setting == "auto" or support.prefers_adaptive:
         if support.adaptive:
             return {"type": "adaptive"}
         budget = max_tokens // AUTO_BUDGET_SHARE
@@ -77,17 +80,23 @@ def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) 
 
 
 def fit_thinking_budget(request: ApiRequest, max_tokens: int) -> str | None:
-    """Keep a request's thinking budget below its (possibly lowered) max_tokens, in place.
+    """Keep a request's thinking budget below its (possibly lowered) max_tokens, in place,
+    leaving at least `ANSWER_HEADROOM` tokens for the answer itself.
 
-    Returns why the call cannot be made (too little room left for the minimum budget), or None.
+    When max_tokens is too small for the minimum budget plus that headroom (a cost cap near),
+    thinking is dropped for this call; returns the notice that says so, or None.
     """
     thinking = request.get("thinking")
     if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
         return None
     budget = int(thinking.get("budget_tokens", 0))
-    if budget < max_tokens:
+    room = max_tokens - ANSWER_HEADROOM
+    if budget <= room:
         return None
-    if max_tokens - 1 < MIN_THINKING_BUDGET:
-        return f"only {max_tokens} output tokens are affordable, too few for the minimum thinking budget"
-    request["thinking"] = {**thinking, "budget_tokens": max_tokens - 1}
+    if room < MIN_THINKING_BUDGET:
+        del request["thinking"]
+        request.pop("extra_headers", None)  # the interleaved-thinking beta goes with it
+        return (f"thinking left out of this call: only {max_tokens} output tokens are affordable, too few for the "
+                f"minimum thinking budget ({MIN_THINKING_BUDGET}) and {ANSWER_HEADROOM} for the answer")
+    request["thinking"] = {**thinking, "budget_tokens": room}
     return None

@@ -1,9 +1,10 @@
 """One model call, done safely: limits checked first, transient faults retried, cost booked.
 
-The SDK already retries 408/409/429/5xx and dropped connections (`max_retries`). What
-survives those retries gets one more bounded layer here (tenacity, exponential backoff with
-jitter, capped in attempts and time) around the single call; tool execution is never
-retried. Authentication errors stop at once. An API that stays unreachable raises
+Every call is streamed (`streaming.stream_message`). The SDK already retries 408/409/429/5xx
+and dropped connections before an answer starts (`max_retries`). What survives those retries,
+and what breaks an answer mid-stream (an `error` event, a lost connection), gets one more
+bounded layer here (tenacity, exponential backoff with jitter, capped in attempts and time)
+around the single call; tool execution is never retried. Authentication errors stop at once. An API that stays unreachable raises
 `ApiUnavailable`, which ends the run with its state saved (exit 3).
 
 Every call is journaled as it happens (`journal`): its worst case before it is sent, its
@@ -41,6 +42,7 @@ from orchestrator.llm.providers import native_model_id
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.sdk import credentials_hint, make_sdk_client
 from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
+from orchestrator.llm.streaming import StreamBroken, is_transient, stream_message
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 from orchestrator.safety.secrets import redact
 
@@ -55,14 +57,6 @@ _MIN_OUTPUT_TOKENS = 1024
 
 # A Messages API request (model, max_tokens, system, tools, messages, ...) as the SDK takes it:
 # JSON whose shape is the API's, free-form here.
-
-
-def _is_transient(err: BaseException) -> bool:
-    if isinstance(err, (anthropic.APIConnectionError, MalformedResponse, anthropic.APIResponseValidationError)):
-        return True
-    if isinstance(err, anthropic.APIStatusError):
-        return err.status_code in (408, 409, 429) or err.status_code >= 500
-    return False
 
 
 @dataclass
@@ -84,6 +78,7 @@ class ModelClient:
         sleep: Callable[[float], None] | None = None,
         journal: Callable[[SpendEntry], None] = lambda _entry: None,
         pool: SpendPool | None = None,
+        on_output: Callable[[int], None] = lambda _tokens: None,
     ) -> None:
         self.config = config
         self.sdk = sdk
@@ -94,6 +89,7 @@ class ModelClient:
         self.on_retry = on_retry
         self._sleep = sleep
         self.journal = journal
+        self.on_output = on_output  # estimated output tokens of the call in flight, as they arrive
 
     # ---- limits -------------------------------------------------------------------------
     def affordable_max_tokens(
@@ -156,9 +152,9 @@ class ModelClient:
             request["max_tokens"] = self.affordable_max_tokens(
                 model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
             )
-            too_little = fit_thinking_budget(request, request["max_tokens"])
-            if too_little:
-                raise LimitReached(f"{too_little} (raise --max-cost or max_feature_tokens and run again to resume)")
+            dropped = fit_thinking_budget(request, request["max_tokens"])
+            if dropped:
+                self.on_retry(dropped)  # the run's warning line
             worst = self.worst_case_cost(model, request, input_tokens)
             if self.pool is not None:  # checked and reserved at once: no other worker slips in between
                 self.pool.hold(worst)
@@ -188,7 +184,7 @@ class ModelClient:
     def _send(self, model: str, request: ApiRequest) -> Any:
         """The call with the outer retries; the SDK's errors mapped to this module's."""
         retrying = Retrying(
-            retry=retry_if_exception(_is_transient),
+            retry=retry_if_exception(is_transient),
             stop=stop_after_attempt(self.config.retry_attempts) | stop_after_delay(self.config.retry_deadline),
             wait=wait_random_exponential(multiplier=1, max=self.config.retry_max_wait),
             before_sleep=self._before_sleep,
@@ -206,10 +202,11 @@ class ModelClient:
                 f"model {model!r} not found ({_describe(err)}): check --model / --escalate-model / --summarizer-model"
             ) from None
         except anthropic.APIStatusError as err:
-            if _is_transient(err) or err.status_code == 402:
+            if is_transient(err) or err.status_code == 402:
                 raise ApiUnavailable(f"the API kept failing: {_describe(err)}") from None
             raise ModelRequestRejected(f"the API rejected the request: {_describe(err)}") from None
-        except (anthropic.APIConnectionError, MalformedResponse, anthropic.APIResponseValidationError) as err:
+        except (anthropic.APIConnectionError, MalformedResponse, anthropic.APIResponseValidationError,
+                StreamBroken) as err:
             raise ApiUnavailable(f"the API is unreachable or answering badly: {_describe(err)}") from None
         return message
 
@@ -221,7 +218,7 @@ class ModelClient:
         # The provider's own name for the model; the books keep the name the user gave.
         sent = {**request, "model": native_model_id(self.config.provider, request["model"])}
         try:
-            message = self.sdk.messages.create(**sent)
+            message = stream_message(self.sdk, sent, self.on_output)
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise MalformedResponse(f"response body is not JSON: {err}") from None
         if isinstance(message, str) or not isinstance(getattr(message, "content", None), list) or getattr(
@@ -291,6 +288,11 @@ def _describe(err: BaseException | None) -> str:
     if err is None:
         return "unknown error"
     status = getattr(err, "status_code", None)
+    api_message = getattr(err, "api_message", None)  # the API's own words, without the JSON around them
+    if isinstance(api_message, str) and api_message:
+        kind = getattr(err, "type", None) or type(err).__name__
+        where = "mid-stream" if status == 200 else str(status)
+        return f"{kind} {where}: {redact(api_message).splitlines()[0][:300]}"
     text = redact(str(err)).splitlines()[0] if str(err) else type(err).__name__
     text = text[:300]
     return f"{type(err).__name__} {status}: {text}" if status else f"{type(err).__name__}: {text}"

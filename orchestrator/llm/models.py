@@ -55,7 +55,9 @@ def default_summarizer_model() -> str:
 # ---- what each model can do ---------------------------------------------------------------
 # Extended thinking by model generation, from Anthropic's extended-thinking docs:
 # - budgeted thinking (`{"type": "enabled", "budget_tokens": N}`) on Claude 3.7 and Claude 4
-#   up to 4.6; 4.7 and later refuse it (400) and take only adaptive thinking;
+#   up to 4.6; 4.7 and later refuse it (400) and take only adaptive thinking; on 4.6 (and
+#   Mythos Preview) a budget is deprecated in favour of adaptive thinking, so a budget asked
+#   for is sent as adaptive there (`prefers_adaptive`);
 # - adaptive thinking (`{"type": "adaptive"}`, the model decides how much) from 4.6 on, with
 #   thinking between tool calls built in;
 # - thinking between tool calls on the budgeted 4.x models through the beta header below
@@ -67,10 +69,11 @@ _GENERATION = re.compile(r"claude-(?:(?P<family>[a-z]+)-(?P<major>\d+)(?:-(?P<mi
 class ThinkingSupport:
     """Which kinds of thinking a model takes (see the table above)."""
 
-    __slots__ = ("adaptive", "budget", "interleaved_beta")
+    __slots__ = ("adaptive", "budget", "interleaved_beta", "prefers_adaptive")
 
-    def __init__(self, *, budget: bool, adaptive: bool, interleaved_beta: bool) -> None:
+    def __init__(self, *, budget: bool, adaptive: bool, interleaved_beta: bool, prefers_adaptive: bool = False) -> None:
         self.budget, self.adaptive, self.interleaved_beta = budget, adaptive, interleaved_beta
+        self.prefers_adaptive = prefers_adaptive
 
     @property
     def any(self) -> bool:
@@ -94,7 +97,9 @@ def model_generation(model: str) -> tuple[int, int] | None:
 
 
 # Models whose ids carry no generation.
-_THINKING_EXCEPTIONS = {"claude-mythos-preview": ThinkingSupport(budget=True, adaptive=True, interleaved_beta=False)}
+_THINKING_EXCEPTIONS = {
+    "claude-mythos-preview": ThinkingSupport(budget=True, adaptive=True, interleaved_beta=False, prefers_adaptive=True)
+}
 
 
 def thinking_support(model: str) -> ThinkingSupport:
@@ -110,7 +115,7 @@ def thinking_support(model: str) -> ThinkingSupport:
     if generation < (4, 6):
         return ThinkingSupport(budget=True, adaptive=False, interleaved_beta=True)
     if generation < (4, 7):
-        return ThinkingSupport(budget=True, adaptive=True, interleaved_beta=True)
+        return ThinkingSupport(budget=True, adaptive=True, interleaved_beta=True, prefers_adaptive=True)
     return ThinkingSupport(budget=False, adaptive=True, interleaved_beta=False)
 
 

@@ -1,12 +1,22 @@
 """Model ids as each provider names them: Anthropic's API, Amazon Bedrock, Google Vertex AI.
 
 Users name models as Anthropic does (`claude-sonnet-4-5`); Bedrock and Vertex have their own
-ids for the same models. The table below maps the ones we know; an id already in the
-provider's own form (`anthropic.` / `us.anthropic.` / an ARN on Bedrock, `@` on Vertex) is
-passed through, so a model missing here can always be used by its provider-native id.
+ids for the same models. The table below maps the ones we know; every other model the
+installed SDK lists from Claude 4.6 on is named as Anthropic has named those since 4.6
+(`anthropic.<id>` on Bedrock, `<id>` on Vertex), so the defaults, read from the SDK's list,
+work on every provider. A model neither covers falls back to the newest mapped model of its
+family, with a notice (`resolve_model`). An id already in the provider's own form
+(`anthropic.` / `us.anthropic.` / an ARN on Bedrock, `@` on Vertex) is passed through, so any
+model can always be used by its provider-native id.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from orchestrator.llm.models import known_models, model_generation
 
 # Anthropic id -> (Bedrock model id, Vertex AI model id), from the providers' model lists.
 _NATIVE_IDS: dict[str, tuple[str, str]] = {
@@ -58,15 +68,57 @@ def is_native(provider: str, model: str) -> bool:
     return True
 
 
-def native_model_id(provider: str, model: str) -> str:
-    """`model` as `provider` names it; raises `UnknownModelMapping` when no mapping is known."""
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model as a provider names it, and the notice to show when another model stands in."""
+
+    native: str
+    notice: str | None = None
+
+
+# The SDK names models from 4.6 on without a date, and the providers have used the same names.
+_UNDATED_FROM = (4, 6)
+_DATED = re.compile(r"-\d{8}$")
+_FAMILY = re.compile(r"^claude-(?P<family>[a-z]+)-\d")
+
+
+@cache
+def _mapped() -> dict[str, tuple[str, str]]:
+    """Every model with a provider id: the table, then the SDK's undated ids from 4.6 on."""
+    mapped = dict(_NATIVE_IDS)
+    for model in known_models():
+        generation = model_generation(model)
+        recent = generation is None or generation >= _UNDATED_FROM  # a preview's id carries no generation
+        if model not in mapped and model not in _ALIASES and recent and not _DATED.search(model):
+            mapped[model] = (f"anthropic.{model}", model)
+    return mapped
+
+
+def _pick(provider: str, ids: tuple[str, str]) -> str:
+    return ids[0] if provider == "bedrock" else ids[1]
+
+
+def resolve_model(provider: str, model: str) -> ResolvedModel:
+    """`model` as `provider` names it, or the newest mapped model of its family with a notice;
+    raises `UnknownModelMapping` when neither is known."""
     if provider == "anthropic" or is_native(provider, model):
-        return model
-    known = _NATIVE_IDS.get(_ALIASES.get(model, model))
+        return ResolvedModel(model)
+    mapped = _mapped()
+    known = mapped.get(_ALIASES.get(model, model))
     if known is not None:
-        bedrock, vertex = known
-        if provider == "bedrock":
-            return bedrock
-        if provider == "vertex":
-            return vertex  # for the newest models, the same name as Anthropic's
-    raise UnknownModelMapping(provider, model)
+        return ResolvedModel(_pick(provider, known))
+    family = _FAMILY.match(model)
+    same_family = [m for m in mapped if family and _FAMILY.match(m) and _FAMILY.match(m)["family"] == family["family"]]  # type: ignore[index]
+    if not same_family:
+        raise UnknownModelMapping(provider, model)
+    newest = max(same_family, key=lambda m: model_generation(m) or (0, 0))
+    return ResolvedModel(
+        _pick(provider, mapped[newest]),
+        f"no {provider} model id is known for {model!r}: using {newest} ({_pick(provider, mapped[newest])}) instead; "
+        f"pass {provider}'s own id to choose another",
+    )
+
+
+def native_model_id(provider: str, model: str) -> str:
+    """`model` as `provider` names it (see `resolve_model`); raises `UnknownModelMapping` when no mapping is known."""
+    return resolve_model(provider, model).native

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,8 @@ import anthropic
 
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.json_types import SdkOptions
-from orchestrator.llm.providers import UnknownModelMapping, native_model_id
+from orchestrator.llm.providers import UnknownModelMapping, resolve_model
+from orchestrator.llm.streaming import LibraryWarnings
 
 VERTEX_TOKEN_VARIABLE = "GOOGLE_OAUTH_ACCESS_TOKEN"
 _HINTS = {
@@ -30,6 +32,10 @@ _HINTS = {
     "vertex": "check the Google credentials (gcloud auth application-default login, GOOGLE_APPLICATION_CREDENTIALS "
     f"or {VERTEX_TOKEN_VARIABLE}) and ANTHROPIC_VERTEX_PROJECT_ID",
 }
+
+
+def _note(line: str) -> None:
+    print(f"orchestrate: note: {line}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -58,16 +64,22 @@ def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
     )
 
 
-def check_model_ids(config: RunConfig, settings: tuple[str, ...] = ("model", "escalate_model", "summarizer_model")) -> None:
-    """Each model of `settings` has an id on the provider; ConfigError naming the one that has none."""
+def check_model_ids(
+    config: RunConfig, settings: tuple[str, ...] = ("model", "escalate_model", "summarizer_model"),
+    notice: Callable[[str], None] = _note,
+) -> None:
+    """Each model of `settings` has an id on the provider; ConfigError naming the one that has
+    none; a notice for each that another model stands in for."""
     for name in settings:
         model, setting = getattr(config, name), "--" + name.replace("_", "-")
         if model is None:
             continue
         try:
-            native_model_id(config.provider, model)
+            resolved = resolve_model(config.provider, model)
         except UnknownModelMapping:
             raise ConfigError(f"{setting}: {UnknownModelMapping(config.provider, model, setting)}") from None
+        if resolved.notice:
+            notice(f"{setting}: {resolved.notice}")
 
 
 def make_sdk_client(
@@ -76,6 +88,7 @@ def make_sdk_client(
     """The SDK client of `config.provider`, after checking the ids of the `models` settings the
     command will use, and the provider's credentials."""
     check_model_ids(config, models)
+    LibraryWarnings.install()  # the SDK's warnings, one note line each, never its raw text
     common: SdkOptions = {"max_retries": config.api_max_retries, "timeout": config.api_timeout}
     if config.provider == "bedrock":
         return _bedrock_client(common)

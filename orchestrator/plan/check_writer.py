@@ -105,8 +105,10 @@ def _prompt(settings: CheckSettings, spec: FeatureSpec, feature: Feature) -> str
 
 def _parse(answer: StructuredAnswer, feature_id: str, files: CheckFiles) -> tuple[CheckAnswer | None, list[str]]:
     """The answer as a writable check, or the problems that keep it from being one."""
+    if answer.cut_off:  # whatever it holds is incomplete
+        return None, ["the answer was cut off at max_tokens before its submit_checks call was complete: write shorter files"]
     if answer.data is None:
-        return None, ["no submit_checks call with an object input" + (" (cut off at max_tokens)" if answer.cut_off else "")]
+        return None, ["no submit_checks call with an object input"]
     try:
         parsed = CheckAnswer.model_validate(answer.data)
     except ValidationError as err:

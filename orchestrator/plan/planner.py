@@ -125,9 +125,11 @@ def _check(
 ) -> tuple[list[RawFeature], list[str], list[str]]:
     """The merged features, the answer's problems (located in the answer), what was dropped."""
     data = answer.data
+    if answer.cut_off:  # whatever it holds is incomplete: say why, not what is missing
+        return kept, [f"the answer was cut off at max_tokens before its {SPEC_TOOL} call was complete: "
+                      "plan fewer, shorter features"], []
     if data is None:
-        cut = " (the answer was cut off at max_tokens: plan fewer, shorter features)" if answer.cut_off else ""
-        return kept, [f"no {SPEC_TOOL} call with an object input{cut}"], []
+        return kept, [f"no {SPEC_TOOL} call with an object input"], []
     new = data.get("features")
     if not isinstance(new, list) or not new:
         return kept, ["features: must be a non-empty list of features"], []

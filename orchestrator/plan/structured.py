@@ -10,10 +10,10 @@ turn and the problems found in it as the tool's error result.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from orchestrator.json_types import ApiBlock, ApiMessage, ApiRequest, ToolDefinition, ToolInput
 from orchestrator.llm.client import ModelClient
+from orchestrator.llm.reply_blocks import reply_blocks
 
 PURPOSE = "plan"
 
@@ -61,7 +61,7 @@ class ForcedToolConversation:
 
     def _call(self) -> StructuredAnswer:
         message = self.client.create(purpose=PURPOSE, **self.request()).message
-        blocks = [_plain(block) for block in message.content]
+        blocks, _unknown = reply_blocks(message.content)  # a forced answer is one tool call; the rest is left out
         self.messages.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "(no answer)"}]})
         cut_off = getattr(message, "stop_reason", None) == "max_tokens"
         for block in blocks:
@@ -88,14 +88,3 @@ def forced_request(
 def user_text(text: str) -> ApiMessage:
     """A user message holding `text`."""
     return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
-def _plain(block: Any) -> ApiBlock:
-    """An SDK content block as the plain dict sent back in the next request."""
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return {"type": "text", "text": block.text}
-    if kind == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    dumped: ApiBlock = block.model_dump(exclude_none=True) if hasattr(block, "model_dump") else dict(block)
-    return dumped

@@ -23,6 +23,7 @@ from orchestrator.llm.conversation import (
     with_conversation_breakpoint,
 )
 from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.reply_blocks import reply_blocks
 from orchestrator.tools import ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
 from orchestrator.tools.report import FeatureReport, parse_report
@@ -34,7 +35,8 @@ MAX_TOOL_LINES = 200
 class AttemptOutcome:
     """How one attempt's agent loop ended."""
 
-    stop: str  # "reported" | "end_turn" | "max_turns" | "max_tokens" | "rejected"
+    # "reported" | "end_turn" | "max_turns" | "max_tokens" | "rejected" | "refusal" | "model_context_window_exceeded"
+    stop: str
     report: FeatureReport | None = None
     final_text: str = ""
     turns: int = 0
@@ -42,6 +44,7 @@ class AttemptOutcome:
     masked: int = 0
     error: str | None = None
     model: str | None = None  # the model that made the attempt's calls
+    final: str | None = None  # why another attempt would meet the same end (a refusal, a refused first request)
     usage: TokenUsage = field(default_factory=TokenUsage)  # the attempt's calls, summed
     cost_usd: float = 0.0
     tool_lines: list[str] = field(default_factory=list)  # `tool: what it did`, one a call (`logs ID`)
@@ -68,84 +71,131 @@ class AgentSession:
     request_fields: JsonObject = field(default_factory=dict)
 
 
-def _block_dict(block: Any) -> ApiBlock:
-    """An SDK content block as the plain dict we send back.
+# How an answer can end besides a tool call or the end of its turn, as the API names them.
+REFUSAL, WINDOW_FULL, PAUSED, CUT_OFF = "refusal", "model_context_window_exceeded", "pause_turn", "max_tokens"
+STOP_NOTES = {
+    REFUSAL: "the model refused to continue (stop_reason refusal)",
+    WINDOW_FULL: "the conversation filled the model's context window (stop_reason model_context_window_exceeded)",
+    CUT_OFF: "the model's answer was cut off at max_tokens",
+    "rejected": "the API rejected the request",
+}
+CUT_TOOL_RESULT = (
+    "Not run: your answer was cut off at max_tokens ({max_tokens} tokens) in the middle of this tool call, so its "
+    "input is incomplete. Call the tool again with a shorter input (for a large file, write it in several steps)."
+)
 
-    Thinking blocks (`thinking` with its `signature`, `redacted_thinking` with its `data`) go
-    back exactly as they came: the API checks the signature, and a tool-use turn of a thinking
-    model must start with its thinking. They stay in this attempt's messages only: the
-    attempt's outcome keeps text, never thinking, so nothing of it reaches another feature.
-    """
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return {"type": "text", "text": block.text}
-    if kind == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    if hasattr(block, "model_dump"):
-        dumped: ApiBlock = block.model_dump(exclude_none=True)
-        return dumped
-    return dict(block)
+
+def stop_note(stop: str) -> str | None:
+    """What an attempt's unusual end means, for the console, the log and the retry prompt."""
+    return STOP_NOTES.get(stop)
 
 
 def run_agent(session: AgentSession, history: list[ApiMessage], prompt: str, feature_id: str) -> AttemptOutcome:
     """Run the agent on `prompt` (after `history` messages, if any) until it stops."""
     messages: list[ApiMessage] = [*history, {"role": "user", "content": [{"type": "text", "text": prompt}]}]
-    tool_names: dict[str, str] = {}
-    system = cached_system(session.system)
-    tools = with_cached_tools(session.tools)
-    outcome = AttemptOutcome(stop="max_turns", model=session.model)
-    size = RequestSize(system, tools)
+    loop = _Loop(session, feature_id, messages)
     for turn in range(1, session.max_turns + 1):
+        if loop.turn(turn):
+            return loop.outcome
+    return loop.outcome
+
+
+class _Loop:
+    """One attempt's conversation, turn by turn (`turn` returns True when the attempt is over)."""
+
+    def __init__(self, session: AgentSession, feature_id: str, messages: list[ApiMessage]) -> None:
+        self.session, self.feature_id, self.messages = session, feature_id, messages
+        self.tool_names: dict[str, str] = {}
+        self.system = cached_system(session.system)
+        self.tools = with_cached_tools(session.tools)
+        self.size = RequestSize(self.system, self.tools)
+        self.outcome = AttemptOutcome(stop="max_turns", model=session.model)
+        self.unknown_said: set[str] = set()
+
+    def _request(self) -> tuple[JsonObject, int]:
         rewritten: set[int] = set()
-        outcome.masked += mask_old_observations(messages, session.mask_after_tokens, tool_names, rewritten)
+        self.outcome.masked += mask_old_observations(
+            self.messages, self.session.mask_after_tokens, self.tool_names, rewritten
+        )
         request = {
-            "model": session.model,
-            "max_tokens": session.max_output_tokens,
-            "system": system,
-            "tools": tools,
-            "messages": with_conversation_breakpoint(for_api(messages)),
-            **session.request_fields,
+            "model": self.session.model, "max_tokens": self.session.max_output_tokens, "system": self.system,
+            "tools": self.tools, "messages": with_conversation_breakpoint(for_api(self.messages)),
+            **self.session.request_fields,
         }
+        return request, self.size.tokens(self.messages, rewritten)
+
+    def turn(self, turn: int) -> bool:
+        session, outcome = self.session, self.outcome
+        request, size = self._request()
         try:
-            result = session.client.create(purpose="agent", input_tokens=size.tokens(messages, rewritten), **request)
+            result = session.client.create(purpose="agent", input_tokens=size, **request)
         except ModelRequestRejected as err:
             outcome.stop, outcome.error = "rejected", str(err)
-            return outcome
+            # The first request of an attempt is what the next attempt would send again.
+            outcome.final = f"{err} (the same request would be refused again)" if turn == 1 else None
+            self._warn(str(err))
+            return True
         outcome.turns = turn
         outcome.usage, outcome.cost_usd = outcome.usage + result.usage, outcome.cost_usd + result.cost_usd
-        message = result.message
-        _call_event(session, feature_id, turn, result)
-        blocks = [_block_dict(block) for block in message.content]
-        if not blocks:
-            blocks = [{"type": "text", "text": "(no content)"}]
-        messages.append({"role": "assistant", "content": blocks})
+        message, stop_reason = result.message, getattr(result.message, "stop_reason", None)
+        _call_event(session, self.feature_id, turn, result)
+        blocks = self._blocks(message.content)
+        self.messages.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "(no content)"}]})
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and b.get("text"))
-        if text:
-            outcome.final_text = text
+        outcome.final_text = text or outcome.final_text
+        if stop_reason == PAUSED:
+            return False  # the API paused a long turn: sent back as it is, the model goes on
         tool_uses = [b for b in blocks if b.get("type") == "tool_use"]
         if not tool_uses:
-            outcome.stop = "max_tokens" if getattr(message, "stop_reason", None) == "max_tokens" else "end_turn"
-            return outcome
-        results = []
-        for use in tool_uses:
-            tool_names[use["id"]] = use["name"]
-            outcome.tool_calls += 1
-            tool_result = _run_tool(session, use, outcome)
-            summary = summarize_input(use["name"], use.get("input"))
-            outcome.add_tool_line(use["name"], summary, tool_result.is_error)
-            session.on_event(
-                "tool_call", id=feature_id, feature=feature_id, turn=turn, tool=use["name"], summary=summary,
-                isError=tool_result.is_error,
-            )
-            results.append(
-                {"type": "tool_result", "tool_use_id": use["id"], "content": tool_result.content or "(no output)",
-                 **({"is_error": True} if tool_result.is_error else {})}
-            )
-        messages.append({"role": "user", "content": results})
+            return self._ended(stop_reason, text)
+        cut = tool_uses[-1] if stop_reason == CUT_OFF else None
+        if cut is not None:
+            self._warn(f"{stop_note(CUT_OFF)} ({request['max_tokens']} tokens) inside a {cut['name']} call: "
+                       "not run; the model was told to send it again, shorter")
+        self.messages.append({"role": "user", "content": [self._result(turn, use, use is cut) for use in tool_uses]})
         if outcome.report is not None:
             outcome.stop = "reported"
-            return outcome
-    return outcome
+            return True
+        return False
+
+    def _blocks(self, content: list[Any]) -> list[ApiBlock]:
+        blocks, unknown = reply_blocks(content)
+        for kind in unknown:
+            if kind not in self.unknown_said:
+                self.unknown_said.add(kind)
+                self._warn(f"the model's answer held a block of unknown type {kind!r}; left out of the conversation")
+        return blocks
+
+    def _ended(self, stop_reason: str | None, text: str) -> bool:
+        outcome = self.outcome
+        outcome.stop = stop_reason if stop_reason in (CUT_OFF, REFUSAL, WINDOW_FULL) else "end_turn"
+        note = stop_note(outcome.stop)
+        if note is not None:
+            outcome.error = note + (f": {text[:200]}" if text else "")
+            self._warn(outcome.error)
+        if outcome.stop == REFUSAL:  # the same prompt would be refused again
+            outcome.final = outcome.error
+        return True
+
+    def _result(self, turn: int, use: ApiBlock, cut: bool) -> ApiBlock:
+        session, outcome = self.session, self.outcome
+        self.tool_names[use["id"]] = use["name"]
+        outcome.tool_calls += 1
+        if cut:
+            tool_result = ToolResult(CUT_TOOL_RESULT.format(max_tokens=session.max_output_tokens), is_error=True)
+        else:
+            tool_result = _run_tool(session, use, outcome)
+        summary = summarize_input(use["name"], use.get("input"))
+        outcome.add_tool_line(use["name"], summary, tool_result.is_error)
+        session.on_event(
+            "tool_call", id=self.feature_id, feature=self.feature_id, turn=turn, tool=use["name"], summary=summary,
+            isError=tool_result.is_error,
+        )
+        return {"type": "tool_result", "tool_use_id": use["id"], "content": tool_result.content or "(no output)",
+                **({"is_error": True} if tool_result.is_error else {})}
+
+    def _warn(self, message: str) -> None:
+        self.session.on_event("warning", message=f"{self.feature_id}: {message}", id=self.feature_id)
 
 
 def _call_event(session: AgentSession, feature_id: str, turn: int, result: CallResult) -> None:

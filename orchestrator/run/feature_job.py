@@ -1,13 +1,11 @@
 """One feature, run to its end: attempts, each verified by its check, and every step recorded.
 
-A `FeatureJob` is given everything it works with: the workspace the agent edits and the check
-runs in, the model client, the context view, the verifier and the recorder. The coordinator
-owns the order of features, summarization and the verdict; a job owns only its feature.
+A `FeatureJob` is given all it works with (workspace, model client, context view, verifier,
+recorder); the coordinator owns the order of features, summaries and the verdict, a job its feature.
 
-Every step is journaled before the next begins, so a kill at any instant resumes where it
-was: the agent's finished work is recorded before its check runs (a resumed run runs only the
-check), and a pass before its checkpoint (a resumed run makes or finds the commit, without
-the model).
+Every step is journaled before the next begins, so a kill at any instant resumes where it was:
+the agent's finished work is recorded before its check runs (a resumed run runs only the check),
+and a pass before its checkpoint (a resumed run makes or finds the commit, without the model).
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run import check_influence, protect
 from orchestrator.run import checkpoint as git_checkpoint
-from orchestrator.run.agent_loop import AgentSession, AttemptOutcome, run_agent
+from orchestrator.run.agent_loop import AgentSession, AttemptOutcome, run_agent, stop_note
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import AttemptRecord, Report
 from orchestrator.run.integrity import Integrity
@@ -80,6 +78,7 @@ class FeatureJob:
             workspace, strict=settings.config.strict_checks, on_warning=recorder.events.warn
         )
         self.unrestored: protect.Guard | None = None  # an attempt's guard whose protected files stuck
+        self.hopeless: str | None = None  # why another attempt would end as this one did (`AttemptOutcome.final`)
         # The assessment before, the regression guard after each check, failed work off the tree.
         self.watch = integrity.watch(workspace, feature) if integrity else None
         recorder.draft.assessment = self.watch.assessment if self.watch else None
@@ -91,7 +90,7 @@ class FeatureJob:
         if interrupted is not None:  # the attempt a kill cut short is run again; the log keeps that
             recorder.draft.attempts.append(AttemptRecord(attempt=interrupted, stop="interrupted"))
         try:
-            while entry.attempts < self.settings.max_attempts and entry.status not in _ENDED:
+            while entry.attempts < self.settings.max_attempts and entry.status not in _ENDED and not self.hopeless:
                 attempt = entry.attempts + 1
                 awaiting = entry.awaiting_check
                 if awaiting is not None and awaiting.attempt == attempt:
@@ -108,8 +107,7 @@ class FeatureJob:
         recorder.finished()
 
     # ---- one attempt --------------------------------------------------------------------
-    def _check_only(self, attempt: int, awaiting: AwaitingCheck) -> AttemptStep:
-        """The agent finished this attempt before the run stopped: only its check is left."""
+    def _check_only(self, attempt: int, awaiting: AwaitingCheck) -> AttemptStep:  # the agent's part ran: the check is left
         self._start_attempt(attempt)
         self.recorder.in_progress(attempt)
         record = awaiting.record.model_copy() if awaiting.record else AttemptRecord(attempt=attempt)
@@ -166,6 +164,7 @@ class FeatureJob:
         self.influence.before_attempt(self.feature.id, self.command)
         outcome = run_agent(self._session(guard.files, attempt), turn.context.history, turn.prompt, self.feature.id)
         recorder.agent_done(attempt, outcome)
+        self.hopeless = outcome.final
         if changed := protect.guard_changes(guard):
             return outcome, self._protected_changed(attempt, guard, changed)
         # The agent's work is done and recorded: a kill during the check re-runs only the check.
@@ -198,7 +197,9 @@ class FeatureJob:
         hidden = self.watch.hidden(self.command, attempt) if self.watch else None  # files a checkpoint would lack
         started = time.monotonic()
         result, own_seconds = hidden or self.verifier.check(self.command, attempt), time.monotonic() - started
-        result.influencers = influencers
+        result.influencers, note = influencers, stop_note(stop)
+        if note and not result.success:  # the retry prompt says how the agent's answer ended
+            result.error = f"{result.error}; {note}" if result.error else note
         if result.skipped:
             # No check at all: the agent's report decides, and the log says it was not verified.
             result.success = reported
@@ -255,7 +256,7 @@ class FeatureJob:
     def _fail(self) -> None:
         entry, recorder = self.recorder.entry, self.recorder
         entry.status, entry.reopened = "failed", False
-        entry.reason = f"check still failing after {entry.attempts} attempt(s)"
+        entry.reason = self.hopeless or f"check still failing after {entry.attempts} attempt(s)"
         if self.watch:
             self.watch.failed(entry)
         if recorder.draft.report:
@@ -294,7 +295,6 @@ def _attempt_record(attempt: int, outcome: AttemptOutcome) -> AttemptRecord:
 
 
 def _with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:
-    """`history` with `record` in it once: a check run again after a kill replaces the
-    record the log may already hold for the same attempt (the cut-short entries stay)."""
+    """`history` with `record` in it once: a check re-run after a kill replaces its attempt's record (cut-short stay)."""
     kept = [entry for entry in history if not (entry.attempt == record.attempt and entry.stop != "interrupted")]
     return [*kept, record]

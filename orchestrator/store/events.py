@@ -79,6 +79,13 @@ class EventSink:
             with self._lock:
                 self.renderer.show_phase(Phase(name, feature, done, total))
 
+    def output_arriving(self, tokens: int) -> None:
+        """A streamed call's output so far, for a live view only: not an event, never logged
+        (the call's usage comes in its `api_call` event)."""
+        show = getattr(self.renderer, "output_arriving", None)
+        if show is not None:
+            show(tokens)
+
     def warn(self, message: str, **data: Any) -> None:
         self.emit("warning", message=message, **data)
 

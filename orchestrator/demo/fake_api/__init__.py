@@ -16,6 +16,7 @@ from .forced_tools import ScriptedToolAnswers, default_tool_answer, forced_tool_
 from .ledger import RecordedRequest, UsageReport, UsageTotals
 from .plans import (
     bash,
+    cut_tool_use,
     default_plan,
     done_text,
     edit_create,
@@ -23,6 +24,7 @@ from .plans import (
     edit_view,
     load_plans,
     report,
+    stop_reason,
     text,
     tool_use,
 )
@@ -44,6 +46,7 @@ __all__ = [
     "UsageReport",
     "UsageTotals",
     "bash",
+    "cut_tool_use",
     "default_plan",
     "default_summarizer",
     "default_tool_answer",
@@ -58,6 +61,7 @@ __all__ = [
     "plausible_summary",
     "report",
     "request_text",
+    "stop_reason",
     "text",
     "tool_use",
 ]

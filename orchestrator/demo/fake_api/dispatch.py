@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import time
 import traceback
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
@@ -23,7 +22,9 @@ from .faults import Fault
 from .forced_tools import forced_tool_name
 from .ledger import RecordedRequest
 from .prompt import prompt_blocks, prompt_tokens
-from .responses import build_message, stream_events
+from .reply import Reply, stream_reply
+from .responses import build_message, json_message
+from .sse import CUT_AT, message_events
 from .summarizer import is_summarizer_request
 from .thinking import thinking_blocks, thinking_on, validate_thinking
 from .validation import validate_request
@@ -54,6 +55,7 @@ class FakeAPI(Protocol):
     ledger: Ledger
     down_mode: Literal["drop", "503"] | None
     latency: float
+    stream_gap: float
     tool_answers: ToolAnswerer
     providers: providers.ProviderSettings
 
@@ -64,19 +66,7 @@ COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 NO_FEATURE_REPLY = "There is no feature request in this conversation, so there is nothing to do."
 # Statuses the SDK retries, which therefore carry the (short) retry-after headers.
 _RETRYABLE = {408, 409, 429} | set(range(500, 600))
-
-
-@dataclass
-class Reply:
-    """What the HTTP layer sends back."""
-
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    drop: bool = False
-    """Close the connection without any response."""
-    delay: float = 0.0
-    """Seconds to wait (interruptibly) before sending."""
+_STREAM_FAULTS = ("stream_error", "stream_drop", "slow_stream")
 
 
 def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
@@ -151,11 +141,16 @@ def _handle(
 
     delay = fake.latency  # a model's time, when the test or benchmark wants one
     fault = fake.faults(entry.index, entry.body) if fake.faults is not None else None
+    streamed = isinstance(entry.body, dict) and entry.body.get("stream") is True
+    stream_fault: Fault | None = None
     if fault is not None:
-        faulty = _faulty_reply(fake, entry, fault)
+        faulty = _faulty_reply(fake, entry, fault, streamed)
         if faulty is not None:
             return faulty
-        delay = fault.delay
+        if streamed and fault.kind in _STREAM_FAULTS:
+            stream_fault = fault  # met once the answer is known, in the middle of its stream
+        else:
+            delay = fault.delay
 
     if call is not None:
         providers.require_version(call)  # in the body, where these providers want it
@@ -179,20 +174,35 @@ def _handle(
         fake.ledger.update(entry, status=200, outcome=entry.outcome or "ok", response=result)
         return Reply(200, {"content-type": "application/json"}, json.dumps(result).encode(), delay=delay)
 
+    return _message_reply(fake, entry, body, (stream_fault, call.provider if call else "anthropic", delay), streamed)
+
+
+def _message_reply(
+    fake: FakeAPI, entry: RecordedRequest, body: dict[str, Any], how: tuple[Fault | None, str, float], streamed: bool
+) -> Reply:
+    """The answer, billed against the prompt cache, streamed (with its fault, if any) or whole."""
+    stream_fault, provider, delay = how
     blocks = _answer(fake, entry.kind, body)
     outcome = fake.cache.apply(body["model"], prompt_blocks(body))
     message = build_message(body["model"], blocks, body["max_tokens"], outcome)
     fake.ledger.bill(entry.kind, message["usage"])
     fake.ledger.update(entry, status=200, outcome=entry.outcome or "ok", response=message)
-    if body.get("stream"):
-        return Reply(200, {"content-type": "text/event-stream"}, stream_events(message), delay=delay)
-    return Reply(200, {"content-type": "application/json"}, json.dumps(message).encode(), delay=delay)
+    if streamed:
+        return stream_reply(message, stream_fault, provider, delay, fake.stream_gap)
+    # Not streamed, the answer comes whole once the model has written all of it (`stream_gap` an event).
+    delay += fake.stream_gap * len(message_events(message)) if fake.stream_gap else 0.0
+    return Reply(200, {"content-type": "application/json"}, json.dumps(json_message(message)).encode(), delay=delay)
 
 
-def _faulty_reply(fake: FakeAPI, entry: RecordedRequest, fault: Fault) -> Reply | None:
-    """The injected fault's reply (or error raised); None for a slow reply, which is answered late."""
+def _faulty_reply(fake: FakeAPI, entry: RecordedRequest, fault: Fault, streamed: bool) -> Reply | None:
+    """The injected fault's reply (or error raised); None for a slow reply, which is answered late,
+    and for a stream fault on a streamed request, met mid-stream."""
     label = str(fault.status) if fault.kind == "status" else fault.body or fault.kind
     fake.ledger.update(entry, outcome=f"fault:{label}")
+    if fault.kind in _STREAM_FAULTS and not streamed:  # the nearest plain fault
+        if fault.kind == "stream_error":
+            raise ApiError(fault.status, fault.message, fault.error_type, _retry_headers(fake.retry_after))
+        return Reply(drop=True) if fault.kind == "stream_drop" else None
     if fault.kind == "status":
         headers = _retry_headers(fault.retry_after if fault.retry_after is not None else fake.retry_after)
         if fault.status not in _RETRYABLE:
@@ -241,7 +251,10 @@ def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, An
 def _forced_tool_answer(fake: FakeAPI, body: dict[str, Any]) -> list[dict[str, Any]]:
     """One ``tool_use`` block calling the forced tool with `fake.tool_answers`' input."""
     name = forced_tool_name(body) or ""
-    return [plan_builders.tool_use(name, fake.tool_answers(name, body))]
+    answer = dict(fake.tool_answers(name, body))
+    cut = answer.pop(CUT_AT, None)  # an answer cut by max_tokens after this many characters
+    block = plan_builders.tool_use(name, answer)
+    return [{**block, CUT_AT: cut} if isinstance(cut, int) else block]
 
 
 def _retry_headers(seconds: float | None) -> dict[str, str]:

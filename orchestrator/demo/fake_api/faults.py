@@ -9,7 +9,15 @@ asked once per API call (0-based over every call the server received, retries in
 - ``malformed``: a 200 whose body is not JSON (``not_json``) or a message without
   ``content`` (``no_content``);
 - ``slow``: the normal answer, after `delay` seconds (cut short when the server stops);
-- ``drop``: the connection closed without any response.
+- ``drop``: the connection closed without any response;
+- ``stream_error``: a streamed answer (``stream: true``) that stops after `after_events`
+  events with the API's ``error`` event (``overloaded_error`` by default);
+- ``stream_drop``: a streamed answer whose connection is cut after `after_events` events;
+- ``slow_stream``: a streamed answer with `gap` seconds between events (time to first token,
+  Ctrl-C mid-stream).
+
+A stream fault met by a request that is not streamed acts as the nearest plain fault (the
+error's HTTP status, a dropped connection, a late answer).
 
 Kinds are named by HTTP status (int) or by name (``"drop"``, ``"slow"``, ``"not_json"``,
 ``"no_content"``, ``"malformed"``), so policies read like ``FailFirst(2, 529)``.
@@ -35,7 +43,7 @@ DEFAULT_SLOW_SECONDS = 2.0
 class Fault:
     """One injected failure; build it with the class methods."""
 
-    kind: Literal["status", "malformed", "slow", "drop"]
+    kind: Literal["status", "malformed", "slow", "drop", "stream_error", "stream_drop", "slow_stream"]
     status: int = 200
     error_type: str = ""
     message: str = ""
@@ -45,6 +53,10 @@ class Fault:
     """For ``slow``: seconds to wait before answering."""
     retry_after: float | None = None
     """Overrides the server's ``retry-after`` for this fault (status faults only)."""
+    after_events: int = 3
+    """For stream faults: how many events are sent before the error or the cut."""
+    gap: float = 0.0
+    """For ``slow_stream``: seconds between events."""
 
     @classmethod
     def http(
@@ -84,6 +96,22 @@ class Fault:
         return cls("drop")
 
     @classmethod
+    def stream_error(cls, after_events: int = 3, error_type: str = "overloaded_error", message: str = "Overloaded") -> Fault:
+        """A streamed answer broken off by the API's ``error`` event after `after_events` events."""
+        status = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429}.get(error_type, 400)
+        return cls("stream_error", status=status, error_type=error_type, message=message, after_events=after_events)
+
+    @classmethod
+    def stream_drop(cls, after_events: int = 3) -> Fault:
+        """A streamed answer whose connection is cut after `after_events` events."""
+        return cls("stream_drop", after_events=after_events)
+
+    @classmethod
+    def slow_stream(cls, gap: float = 0.5) -> Fault:
+        """A streamed answer with `gap` seconds between its events."""
+        return cls("slow_stream", gap=gap)
+
+    @classmethod
     def of(cls, kind: FaultKind | Fault) -> Fault:
         """A fault from a short name: an HTTP status, or drop/slow/not_json/no_content."""
         if isinstance(kind, Fault):
@@ -96,6 +124,9 @@ class Fault:
             "not_json": cls.not_json,
             "malformed": cls.not_json,
             "no_content": cls.no_content,
+            "stream_error": cls.stream_error,
+            "stream_drop": cls.stream_drop,
+            "slow_stream": cls.slow_stream,
         }
         if kind.isdigit():
             return cls.http(int(kind))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .dispatch import Reply
+from .reply import Reply
 
 Dispatcher = Callable[[str, str, dict[str, str], bytes], Reply]
 
@@ -82,6 +83,9 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.drop:
                 self._drop()
                 return
+            if reply.chunks is not None:
+                self._stream(reply)
+                return
             self.send_response(reply.status)
             for name, value in reply.headers.items():
                 self.send_header(name, value)
@@ -92,6 +96,30 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             # The client went away first (for instance its timeout fired during a slow reply).
             self.close_connection = True
+
+    def _stream(self, reply: Reply) -> None:
+        """Send `reply.chunks` one by one as HTTP/1.1 chunks, `reply.gap` apart, as the API
+        streams events; cut the connection after `reply.cut_after` of them, if set."""
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        started = time.monotonic()
+        for sent, chunk in enumerate(reply.chunks or []):
+            if reply.cut_after is not None and sent >= reply.cut_after:
+                self._drop()
+                return
+            # On a schedule (event n at n * gap), so that a late wake-up does not add up over many events.
+            wait = started + sent * reply.gap - time.monotonic()
+            if wait > 0 and self.server.stopping.wait(wait):
+                self._drop()
+                return
+            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def _drop(self) -> None:
         """Close the connection without sending a single byte of response."""

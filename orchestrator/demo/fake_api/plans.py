@@ -81,6 +81,18 @@ def report(
     )
 
 
+def stop_reason(reason: str) -> Block:
+    """Not a block: makes the reply end with `reason` (``pause_turn``, ``refusal``,
+    ``model_context_window_exceeded``, ``max_tokens``...) instead of the one its blocks imply."""
+    return {"type": "fake_stop_reason", "stop_reason": reason}
+
+
+def cut_tool_use(name: str, input: dict[str, Any], keep_chars: int) -> Block:
+    """A tool call cut off by max_tokens after `keep_chars` characters of its input JSON; the
+    reply ends with ``stop_reason: max_tokens``."""
+    return {**tool_use(name, input), "_cut_at": keep_chars}
+
+
 def done_text(feature_id: str) -> Block:
     """The agent's closing words once its plan has run out of steps."""
     return text(f"Feature {feature_id} is done.")

@@ -1,9 +1,11 @@
 """Amazon Bedrock's and Google Vertex AI's shapes of the Messages API, served by the same fake.
 
-The SDK's `AnthropicBedrock` posts to ``/model/{model}/invoke`` with the model in the path, no
+The SDK's `AnthropicBedrock` posts to ``/model/{model}/invoke`` (streamed:
+``invoke-with-response-stream``, answered in AWS event-stream frames) with the model in the path, no
 ``model`` in the body, ``anthropic_version`` (and ``anthropic_beta``) in the body, signed
 with AWS Signature Version 4. `AnthropicVertex` posts to
 ``/projects/{project}/locations/{region}/publishers/anthropic/models/{model}:rawPredict``
+(streamed: ``:streamRawPredict``, answered in server-sent events)
 (count_tokens: ``.../models/count-tokens:rawPredict``, model in the body) with a Google
 bearer token. `provider_call` turns such a request into the Messages API request it stands
 for, so the rest of the fake answers it as it answers Anthropic's own API; `authenticate`
@@ -22,10 +24,10 @@ from .errors import ApiError, invalid_request
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
-_BEDROCK = re.compile(r"^/model/(?P<model>[^/]+)/invoke$")
+_BEDROCK = re.compile(r"^/model/(?P<model>[^/]+)/(?P<verb>invoke|invoke-with-response-stream)$")
 _VERTEX = re.compile(
     r"^(?:/v1)?/projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/publishers/anthropic/models/"
-    r"(?P<model>[^/:]+):rawPredict$"
+    r"(?P<model>[^/:]+):(?P<verb>rawPredict|streamRawPredict)$"
 )
 _SIGV4 = re.compile(
     r"^AWS4-HMAC-SHA256 Credential=(?P<key>[^/]+)/(?P<date>\d{8})/(?P<region>[^/]+)/(?P<service>[^/]+)/aws4_request, "
@@ -78,6 +80,8 @@ def provider_call(method: str, path: str, body: Any) -> ProviderCall | None:
         problem = "model: Extra inputs are not permitted (the model is named in the URL)"
     else:
         clean = {"model": model, **clean}
+    if (bedrock or vertex)["verb"] in ("invoke-with-response-stream", "streamRawPredict"):  # type: ignore[index]
+        clean["stream"] = True  # Bedrock takes it out of the body; the path says it
     call = ProviderCall(provider, api_path, clean, list(betas) if isinstance(betas, list) else [], problem)
     if vertex:
         call.project, call.region = vertex["project"], vertex["region"]

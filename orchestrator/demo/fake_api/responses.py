@@ -9,6 +9,11 @@ from context_agent.tokens import estimate_json_tokens, estimate_tokens
 
 from .caching import CacheOutcome
 from .errors import new_id
+from .sse import CUT_AT
+
+# A plan's pseudo-block that picks the reply's stop reason (`plans.stop_reason`): pause_turn,
+# refusal, model_context_window_exceeded, ... It is never sent.
+STOP_MARKER = "fake_stop_reason"
 
 
 def usage_object(outcome: CacheOutcome, output_tokens: int) -> dict[str, Any]:
@@ -57,8 +62,14 @@ def build_message(
     outcome: CacheOutcome,
 ) -> dict[str, Any]:
     """A complete ``message`` object answering with `blocks`."""
+    chosen = [b.get("stop_reason") for b in blocks if b.get("type") == STOP_MARKER]
+    blocks = [b for b in blocks if b.get("type") != STOP_MARKER]
     content, output_tokens, truncated = _fit(blocks, max_tokens)
-    if truncated:
+    if any(isinstance(b.get(CUT_AT), int) for b in content):
+        truncated = True  # the blocks keep their cut mark: `json_message` and `sse` each apply it
+    if chosen:
+        stop_reason = str(chosen[0])
+    elif truncated:
         stop_reason = "max_tokens"
     elif any(b.get("type") == "tool_use" for b in content):
         stop_reason = "tool_use"
@@ -76,39 +87,15 @@ def build_message(
     }
 
 
-def _event(name: str, data: dict[str, Any]) -> str:
-    return f"event: {name}\ndata: {json.dumps(data)}\n\n"
+def json_message(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` as a non-streamed answer sends it: a tool call cut by max_tokens keeps only
+    the keys whose values were complete before the cut (a stream sends the cut JSON, `sse.py`)."""
+    return {**message, "content": [_cut_tool_use(block) for block in message["content"]]}
 
 
-def stream_events(message: dict[str, Any]) -> bytes:
-    """`message` as the API's event stream (``stream: true``)."""
-    start = dict(message, content=[], stop_reason=None)
-    start["usage"] = dict(message["usage"], output_tokens=1)
-    parts = [_event("message_start", {"type": "message_start", "message": start})]
-    parts.append(_event("ping", {"type": "ping"}))
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
-            opening: dict[str, Any] = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
-        elif block["type"] == "tool_use":
-            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        else:
-            opening, delta = block, {}
-        where = {"index": index}
-        parts.append(_event("content_block_start", {"type": "content_block_start", **where, "content_block": opening}))
-        if delta:
-            parts.append(_event("content_block_delta", {"type": "content_block_delta", **where, "delta": delta}))
-        parts.append(_event("content_block_stop", {"type": "content_block_stop", **where}))
-    parts.append(
-        _event(
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": message["usage"],
-            },
-        )
-    )
-    parts.append(_event("message_stop", {"type": "message_stop"}))
-    return "".join(parts).encode()
+def _cut_tool_use(block: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(block.get(CUT_AT), int):
+        return block
+    raw = json.dumps(block["input"])[: block[CUT_AT]]
+    kept = {k: v for k, v in block["input"].items() if f"{json.dumps(k)}: {json.dumps(v)}" in raw}
+    return {k: v for k, v in block.items() if k != CUT_AT} | {"input": kept}

@@ -10,13 +10,14 @@ from types import TracebackType
 from typing import Any, Literal
 
 from .caching import DEFAULT_MIN_CACHEABLE_TOKENS, PromptCache
-from .dispatch import Reply, dispatch
+from .dispatch import dispatch
 from .faults import FaultPolicy
 from .forced_tools import ToolAnswerer, default_tool_answer
 from .handler import FakeHTTPServer
 from .ledger import Ledger, RecordedRequest, UsageReport
 from .plans import Plan, default_plan
 from .providers import ProviderSettings
+from .reply import Reply
 from .summarizer import Summarizer, default_summarizer
 from .validation import DEFAULT_MAX_OUTPUT_TOKENS
 
@@ -41,7 +42,9 @@ class FakeAPI:
 
     ``keep_requests=N`` keeps only the newest N requests in `requests` (counters and usage
     stay exact), for long benchmark runs. ``latency`` (seconds, settable) delays every answer to
-    a Messages call, as a real model's time would (a ``slow`` fault's delay replaces it).
+    a Messages call, as a real model's time would (a ``slow`` fault's delay replaces it): with
+    ``stream: true`` it is the time to the first event. ``stream_gap`` (seconds, settable)
+    spaces a streamed answer's events, as a model writing its tokens would.
     """
 
     def __init__(
@@ -65,6 +68,7 @@ class FakeAPI:
     ) -> None:
         self.host = host
         self.latency = latency
+        self.stream_gap = 0.0  # seconds between the events of a streamed answer (tokens arriving)
         self.plans: dict[str, Plan] = dict(plans or {})
         self.default_plan: Plan = default_plan
         self.summarizer: Summarizer = summarizer
