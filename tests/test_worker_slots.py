@@ -19,7 +19,7 @@ import pytest
 from orchestrator.run.check_pool import check_runner, run_checks
 from orchestrator.run.worker_slots import WorkerSlots
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
-from tests.fake_api import bash, report
+from tests.fake_api import ScriptedToolAnswers, bash, report
 from tests.environments import unsandboxed
 
 
@@ -140,7 +140,9 @@ def test_a_feature_a_dependent_awaits_whose_merge_conflicts_is_redone_and_its_de
     tmp_path: Path, fake_api: Any
 ) -> None:
     """feat-01 (awaited by feat-02) and feat-03 append to the same file at once: whichever merges
-    second conflicts and is redone; feat-02 starts only after feat-01 is merged, and all pass."""
+    second conflicts and is redone; feat-02 starts only after feat-01 is merged, and all pass.
+    The focused conflict step is given an unusable answer, so the conflict costs a new attempt."""
+    fake_api.tool_answers = ScriptedToolAnswers({}, fallback=lambda _name, _request: {"hunks": []})
     root = tmp_path / "project"
     root.mkdir()
     checks = {fid: {"verify": f"grep -qx {fid} \"$(echo share)d.txt\"", "max_attempts": 4} for fid in ("feat-01", "feat-03")}

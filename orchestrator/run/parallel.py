@@ -160,7 +160,8 @@ class ParallelRunner(Runner):
     def _pick(self) -> Feature | None:
         """The next feature to start: ready, by run order, not likely to clash with a busy one if it can be."""
         ready = self._ready()
-        busy = [self.by_id[feature_id] for feature_id in self.running]
+        # A feature that passed is merged (its worker is only cleaning up): nothing can clash with it.
+        busy = [self.by_id[fid] for fid in self.running if self.state.feature(fid).status != "passed"]
         for feature in ready:
             if not any(self.hooks.likely_conflict(feature, other) for other in busy):
                 return feature
