@@ -4,6 +4,7 @@ status rows, as text (issue 18); without a live view, plain lines on stderr."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import shlex
 import shutil
@@ -79,7 +80,7 @@ def test_reports_that_cannot_be_written_are_warned_about_plainly(fake_api, tmp_p
 def _in_tmux(tmp_path: Path, command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, list[str]]:
     """Run `command` in a detached tmux pane (a real terminal, 160 columns); its exit code and
     every line the pane showed, scroll-back included, as a user would have seen them."""
-    socket, done = f"orchestrate-test-{tmp_path.name}", tmp_path / "exit-code"
+    socket, done = f"orchestrate-test-{os.getpid()}-{tmp_path.name}", tmp_path / "exit-code"
     exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
     script = tmp_path / "in-tmux.sh"
     script.write_text(f"cd {shlex.quote(str(cwd))}\nenv -i {exports} {shlex.join(command)}\n"
