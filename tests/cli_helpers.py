@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -124,3 +125,18 @@ def first_prompt(fake: Any, feature_id: str, attempt_index: int = 0) -> str:
     starts = [r for r in fake.agent_requests(feature_id) if len(r.body["messages"]) == 1]
     content = starts[attempt_index].body["messages"][0]["content"]
     return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+def start_tmux_pane(tmp_path: Path, command: list[str], env: dict[str, str], cwd: Path) -> tuple[list[str], Path]:
+    """Start `command` in a detached tmux pane (a real terminal, 160x50) with exactly `env`; the
+    tmux command line for this pane's server (kill it when done) and the file its exit code lands
+    in. The server is named by the test process too: two suites at once must not share one."""
+    socket, done = f"orchestrate-test-{os.getpid()}-{tmp_path.name}", tmp_path / "exit-code"
+    exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
+    script = tmp_path / "in-tmux.sh"
+    script.write_text(f"cd {shlex.quote(str(cwd))}\nenv -i {exports} {shlex.join(command)}\n"
+                      f"echo $? > {shlex.quote(str(done))}.tmp && mv {shlex.quote(str(done))}.tmp {shlex.quote(str(done))}\n"
+                      "sleep 600\n")
+    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
+    subprocess.run([*tmux, "new-session", "-d", "-x", "160", "-y", "50", f"sh {shlex.quote(str(script))}"], check=True)
+    return tmux, done

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import io
-import os
 import re
-import shlex
 import shutil
 import subprocess
 import time
@@ -17,7 +15,7 @@ from rich.console import Console
 from orchestrator.commands.live_view import LiveRenderer
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.store.events import EventSink
-from tests.cli_helpers import cli_env, orchestrate_command, write_spec
+from tests.cli_helpers import cli_env, orchestrate_command, start_tmux_pane, write_spec
 from tests.git_helpers import init_repo
 
 
@@ -117,14 +115,7 @@ def test_checks_report_their_progress_as_they_end_a_shared_command_counting_for_
 def _snapshots_in_tmux(tmp_path: Path, command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, list[str]]:
     """Run `command` in a detached tmux pane (160 columns); its exit code and the screens seen
     every 0.2 s while it ran."""
-    socket, done = f"orchestrate-phases-{os.getpid()}-{tmp_path.name}", tmp_path / "exit-code"
-    exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
-    script = tmp_path / "in-tmux.sh"
-    script.write_text(f"cd {shlex.quote(str(cwd))}\nenv -i {exports} {shlex.join(command)}\n"
-                      f"echo $? > {shlex.quote(str(done))}.tmp && mv {shlex.quote(str(done))}.tmp {shlex.quote(str(done))}\n"
-                      "sleep 600\n")
-    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
-    subprocess.run([*tmux, "new-session", "-d", "-x", "160", "-y", "50", f"sh {shlex.quote(str(script))}"], check=True)
+    tmux, done = start_tmux_pane(tmp_path, command, env, cwd)
     screens: list[str] = []
     try:
         deadline = time.monotonic() + 120

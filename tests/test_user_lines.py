@@ -4,9 +4,7 @@ status rows, as text (issue 18); without a live view, plain lines on stderr."""
 from __future__ import annotations
 
 import io
-import os
 import re
-import shlex
 import shutil
 import subprocess
 import time
@@ -18,7 +16,7 @@ from rich.console import Console
 from orchestrator.commands import user_lines
 from orchestrator.commands.live_view import LiveRenderer
 from orchestrator.store.event_kinds import Notice
-from tests.cli_helpers import cli_env, orchestrate_command, run_cli, write_spec
+from tests.cli_helpers import cli_env, orchestrate_command, run_cli, start_tmux_pane, write_spec
 from tests.fake_api.faults import Fault
 
 
@@ -80,14 +78,7 @@ def test_reports_that_cannot_be_written_are_warned_about_plainly(fake_api, tmp_p
 def _in_tmux(tmp_path: Path, command: list[str], env: dict[str, str], cwd: Path) -> tuple[int, list[str]]:
     """Run `command` in a detached tmux pane (a real terminal, 160 columns); its exit code and
     every line the pane showed, scroll-back included, as a user would have seen them."""
-    socket, done = f"orchestrate-test-{os.getpid()}-{tmp_path.name}", tmp_path / "exit-code"
-    exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
-    script = tmp_path / "in-tmux.sh"
-    script.write_text(f"cd {shlex.quote(str(cwd))}\nenv -i {exports} {shlex.join(command)}\n"
-                      f"echo $? > {shlex.quote(str(done))}.tmp && mv {shlex.quote(str(done))}.tmp {shlex.quote(str(done))}\n"
-                      "sleep 600\n")
-    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
-    subprocess.run([*tmux, "new-session", "-d", "-x", "160", "-y", "50", f"sh {shlex.quote(str(script))}"], check=True)
+    tmux, done = start_tmux_pane(tmp_path, command, env, cwd)
     try:
         deadline = time.monotonic() + 120
         while not done.exists() and time.monotonic() < deadline:
