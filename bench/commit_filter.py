@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.run.checkpoint import commit_checkpoint  # noqa: E402
-from orchestrator.run.commit_filter import drop_refused  # noqa: E402
-from orchestrator.run.git_safety import safe_config  # noqa: E402
-from orchestrator.run.hidden_files import hidden_by_new_rules  # noqa: E402
+from orchestrator.git.checkpoint import commit_checkpoint  # noqa: E402
+from orchestrator.git.commit_filter import drop_refused  # noqa: E402
+from orchestrator.git.run_git import safe_config  # noqa: E402
+from orchestrator.run.checks.hidden_files import hidden_by_new_rules  # noqa: E402
 
 
 def _git(root: Path, *args: str) -> None:

@@ -29,7 +29,7 @@ import anthropic
 from bench.harness import API_KEY, QuietRenderer, new_project, scratch_dir
 from bench.harness import FeatureMark
 from orchestrator.config import RunConfig
-from orchestrator.run.coordinator import RunOptions
+from orchestrator.run.runner import RunOptions
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink

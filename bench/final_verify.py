@@ -26,10 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.run.check_pool import check_runner, default_concurrency  # noqa: E402
-from orchestrator.run.clean_checkout import WORKING_TREE, VerificationTree, verification_tree  # noqa: E402
-from orchestrator.run.final_verify import verify_passed  # noqa: E402
-from orchestrator.run.verify import VerificationResult, run_check  # noqa: E402
+from orchestrator.run.checks.check_pool import check_runner, default_concurrency  # noqa: E402
+from orchestrator.run.checks.clean_checkout import WORKING_TREE, VerificationTree, verification_tree  # noqa: E402
+from orchestrator.run.checks.final_verification import verify_passed  # noqa: E402
+from orchestrator.run.checks.check_command import run_check  # noqa: E402
+from orchestrator.store.records import CheckResult
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.spec.models import FeatureSpec  # noqa: E402
@@ -56,7 +57,7 @@ def _project(root: Path, count: int) -> tuple[FeatureSpec, RunState]:
     return FeatureSpec.model_validate({"project": "bench", "features": features}), state
 
 
-def _one_process_each(command: str, workspace: Path) -> VerificationResult:
+def _one_process_each(command: str, workspace: Path) -> CheckResult:
     """Today's runner before batching: every check its own process (a plain function: never batched)."""
     return run_check(command, _environment(workspace), attempt=0, timeout=600.0)
 

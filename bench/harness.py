@@ -26,9 +26,10 @@ import anthropic
 from context_agent import ContextInjection, estimate_tokens, render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
 from orchestrator.run.context_view import ContextView
-from orchestrator.run.coordinator import Runner, RunOptions
+from orchestrator.run.runner import Runner, RunOptions
 from orchestrator.run.factory import build_parts
-from orchestrator.run.verify import VerificationResult, Verifier
+from orchestrator.run.checks.check_command import Verifier
+from orchestrator.store.records import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.event_kinds import Event, Notice
 from orchestrator.store.events import EventSink
@@ -138,7 +139,7 @@ class TimedVerifier:
         self.verifier = verifier
         self.watch = watch
 
-    def check(self, command: str | None, attempt: int) -> VerificationResult:
+    def check(self, command: str | None, attempt: int) -> CheckResult:
         with self.watch.timing():
             return self.verifier.check(command, attempt)
 

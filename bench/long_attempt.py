@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import context_agent.tokens as tokens  # noqa: E402
 from orchestrator.config import RunConfig  # noqa: E402
-from orchestrator.run.agent_loop import AgentSession, run_agent  # noqa: E402
+from orchestrator.run.attempt.agent_loop import AgentSession, run_agent  # noqa: E402
 from orchestrator.llm.client import ModelClient, Spend  # noqa: E402
 from orchestrator.tools import ToolContext  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402

@@ -22,7 +22,7 @@ from typing import Any
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import MAX_STATE_BYTES, FeatureState, RunState, StateStore
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.run.verify import DEFAULT_OUTPUT_LIMIT
+from orchestrator.run.checks.check_command import DEFAULT_OUTPUT_LIMIT
 
 MB = 1024 * 1024
 

@@ -1,3 +1,3 @@
-from orchestrator.entry import main
+from orchestrator.cli.entry import main
 
 main()

@@ -1,6 +1,6 @@
 """The errors a user sees and the exit codes they end in.
 
-Library code raises; it never exits. `orchestrator.cli` alone turns an exception into an
+Library code raises; it never exits. `orchestrator.cli.commands` alone turns an exception into an
 exit code and one line on stderr (`orchestrate: error: <what>`). A `UsageError` is something
 the user can fix and run again (a bad spec, a missing project, a run already going): exit 2.
 """

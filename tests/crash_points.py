@@ -24,8 +24,8 @@ def _die() -> None:
 
 
 def _install(point: str, feature_id: str) -> None:
-    from orchestrator.run import checkpoint as git_checkpoint
-    from orchestrator.run.verify import CheckVerifier
+    from orchestrator.git import checkpoint as git_checkpoint
+    from orchestrator.run.checks.check_command import CheckVerifier
 
     if point == "after-check-pass":
         real_check = CheckVerifier.check
@@ -55,7 +55,7 @@ def _install(point: str, feature_id: str) -> None:
 
 if __name__ == "__main__":
     _install(os.environ["CRASH_AT"], os.environ["CRASH_FEATURE"])
-    from orchestrator.cli import main
+    from orchestrator.cli.commands import main
 
     sys.argv[0] = "orchestrate"
     main()

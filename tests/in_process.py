@@ -11,7 +11,7 @@ import anthropic
 
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.run.coordinator import RunOptions, RunResult
+from orchestrator.run.runner import RunOptions, RunResult
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.run.background_summary import BackgroundSummary
+from orchestrator.run.parallel.background_summary import BackgroundSummary
 
 
 def test_one_at_a_time_and_the_run_waits_for_it() -> None:
@@ -64,7 +64,7 @@ def _features(*ids: str, depends: dict[str, list[str]] | None = None) -> list[An
 
 
 def test_a_summary_is_worth_it_while_a_feature_is_left_to_start() -> None:
-    from orchestrator.run.background_summary import worth_summarizing
+    from orchestrator.run.parallel.background_summary import worth_summarizing
 
     order = _features("a", "b", "c", "d")
     # Two workers busy on c and d; b waits for a slot: it starts later and reads the summary.

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.check_batch import plan_batches
-from orchestrator.run.check_pool import check_runner, run_checks
-from orchestrator.run.pytest_command import pytest_invocation
-from orchestrator.run.verify import run_check
+from orchestrator.run.checks.check_batch import plan_batches
+from orchestrator.run.checks.check_pool import check_runner, run_checks
+from orchestrator.run.checks.pytest_command import pytest_invocation
+from orchestrator.run.checks.check_command import run_check
 from tests.environments import unsandboxed
 
 PYTEST = f"{sys.executable} -m pytest -q"

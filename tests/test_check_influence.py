@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.check_influence import (
+from orchestrator.run.checks.check_influence import (
     MAX_WALKED_ENTRIES,
     InfluenceWatch,
     compare,

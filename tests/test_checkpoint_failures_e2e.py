@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.run.checkpoint import commit_checkpoint
-from orchestrator.run.git_safety import CheckpointError, run_git
+from orchestrator.git.checkpoint import commit_checkpoint
+from orchestrator.git.run_git import CheckpointError, run_git
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.git_helpers import git, init_repo
 

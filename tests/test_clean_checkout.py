@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from orchestrator.run.clean_checkout import CLEAN_CHECKOUT, WORKING_TREE, verification_tree
+from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, WORKING_TREE, verification_tree
 
 
 def _git(root: Path, *args: str) -> str:

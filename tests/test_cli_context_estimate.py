@@ -11,7 +11,7 @@ import re
 
 
 from context_agent import estimate_json_tokens
-from orchestrator.run.request_size import tool_overhead_tokens
+from orchestrator.run.attempt.request_size import tool_overhead_tokens
 from tests.cli_helpers import run_cli, write_spec
 
 ESTIMATE = re.compile(

@@ -123,9 +123,9 @@ def test_signal_handling_is_in_place_before_the_heavy_imports(tmp_path: Path):
 
 
 def _main_with_app(tmp_path: Path, app_source: str) -> subprocess.CompletedProcess[str]:
-    """`orchestrator.cli.main()` in a new process, with the command line replaced by `app` as
+    """`orchestrator.cli.commands.main()` in a new process, with the command line replaced by `app` as
     defined in `app_source` (a way to raise what an interrupted import raises, exactly when wanted)."""
-    script = f"import orchestrator.cli as cli\n{app_source}\ncli.app = app\ncli.main()\n"
+    script = f"import orchestrator.cli.commands as cli\n{app_source}\ncli.app = app\ncli.main()\n"
     return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=cli_env(), capture_output=True, text=True,
                           timeout=60)
 

@@ -131,7 +131,7 @@ def test_a_price_that_is_not_finite_or_is_negative_is_refused(project):
 
 
 def test_commands_raise_usage_errors_and_never_exit(project, monkeypatch):
-    """The commands raise `UsageError`; `orchestrator.cli` alone maps it to exit 2 (above)."""
+    """The commands raise `UsageError`; `orchestrator.cli.commands` alone maps it to exit 2 (above)."""
     from orchestrator.commands.arguments import open_project, read_spec
     from orchestrator.commands.listing import print_logs, print_status
     from orchestrator.commands.run import RunRequest, run_command

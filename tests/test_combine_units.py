@@ -13,11 +13,11 @@ from context_agent.stores import load_stores, save_stores
 from orchestrator.combine.integration import CherryPick, CombinedBranch, checkpoint_feature
 from orchestrator.combine.state_union import CombinedImports, grown_totals
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.run.branch_worktree import shard_branch
-from orchestrator.run.checkpoint import exclude_run_state
-from orchestrator.run.merge_queue import MergeQueue
-from orchestrator.run.verify import VerificationResult
-from orchestrator.run.worktrees import Worktrees
+from orchestrator.git.branch_worktree import shard_branch
+from orchestrator.git.checkpoint import exclude_run_state
+from orchestrator.merge.queue import MergeQueue
+from orchestrator.store.records import CheckResult
+from orchestrator.git.worktrees import Worktrees
 from orchestrator.spec.load import Feature
 from orchestrator.store.run_state import RunTotals
 from tests.git_helpers import git, init_repo, subjects
@@ -119,7 +119,7 @@ def test_the_merge_queue_cherry_picks_a_checkpoint_onto_a_branch_that_is_not_che
 
 def test_a_checkpoint_that_conflicts_or_fails_its_recheck_leaves_the_branch_as_it_was(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "repo")
-    failing = VerificationResult(command="false", success=False, exit_code=1, attempt=1, output="no")
+    failing = CheckResult(command="false", success=False, exit_code=1, attempt=1, output="no")
     queue, landing = _queue(repo, recheck=lambda _tree, feature, _a: failing if feature.id == "bad" else None)
     git(repo, "checkout", "-q", "combined")
     (repo / "README.md").write_text("ours\n")

@@ -1,4 +1,4 @@
-"""The path filter every commit of orchestrate goes through (`orchestrator.run.commit_filter`):
+"""The path filter every commit of orchestrate goes through (`orchestrator.git.commit_filter`):
 refused paths stay as the base has them, whatever the ignore files say."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from orchestrator.run.checkpoint import commit_checkpoint
-from orchestrator.run.commit_filter import drop_refused, refused
-from orchestrator.run.git_safety import safe_config
+from orchestrator.git.checkpoint import commit_checkpoint
+from orchestrator.git.commit_filter import drop_refused, refused
+from orchestrator.git.run_git import safe_config
 from tests.git_helpers import git, init_repo
 
 

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.conflict_step import parse_hunks, resolved_text
+from orchestrator.merge.conflict_step import parse_hunks, resolved_text
 from tests.cli_helpers import run_cli, write_spec
 from tests.fake_api import ScriptedToolAnswers, bash, report
 

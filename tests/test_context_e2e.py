@@ -401,7 +401,7 @@ def broken(*args, **kwargs):
     raise RuntimeError("injection exploded")
 agent.build_injection = broken
 sys.argv = ["orchestrate", *sys.argv[1:]]
-from orchestrator.cli import main
+from orchestrator.cli.commands import main
 main()
 """
 

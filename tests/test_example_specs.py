@@ -11,7 +11,7 @@ For every `specs/<name>/spec.json`:
   `tests/data/<name>_reference/` when that exists (test data only).
 
 The checks run exactly as a run runs them: the feature's own `verify` command through
-`orchestrator.run.verify.run_check` (bash, the project as cwd, `ORCHESTRATE_SPEC_DIR` set), with
+`orchestrator.run.checks.check_command.run_check` (bash, the project as cwd, `ORCHESTRATE_SPEC_DIR` set), with
 `python3` on PATH standing for the interpreter running these tests.
 """
 
@@ -28,7 +28,8 @@ import pytest
 
 from orchestrator.demo.textkit_sources import final_tree
 from orchestrator.spec.load import LoadedSpec, load_spec
-from orchestrator.run.verify import VerificationResult, run_check
+from orchestrator.run.checks.check_command import run_check
+from orchestrator.store.records import CheckResult
 from tests.environments import unsandboxed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,7 +99,7 @@ def _write_reference(name: str, project: Path) -> None:
     shutil.copytree(reference, project, ignore=shutil.ignore_patterns("__pycache__"))
 
 
-def _run_checks(loaded: LoadedSpec, project: Path, scratch: Path) -> dict[str, VerificationResult]:
+def _run_checks(loaded: LoadedSpec, project: Path, scratch: Path) -> dict[str, CheckResult]:
     """Every feature's check, run in parallel as the orchestrator runs one."""
     env = dict(os.environ)
     env["ORCHESTRATE_SPEC_DIR"] = str(loaded.path.parent.resolve())

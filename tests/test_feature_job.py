@@ -22,11 +22,11 @@ from orchestrator.config import RunConfig
 from orchestrator.run.books import RunBooks
 from orchestrator.run.factory import build_parts
 from tests.environments import unsandboxed
-from orchestrator.run.feature_job import FeatureJob, JobSettings
+from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.finishing import PassFinisher
-from orchestrator.run.prompts import strategy_system_prompt
-from orchestrator.run.recorder import FeatureRecorder, LogHeading
-from orchestrator.run.verify import VerificationResult
+from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
+from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
+from orchestrator.store.records import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
@@ -81,12 +81,12 @@ class ScriptedVerifier:
     def __init__(self) -> None:
         self.calls: list[int] = []
 
-    def check(self, command: str | None, attempt: int) -> VerificationResult:
+    def check(self, command: str | None, attempt: int) -> CheckResult:
         self.calls.append(attempt)
         if attempt == 1:
-            return VerificationResult(command=command, success=False, exit_code=1, attempt=attempt,
+            return CheckResult(command=command, success=False, exit_code=1, attempt=attempt,
                                       output="AssertionError: slugify('A B') != 'a-b'")
-        return VerificationResult(command=command, success=True, exit_code=0, attempt=attempt, output="1 passed")
+        return CheckResult(command=command, success=True, exit_code=0, attempt=attempt, output="1 passed")
 
 
 def _job(project: Path, workspace: Path, model: InProcessModel, verifier: ScriptedVerifier) -> tuple[FeatureJob, RunBooks]:

@@ -23,7 +23,7 @@ from orchestrator.config import RunConfig
 from orchestrator.store.events import EventSink
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.run.coordinator import RunOptions
+from orchestrator.run.runner import RunOptions
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.state import FeatureState, RunState, StateStore

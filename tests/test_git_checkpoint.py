@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.checkpoint import CheckpointError, commit_checkpoint, is_git_repo
+from orchestrator.git.checkpoint import CheckpointError, commit_checkpoint, is_git_repo
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -276,7 +276,7 @@ KILLED_CHECKPOINTS = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from orchestrator.run.checkpoint import commit_checkpoint
+    from orchestrator.git.checkpoint import commit_checkpoint
 
     repo, trial = Path(sys.argv[1]), sys.argv[2]
     print("ready", flush=True)

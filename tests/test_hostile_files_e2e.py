@@ -22,7 +22,7 @@ from orchestrator.store.feature_log import MAX_LOG_BYTES
 from orchestrator.commands.live_view import LiveRenderer
 from orchestrator.spec.fields import MAX_SPEC_BYTES
 from orchestrator.store.state import MAX_STATE_BYTES
-from orchestrator.run.strategies import replay_messages
+from orchestrator.run.attempt.strategies import replay_messages
 from orchestrator.store.working_memory import MAX_LINE_BYTES
 from tests.cli_helpers import CliResult, file_tree, plain_summarizer, read_json, run_cli, write_spec
 from tests.fake_api.fixtures import running_fake_api

@@ -94,13 +94,13 @@ def test_phases_reach_no_plain_output_and_no_event_log(tmp_path) -> None:
 
 
 def test_checks_report_their_progress_as_they_end_a_shared_command_counting_for_each(tmp_path) -> None:
-    from orchestrator.run.check_pool import run_checks
-    from orchestrator.run.verify import VerificationResult
+    from orchestrator.run.checks.check_pool import run_checks
+    from orchestrator.store.records import CheckResult
 
     seen: list[tuple[int, int]] = []
 
-    def runner(command: str, workspace: object) -> VerificationResult:
-        return VerificationResult(command=command, success=True, exit_code=0, attempt=0)
+    def runner(command: str, workspace: object) -> CheckResult:
+        return CheckResult(command=command, success=True, exit_code=0, attempt=0)
 
     checks = [("a", "pytest"), ("b", "true"), ("c", "pytest")]
     run_checks(checks, tmp_path, runner, 2, put_back=False, on_progress=lambda done, total: seen.append((done, total)))

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.merge_queue import MergeOutcome, MergeQueue
-from orchestrator.run.verify import VerificationResult
-from orchestrator.run.worktrees import Worktrees, prepare_repository
+from orchestrator.merge.queue import MergeOutcome, MergeQueue
+from orchestrator.store.records import CheckResult
+from orchestrator.git.worktrees import Worktrees, prepare_repository
 from orchestrator.spec.load import Feature
 
 
@@ -55,7 +55,7 @@ class _Scenario:
         self.outcomes: dict[str, MergeOutcome] = {}
         self.queue = MergeQueue(trees, self._recheck, lambda: False, recheck_batch=self._recheck_batch)
 
-    def _recheck(self, _tree: Path, feature: Feature, _attempt: int) -> VerificationResult | None:
+    def _recheck(self, _tree: Path, feature: Feature, _attempt: int) -> CheckResult | None:
         self.single.append(feature.id)
         if feature.id == "a":
             _wait_for(lambda: self.queue.waiting == 2)
@@ -172,7 +172,7 @@ def test_a_stop_during_a_batch_landed_one_at_a_time_tells_the_rest(tmp_path: Pat
     scenario.queue.should_stop = stopping.is_set
     first_of_batch = scenario._recheck
 
-    def recheck(tree: Path, feature: Feature, attempt: int) -> VerificationResult | None:
+    def recheck(tree: Path, feature: Feature, attempt: int) -> CheckResult | None:
         if feature.id != "a":
             stopping.set()  # the run stops while the first of the batch is re-checked
         return first_of_batch(tree, feature, attempt)

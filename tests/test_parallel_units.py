@@ -15,8 +15,8 @@ from orchestrator.config import RunConfig
 from orchestrator.llm.client import LimitReached, ModelClient, Spend
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.spend import SpendEntry
-from orchestrator.run.merge_queue import MergeQueue
-from orchestrator.run.worktrees import Worktrees, prepare_repository, work_branch
+from orchestrator.merge.queue import MergeQueue
+from orchestrator.git.worktrees import Worktrees, prepare_repository, work_branch
 from orchestrator.spec.load import Feature
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
@@ -136,10 +136,10 @@ def test_a_failed_recheck_leaves_the_branch_alone(tmp_path: Path) -> None:
     root.mkdir()
     prepare_repository(root, lambda _m: None)
     trees = Worktrees(root, root / ".autonomous")
-    from orchestrator.run.verify import VerificationResult
+    from orchestrator.store.records import CheckResult
 
-    def failing(_tree: Path, _feature: Feature, attempt: int) -> VerificationResult:
-        return VerificationResult(command="false", success=False, exit_code=1, attempt=attempt)
+    def failing(_tree: Path, _feature: Feature, attempt: int) -> CheckResult:
+        return CheckResult(command="false", success=False, exit_code=1, attempt=attempt)
 
     queue = MergeQueue(trees, failing, lambda: False)
     (trees.create("a") / "x.txt").write_text("x\n")

@@ -9,21 +9,21 @@ from pathlib import Path
 import pytest
 
 from orchestrator.llm.models import default_agent_model
-from orchestrator.plan.check_files import CheckFiles
+from orchestrator.plan.written_checks import CheckFiles
 from orchestrator.plan.chunks import dependency_order, merge_features, split_description
 from orchestrator.plan.red import judge, red_check, syntax_problems
 from orchestrator.plan.result import planned_spec_json
 from orchestrator.plan.runners import detect_runner
 from orchestrator.plan.schema import PLANNED_FEATURE_FIELDS, spec_tool
-from orchestrator.run.verify import VerificationResult
+from orchestrator.store.records import CheckResult
 from orchestrator.spec import load_spec, parse_spec
 from orchestrator.spec.models import Feature
 from tests.cli_helpers import run_cli
 from tests.environments import unsandboxed
 
 
-def result(code: int | None, output: str = "", command: str = "python -m pytest -q t.py") -> VerificationResult:
-    return VerificationResult(command=command, success=code == 0, exit_code=code, output=output, attempt=0)
+def result(code: int | None, output: str = "", command: str = "python -m pytest -q t.py") -> CheckResult:
+    return CheckResult(command=command, success=code == 0, exit_code=code, output=output, attempt=0)
 
 
 @pytest.mark.parametrize("code, output, verdict", [

@@ -16,7 +16,7 @@ import pytest
 from orchestrator.safety.process_group import held_signals, run_in_group
 from orchestrator.tools.bash import run_command
 from orchestrator.tools.context import ToolContext
-from orchestrator.run.verify import run_check
+from orchestrator.run.checks.check_command import run_check
 from tests.environments import unsandboxed
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

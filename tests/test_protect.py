@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run import protect
+from orchestrator.run.checks import protect
 from orchestrator.tools import ToolContext, execute_tool
 from tests.environments import unsandboxed
 

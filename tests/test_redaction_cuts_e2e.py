@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from orchestrator.tools.context import ToolContext
-from orchestrator.run.verify import DEFAULT_OUTPUT_LIMIT, _omitted_note
+from orchestrator.run.checks.check_command import DEFAULT_OUTPUT_LIMIT, _omitted_note
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.fake_api import bash, report, text
 

@@ -11,9 +11,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.trust import distrust_unproven_passes
+from orchestrator.run.checks.trust import distrust_unproven_passes
 from orchestrator.spec.load import load_spec
-from orchestrator.store.feature_log import CheckRecord, FeatureLog, write_feature_log
+from orchestrator.store.feature_log import FeatureLog, write_feature_log
+from orchestrator.store.records import CheckResult
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.cli_helpers import run_cli, write_spec
@@ -73,7 +74,7 @@ def _setup(tmp_path: Path, *, git: bool) -> tuple[ProjectPaths, Any, RunState]:
 
 
 def _log(paths: ProjectPaths, *, status: str = "passed", command: str = "true", success: bool = True) -> None:
-    verification = CheckRecord(command=command, success=success, exit_code=0 if success else 1, attempt=1)
+    verification = CheckResult(command=command, success=success, exit_code=0 if success else 1, attempt=1)
     paths.logs_dir.mkdir(parents=True, exist_ok=True)
     write_feature_log(paths, FeatureLog(id="feat-01", status=status, attempts=1, verification=verification))
 

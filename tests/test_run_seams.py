@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from context_agent import ContextInjection
-from orchestrator.run.prompts import feature_turn, strategy_system_prompt
-from orchestrator.run.strategies import REQUEST_MARKER, STRATEGIES, strategy_named
-from orchestrator.run.verify import CheckVerifier
+from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
+from orchestrator.run.attempt.strategies import REQUEST_MARKER, STRATEGIES, strategy_named
+from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.paths import ProjectPaths
 from tests.environments import unsandboxed

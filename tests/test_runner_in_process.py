@@ -14,7 +14,7 @@ import pytest
 
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.run.coordinator import RunOptions, Runner
+from orchestrator.run.runner import RunOptions, Runner
 from orchestrator.run.factory import build_parts
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.load import load_spec

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.verify import run_check
+from orchestrator.run.checks.check_command import run_check
 from orchestrator.safety.sandbox import Sandbox, choose_sandbox, probe_bwrap
 from orchestrator.tools.bash import run_bash
 from orchestrator.tools.context import ToolContext
@@ -227,7 +227,7 @@ def test_a_tool_chain_the_path_reaches_under_tmp_stays_usable(
 CHILD = """
 import sys
 from pathlib import Path
-from orchestrator.run.verify import run_check
+from orchestrator.run.checks.check_command import run_check
 from orchestrator.tools.bash import run_bash
 from orchestrator.tools.context import ToolContext
 from orchestrator.safety.sandbox import choose_sandbox

@@ -29,7 +29,7 @@ from orchestrator.llm.conversation import (
     with_conversation_breakpoint,
 )
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.run.agent_loop import AgentSession, run_agent
+from orchestrator.run.attempt.agent_loop import AgentSession, run_agent
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState, StateStore
 from orchestrator.tools import ToolContext, tool_definitions

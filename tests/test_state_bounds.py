@@ -15,12 +15,12 @@ from orchestrator.config import RunConfig
 from orchestrator.store.events import EventSink
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.run.coordinator import RunOptions
+from orchestrator.run.runner import RunOptions
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.state import MAX_JOURNAL_BYTES, FeatureState, RunState, StateStore
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.run.verify import DEFAULT_OUTPUT_LIMIT
+from orchestrator.run.checks.check_command import DEFAULT_OUTPUT_LIMIT
 from tests.in_process import run_in_process
 from tests.cli_helpers import read_json, write_spec
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from orchestrator.store.records import AttemptRecord, CheckRecord
+from orchestrator.store.records import AttemptRecord, CheckResult
 from orchestrator.store.run_state import FeatureState, RunState
 
 OLD_STATE = {
@@ -24,7 +24,7 @@ OLD_STATE = {
 def test_an_old_state_file_loads_into_the_typed_records_and_saves_the_same_json() -> None:
     state = RunState.model_validate(OLD_STATE)
     entry = state.features["feat-01"]
-    assert isinstance(entry.last_verification, CheckRecord) and entry.last_verification.output == "boom"
+    assert isinstance(entry.last_verification, CheckResult) and entry.last_verification.output == "boom"
     assert entry.awaiting_check is not None and isinstance(entry.awaiting_check.record, AttemptRecord)
     assert entry.awaiting_check.record.tool_calls == 2
     saved = json.loads(state.model_dump_json(by_alias=True))["features"]["feat-01"]
@@ -33,6 +33,6 @@ def test_an_old_state_file_loads_into_the_typed_records_and_saves_the_same_json(
 
 
 def test_a_settled_feature_saves_its_check_without_the_output() -> None:
-    entry = FeatureState(status="passed", last_verification=CheckRecord(command="x", success=True, output="long"))
+    entry = FeatureState(status="passed", last_verification=CheckResult(command="x", success=True, output="long"))
     assert entry.dump()["lastVerification"]["output"] == ""
     assert entry.last_verification is not None and entry.last_verification.output == "long"

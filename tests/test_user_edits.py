@@ -1,11 +1,11 @@
 """The user's edits in the checkout survive a fast-forward that changes the same files
-(`orchestrator.run.user_edits`): an edit, a new file, a deletion."""
+(`orchestrator.merge.user_edits`): an edit, a new file, a deletion."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.run.user_edits import edits_in_the_way, put_back, set_aside
+from orchestrator.merge.user_edits import edits_in_the_way, put_back, set_aside
 from tests.git_helpers import git, init_repo
 
 

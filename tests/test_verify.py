@@ -13,7 +13,9 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.verify import VerificationResult, run_check
+from orchestrator.run.checks.check_command import run_check
+
+from orchestrator.store.records import CheckResult
 from tests.environments import unsandboxed
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -186,7 +188,7 @@ def run_check_isolated(
         f"""
         import json, time
         from pathlib import Path
-        from orchestrator.run.verify import run_check
+        from orchestrator.run.checks.check_command import run_check
         from tests.environments import unsandboxed
         started = time.monotonic()
         result = run_check({command!r}, unsandboxed(Path({str(tmp_path)!r})), attempt=1, timeout={timeout!r})
@@ -246,7 +248,7 @@ def test_ctrl_c_during_a_check_kills_it_and_interrupts_the_caller(tmp_path: Path
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from orchestrator.run.verify import run_check
+        from orchestrator.run.checks.check_command import run_check
         from tests.environments import unsandboxed
         run_check(
             "echo $$ > {shell_pid_file}; sleep 1000 & echo $! > {child_pid_file}; wait",
@@ -300,4 +302,4 @@ def test_json_uses_the_exact_camel_case_keys(tmp_path: Path) -> None:
         "attempt": 3,
     }
     # A saved result loads back (state and logs round-trip through JSON).
-    assert VerificationResult.model_validate(json.loads(json.dumps(data))) == result
+    assert CheckResult.model_validate(json.loads(json.dumps(data))) == result

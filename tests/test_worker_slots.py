@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.run.check_pool import check_runner, run_checks
-from orchestrator.run.worker_slots import WorkerSlots
+from orchestrator.run.checks.check_pool import check_runner, run_checks
+from orchestrator.run.parallel.worker_slots import WorkerSlots
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
 from tests.fake_api import ScriptedToolAnswers, bash, report
 from tests.environments import unsandboxed

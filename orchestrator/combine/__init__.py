@@ -5,7 +5,7 @@ shards up (`orchestrate combine`).
   feature logs, context stores; no events, backups, worktrees or working memory), a manifest.
 - `integration`: the combined branch's git bookkeeping, and `CherryPick`, the merge queue's
   `Landing` that brings one feature's checkpoint commit onto it.
-- `landing`: the parallel workers' merge queue (`orchestrator.run.merge_queue`) with that landing
+- `landing`: the parallel workers' merge queue (`orchestrator.merge.queue`) with that landing
   and the parallel run's re-check (own check, then the regression guard's affected set).
 - `final_check`: final verification, every passed feature's check on the combined tree.
 - `state_union`: the states and feature logs unioned (the Context Agent stores: `context_agent.combine`).

@@ -30,8 +30,8 @@ from orchestrator.combine.untrusted import (
     read_bounded,
 )
 from orchestrator.errors import UsageError
-from orchestrator.run.checkpoint import is_git_repo
-from orchestrator.run.git_safety import CheckpointError, check_git, run_git
+from orchestrator.git.checkpoint import is_git_repo
+from orchestrator.git.run_git import CheckpointError, check_git, run_git
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import write_text_atomic

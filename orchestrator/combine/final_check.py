@@ -1,10 +1,10 @@
 """Final verification of the combined tree: every passed feature's check, run again.
 
 The checks run at most `jobs` at a time, in the run's sandbox, through the run's re-check pool
-(`orchestrator.run.check_pool`, which the regression guard and a run's final verification use
+(`orchestrator.run.checks.check_pool`, which the regression guard and a run's final verification use
 too). A feature whose check fails is `regressed` (state and log, its failure kept for the run
 that rebuilds it), and one `final_verification` event is emitted, shaped as a run's
-(`orchestrator.run.final_verify`, which this does not import: it brings in the model client).
+(`orchestrator.run.checks.final_verification`, which this does not import: it brings in the model client).
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.run.check_pool import CheckRunner, check_runner, run_checks
-from orchestrator.run.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
+from orchestrator.run.checks.check_pool import CheckRunner, check_runner, run_checks
+from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.run.verify import VerificationResult
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import FeatureSpec
 from orchestrator.store.events import EventSink
-from orchestrator.store.records import CheckRecord
+from orchestrator.store.records import CheckResult
 from orchestrator.store.state import RunState
 
 
@@ -45,7 +44,7 @@ class CheckSettings:
 
 def verify_combined(
     workspace: Path, spec: FeatureSpec, state: RunState, settings: CheckSettings, events: EventSink, logs: FeatureLogs,
-) -> dict[str, VerificationResult]:
+) -> dict[str, CheckResult]:
     """Re-run every passed feature's check in `workspace`, mark the failing ones `regressed`,
     emit `final_verification`; the failed results by feature id."""
     started = time.monotonic()
@@ -61,7 +60,7 @@ def verify_combined(
         entry.status = "regressed"  # passed in its shard; the next run rebuilds it with this failure fed back
         entry.reason = (f"final verification: its check fails on the combined tree "
                         f"({result.error or f'exit code {result.exit_code}'})")
-        entry.last_verification = CheckRecord.model_validate(result.to_json())
+        entry.last_verification = result
         log = logs.read(fid)
         if log is not None:
             logs.write(log.model_copy(update={"status": entry.status, "reason": entry.reason,

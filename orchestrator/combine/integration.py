@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path, PurePosixPath
 
 from orchestrator.errors import UsageError
-from orchestrator.run.git_safety import CheckpointError, check_git, git_error, run_git, safe_config
-from orchestrator.run.worktrees import Worktrees
+from orchestrator.git.run_git import CheckpointError, check_git, git_error, run_git, safe_config
+from orchestrator.git.worktrees import Worktrees
 from orchestrator.spec.load import Feature
 from orchestrator.store.paths import STATE_DIR_NAME, ProjectPaths
 

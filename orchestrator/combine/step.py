@@ -22,7 +22,7 @@ from context_agent.combine import merge_store_files
 from orchestrator.combine.artifact import Artifact
 from orchestrator.combine.final_check import CheckSettings, verify_combined
 from orchestrator.combine.integration import CombinedBranch
-from orchestrator.combine.landing import ApplyResult, CombineLanding
+from orchestrator.combine.shard_landing import ApplyResult, CombineLanding
 from orchestrator.combine.state_union import (
     add_spend,
     copy_log,
@@ -32,14 +32,13 @@ from orchestrator.combine.state_union import (
     take_entry,
 )
 from orchestrator.combine.untrusted import UnsafeArtifact
+from orchestrator.run.checks.regression import RegressionMode
 from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.run.regression import RegressionMode
-from orchestrator.run.scheduler import ordered, reconcile
-from orchestrator.run.verify import VerificationResult
+from orchestrator.run.feature_order import ordered, reconcile
 from orchestrator.spec.load import Feature, LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import CheckRecord
+from orchestrator.store.records import CheckResult
 from orchestrator.store.state import RunState, StateStore
 
 
@@ -48,7 +47,7 @@ class CombineOutcome:
     state: RunState
     merges: list[ApplyResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    final_failures: dict[str, VerificationResult] = field(default_factory=dict)
+    final_failures: dict[str, CheckResult] = field(default_factory=dict)
 
     @property
     def problems(self) -> list[str]:
@@ -153,7 +152,7 @@ class Combiner:
             reason = f"combine: {result.result}: {result.message}; rebuild it on the combined code with --reset {fid}"
             taken = take_entry(state, fid, artifact, "failed", reason)
             if result.failure is not None:
-                taken.last_verification = CheckRecord.model_validate(result.failure.to_json())
+                taken.last_verification = result.failure
             copy_log(self.paths, artifact, fid, "failed", reason)
 
     def _take_unpassed(self, fid: str, artifacts: Sequence[Artifact], state: RunState) -> None:

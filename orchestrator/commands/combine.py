@@ -25,9 +25,9 @@ from orchestrator.combine.step import CombineOutcome, Combiner
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
-from orchestrator.run.branch_worktree import current_branch, recorded_branch
-from orchestrator.run.checkpoint import exclude_run_state, is_git_repo
-from orchestrator.run.git_safety import CheckpointError
+from orchestrator.git.branch_worktree import current_branch, recorded_branch
+from orchestrator.git.checkpoint import exclude_run_state, is_git_repo
+from orchestrator.git.run_git import CheckpointError
 from orchestrator.run.sandbox_setting import check_variables, sandbox_for
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import LoadedSpec

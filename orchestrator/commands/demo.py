@@ -22,7 +22,7 @@ from orchestrator.commands.demo_directory import DemoDirectory, closing_screen, 
 from orchestrator.commands.run import RunRequest, run_command
 from orchestrator.config import load_config
 from orchestrator.errors import EXIT_INTERRUPTED, UsageError
-from orchestrator.run.check_tools import missing_check_tools
+from orchestrator.run.checks.check_tools import missing_check_tools
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from context_agent import ContextAgent
 from orchestrator.config import RunConfig
-from orchestrator.run.prompts import feature_turn, strategy_system_prompt
-from orchestrator.run.scheduler import ordered
+from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
+from orchestrator.run.feature_order import ordered
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
 from orchestrator.store.events import EventSink

@@ -14,16 +14,16 @@ from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
+from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
+from orchestrator.run.attempt.request_size import first_request, first_request_size
+from orchestrator.run.attempt.strategies import STRATEGIES
 from orchestrator.run.context_view import feature_reader
-from orchestrator.run.prompts import feature_turn, strategy_system_prompt
-from orchestrator.run.request_size import first_request, first_request_size
-from orchestrator.run.strategies import STRATEGIES
-from orchestrator.run.verify import VerificationResult
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.records import CheckResult
 from orchestrator.store.state import RunState, StateStore, now_ms
 from orchestrator.tools import tool_definitions
 
@@ -90,15 +90,15 @@ def print_context(
     return 0
 
 
-def _runs_no_check(command: str, workspace: Path) -> VerificationResult:
+def _runs_no_check(command: str, workspace: Path) -> CheckResult:
     """The assessment asks the guard which checks it would re-run; it never runs one."""
     raise RuntimeError(f"the assessment runs no check (asked to run {command!r} in {workspace})")
 
 
 def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, config: RunConfig) -> str:
-    """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.assessment`)."""
-    from orchestrator.run.assessment import assess, prompt_line
-    from orchestrator.run.regression import RegressionGuard
+    """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.attempt.assessment`)."""
+    from orchestrator.run.attempt.assessment import assess, prompt_line
+    from orchestrator.run.checks.regression import RegressionGuard
 
     guard = RegressionGuard(spec, state, mode=config.regression, concurrency=1, runner=_runs_no_check)
     found = assess(feature, spec, state, guard)

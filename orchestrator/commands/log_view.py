@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from orchestrator.commands.output import printable
 from orchestrator.store.feature_log import FeatureLog
-from orchestrator.store.records import AttemptRecord, CheckRecord
+from orchestrator.store.records import AttemptRecord, CheckResult
 
 _INDENT = "    "
 
@@ -64,7 +64,7 @@ def _attempt(attempt: AttemptRecord, run_model: str) -> list[str]:
     return lines
 
 
-def _check(check: CheckRecord, indent: str) -> list[str]:
+def _check(check: CheckResult, indent: str) -> list[str]:
     if check.skipped:
         return [f"{indent}check: none configured; the agent's report decided"]
     verdict = "passed" if check.success else f"FAILED (exit {check.exit_code})"

@@ -14,8 +14,8 @@ from pathlib import Path
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.client import Spend
 from orchestrator.plan.check_writer import FeatureCheck, suggested_path
+from orchestrator.plan.plan_prompts import CHECK_SYSTEM, check_prompt
 from orchestrator.plan.planner import PlannedSpec, PlannerSettings, planner_requests
-from orchestrator.plan.prompts import CHECK_SYSTEM, check_prompt
 from orchestrator.spec.models import FeatureSpec
 
 

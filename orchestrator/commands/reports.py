@@ -16,12 +16,12 @@ from orchestrator.llm.spend import ModelSpend
 from orchestrator.safety.secrets import redact_value
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_report_atomic
-from orchestrator.store.feature_log import CheckRecord
+from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import CamelModel, RunState
 
 
 class RunOutcome(Protocol):
-    """What a report needs of a run (`orchestrator.run.coordinator.RunResult`)."""
+    """What a report needs of a run (`orchestrator.run.runner.RunResult`)."""
 
     @property
     def exit_code(self) -> int: ...
@@ -47,7 +47,7 @@ class FeatureReport(CamelModel):
     tokens: TokenUsage
     cost_usd: float
     reason: str | None
-    verification: CheckRecord | None
+    verification: CheckResult | None
     models: list[str] = Field(default_factory=list)  # the models of its attempts, first used first
 
 
@@ -130,7 +130,7 @@ def junit_xml(report: RunReport) -> str:
         case = ET.SubElement(suite, "testcase", {
             "classname": feature.category, "name": feature.id, "time": f"{feature.duration_ms / 1000:.3f}",
         })
-        check = feature.verification or CheckRecord()
+        check = feature.verification or CheckResult()
         if feature.status in ("failed", "regressed"):
             node = ET.SubElement(case, "failure", {
                 "message": (f"regressed: {feature.reason}" if feature.status == "regressed" else feature.reason)

@@ -13,7 +13,7 @@ from orchestrator.commands.live_view import make_renderer
 from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_OK, UsageError
-from orchestrator.run.index_lock import clear_stale_index_lock
+from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
 from orchestrator.store.events import EventSink
@@ -22,7 +22,7 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState
 
 if TYPE_CHECKING:
-    from orchestrator.run.coordinator import RunResult
+    from orchestrator.run.runner import RunResult
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     """The run itself, under the project's lock; its result (for the reports and the exit code)."""
     # The SDK takes seconds to import: only a real run needs it.
     from orchestrator.llm.client import make_sdk_client
-    from orchestrator.run.coordinator import RunOptions
     from orchestrator.run.factory import build_runner
+    from orchestrator.run.runner import RunOptions
 
     sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
     if config.jobs > 1 and not config.commit:
@@ -102,7 +102,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
             if config.jobs > 1:  # worktrees need a repository with a commit (a new or empty directory gets one)
-                from orchestrator.run.worktrees import prepare_repository
+                from orchestrator.git.worktrees import prepare_repository
 
                 prepare_repository(paths.root, events.warn)
             options.workspace = _branch_workspace(paths, config, request)
@@ -121,7 +121,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
 
 def _branch_workspace(paths: ProjectPaths, config: RunConfig, request: RunRequest) -> Path | None:
     """`--branch NAME` (or a shard's own branch): the worktree the run works in; None for the project."""
-    from orchestrator.run.branch_worktree import open_branch_workspace, wanted_branch
+    from orchestrator.git.branch_worktree import open_branch_workspace, wanted_branch
 
     branch = wanted_branch(config.branch, request.shard, commit=config.commit, root=paths.root)
     if branch is None:
@@ -161,7 +161,7 @@ def move_aside(paths: ProjectPaths) -> Path | None:
 
 def _keep_backups_out_of_git(paths: ProjectPaths) -> None:
     """Old events, logs and memory must never reach a checkpoint, nor the user's `git add -A`."""
-    from orchestrator.run.checkpoint import CheckpointError, exclude_run_state, is_git_repo
+    from orchestrator.git.checkpoint import CheckpointError, exclude_run_state, is_git_repo
 
     if not paths.fresh_backups() or not is_git_repo(paths.root):
         return

@@ -19,9 +19,9 @@ from pathlib import Path
 from orchestrator.commands.arguments import read_spec
 from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
-from orchestrator.run.check_pool import CheckRun, check_runner, default_concurrency
-from orchestrator.run.clean_checkout import VerificationTree, uncommitted, verification_tree
-from orchestrator.run.final_verify import mark_regressed, passed_checks, verify_passed
+from orchestrator.run.checks.check_pool import CheckRun, check_runner, default_concurrency
+from orchestrator.run.checks.clean_checkout import VerificationTree, uncommitted, verification_tree
+from orchestrator.run.checks.final_verification import mark_regressed, passed_checks, verify_passed
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec

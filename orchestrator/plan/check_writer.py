@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from orchestrator.llm.client import ModelClient
-from orchestrator.plan.check_files import CheckFiles
-from orchestrator.plan.prompts import CHECK_SYSTEM, check_prompt, invalid_check_prompt, rewrite_prompt
+from orchestrator.plan.plan_prompts import CHECK_SYSTEM, check_prompt, invalid_check_prompt, rewrite_prompt
 from orchestrator.plan.red import RedCheck, Verdict, red_check, syntax_problems
 from orchestrator.plan.schema import CheckAnswer, checks_tool
 from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswer
+from orchestrator.plan.written_checks import CheckFiles
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.errors import translate
 from orchestrator.spec.models import Feature, FeatureSpec

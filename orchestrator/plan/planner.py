@@ -19,7 +19,7 @@ from typing import Any
 from orchestrator.json_types import ApiRequest, JsonObject
 from orchestrator.llm.client import ModelClient
 from orchestrator.plan.chunks import RawFeature, dependency_order, merge_features, split_description
-from orchestrator.plan.prompts import PLANNER_SYSTEM, planner_prompt, repair_prompt
+from orchestrator.plan.plan_prompts import PLANNER_SYSTEM, planner_prompt, repair_prompt
 from orchestrator.plan.schema import SPEC_TOOL, spec_tool
 from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswer, forced_request, user_text
 from orchestrator.spec.load import SpecError, parse_spec

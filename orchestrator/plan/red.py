@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from orchestrator.run.verify import VerificationResult, run_check
+from orchestrator.run.checks.check_command import run_check
 from orchestrator.safety.environment import CommandEnvironment
+from orchestrator.store.records import CheckResult
 
 Verdict = Literal["red", "vacuous", "broken"]
 
@@ -41,10 +42,10 @@ class RedCheck:
 
     verdict: Verdict
     reason: str
-    result: VerificationResult
+    result: CheckResult
 
 
-def judge(result: VerificationResult) -> tuple[Verdict, str]:
+def judge(result: CheckResult) -> tuple[Verdict, str]:
     """The verdict on one run of a check, and a short reason a reviewer can read."""
     if result.success:
         return "vacuous", "it passes before the feature is built"

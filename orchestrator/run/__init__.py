@@ -1,19 +1,13 @@
 """The run: what happens between `orchestrate run` and its exit code.
 
-Owns the loop over features and everything one feature goes through:
-- `coordinator`: the `Runner`, given its collaborators (`RunParts`): the queue, the
-  summarize schedule, the exit verdict, stops on limits and interrupts;
-- `factory`: builds the real collaborators (`build_runner`, `build_parts`);
-- `feature_job`: one feature's attempts, verified and recorded, in a workspace it is given;
-- `recorder`, `books`, `feature_logs`, `finishing`: what a feature's run writes down (events,
-  working memory, state journal and spend, feature logs) and what follows a pass;
-- `parallel` (`--jobs N`: the `ParallelRunner`, worker threads), `parallel_job` (a feature
-  job whose pass is merged first), `merge_queue`, `worktrees`, `shared` (the state store the
-  workers write through);
-- `agent_loop` (one attempt's model/tool loop), `prompts` (one build of a feature's turn),
-  `strategies` (the `--context` registry), `context_view` (every call to the Context Agent),
-  `scheduler`, `verify`, `protect`, `check_influence`, `checkpoint`, `request_size`.
+Top level, the run as a whole: `factory` builds the collaborators, `runner` (the `Runner`) works
+through the queue in `feature_order`, keeps the `books` (state, journal, spend) and the
+`feature_logs`, and `finishing` does what follows a pass. Three wings below it:
+- `attempt/`: one feature, attempt by attempt (the job, the agent loop, the prompt, strategies);
+- `checks/`: verification and integrity (a check run, the guard, footprints, final verification);
+- `parallel/`: `--jobs N` (the worker scheduler, slots, shared books, background summary).
+Git plumbing is in `orchestrator.git`, the merge queue in `orchestrator.merge`.
 
-May import `orchestrator.{config,store,llm,spec,safety,tools}` and `context_agent`; never
-`orchestrator.commands` or `orchestrator.cli` (they import this package, not the reverse).
+May import `orchestrator.{config,store,llm,spec,safety,tools,git,merge}` and `context_agent`;
+never `orchestrator.commands` or `orchestrator.cli` (they import this package, not the reverse).
 """

@@ -11,12 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from context_agent import ContextAgent, ContextInjection, FeatureRecord, SummaryResult
-from orchestrator.run.prompts import FeatureTurn, feature_turn
-from orchestrator.run.strategies import strategy_named
+from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
+from orchestrator.run.attempt.strategies import strategy_named
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import CheckRecord
+from orchestrator.store.records import CheckResult
 
 
 class ContextView:
@@ -33,7 +33,7 @@ class ContextView:
         self.lock = agent.lock
 
     def turn(
-        self, feature: Feature, *, verification: CheckRecord | None, recent_ids: Sequence[str],
+        self, feature: Feature, *, verification: CheckResult | None, recent_ids: Sequence[str],
         interrupted_attempt: int | None, regression_note: str = "",
     ) -> FeatureTurn:
         """`feature`'s turn: its strategy's context and its first user message."""
@@ -53,7 +53,7 @@ class ContextView:
         with self.lock:
             self.agent.record_report(feature_id, report)
 
-    def record_failure(self, feature_id: str, attempt: int, verification: CheckRecord) -> None:
+    def record_failure(self, feature_id: str, attempt: int, verification: CheckResult) -> None:
         with self.lock:
             self.agent.record_failure(feature_id, attempt, verification.dump())
 

@@ -11,11 +11,11 @@ from typing import Any
 from context_agent import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.context_view import ContextView, feature_reader
-from orchestrator.run.coordinator import Runner, RunOptions, RunParts
 from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
-from orchestrator.run.verify import CheckVerifier
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
@@ -60,8 +60,8 @@ def build_runner(
 ) -> Runner:
     """A `Runner` with the real collaborators; with `config.jobs` > 1, a `ParallelRunner`."""
     if config.jobs > 1:
-        from orchestrator.run.parallel import ParallelRunner
-        from orchestrator.run.shared import SharedStateStore
+        from orchestrator.run.parallel.scheduler import ParallelRunner
+        from orchestrator.run.parallel.shared_books import SharedStateStore
 
         store = SharedStateStore(paths, on_warning=events.warn)
         parts = build_parts(loaded, config, paths, events, sdk=sdk, store=store)

@@ -1,6 +1,6 @@
 """The feature logs as the run reads and writes them: one place for `.autonomous/logs/`.
 
-`FeatureLogs` is one of the run's collaborators (`orchestrator.run.coordinator.RunParts`):
+`FeatureLogs` is one of the run's collaborators (`orchestrator.run.runner.RunParts`):
 tests give the run one that fails to write, as a full disk would.
 """
 

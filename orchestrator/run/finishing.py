@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.run import checkpoint as git_checkpoint
+from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.run.books import RunBooks
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import FeatureLogs, Report

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.store.feature_log import Influencer
+from orchestrator.store.records import Influencer
 from orchestrator.store.run_state import CamelModel
 
 
@@ -77,7 +77,7 @@ class ToolCall(_Event):
 
 
 class Verification(_Event):
-    """A check's result: the feature's id, then the keys of `feature_log.CheckRecord`."""
+    """A check's result: the feature's id, then the keys of `feature_log.CheckResult`."""
 
     type: Literal["verification"]
     id: str

@@ -19,16 +19,11 @@ from orchestrator.llm.pricing import TokenUsage
 from orchestrator.spec.models import Feature
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, CheckRecord, Footprint, Influencer
+from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, CheckResult, Footprint
 from orchestrator.store.run_state import FeatureState
 
 __all__ = [
-    "Assessment",
-    "AttemptRecord",
-    "CheckRecord",
     "FeatureLog",
-    "Footprint",
-    "Influencer",
     "ReplayStats",
     "UnusableLog",
     "build_feature_log",
@@ -68,7 +63,7 @@ class FeatureLog(CamelModel):
     completed_at: int | None = None
     iteration: int | None = None
     attempts: int = 0
-    verification: CheckRecord | None = None
+    verification: CheckResult | None = None
     verified: bool = False
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     cost_usd: float = 0.0

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from orchestrator.json_types import AgentReport, JsonObject
-from orchestrator.store.feature_log import Influencer
+from orchestrator.store.records import Influencer
 
 
 class _Entry(BaseModel):
@@ -66,7 +66,7 @@ class ToolEvent(_WmEvent):
 
 
 class CheckEvent(_WmEvent):
-    """A check's result: the keys of `feature_log.CheckRecord`."""
+    """A check's result: the keys of `feature_log.CheckResult`."""
 
     type: Literal["wm_event"]
     event: Literal["verification"]

@@ -1,8 +1,9 @@
 """The check and attempt records the state and the feature logs share, typed.
 
-`CheckRecord` is a check's result as saved (the camelCase `VerificationResult` of
-`orchestrator.run.verify`); `AttemptRecord` is one `attemptHistory` entry. Both keep the JSON
-they always had on disk, so state files and logs of earlier versions still load.
+`CheckResult` is the one model of a check's outcome: what `run_check` returns, what the agent is
+fed back and what the state and the logs save; `ReCheck` is a passed feature's check run again.
+`AttemptRecord` is one `attemptHistory` entry. All keep the JSON they always had on disk, so
+state files and logs of earlier versions still load.
 """
 
 from __future__ import annotations
@@ -24,25 +25,45 @@ class CamelModel(BaseModel):
 
 
 class Influencer(BaseModel):
-    """A check-influencing file changed during the feature (`orchestrator.run.check_influence`)."""
+    """A file that can change a check's outcome without being the check, changed during the feature.
+
+    Found by `orchestrator.run.checks.check_influence`: a `conftest.py`, pytest's configuration, a site
+    hook (`sitecustomize.py`, `*.pth`) or a module shadowing the standard library.
+    """
 
     path: str
+    """Relative to the project root."""
     kind: str
+    """`conftest`, `pytest-config`, `site-hook` or `stdlib-shadow`."""
     change: str
+    """`added`, `modified` or `removed`, since before the feature's first attempt in this run."""
 
 
-class CheckRecord(CamelModel):
-    """One check's result as saved: the camelCase `VerificationResult` (`orchestrator.run.verify`)."""
+class CheckResult(CamelModel):
+    """The outcome of one check (`orchestrator.run.checks.check_command`): fed back to the agent as
+    the spec's `Last Verification Result`, saved in the state and the feature logs."""
 
     command: str | None = None
+    """The shell command that was run; None when the feature has no check."""
     success: bool = False
+    """True only when the command exited with status 0."""
     exit_code: int | None = None
+    """The exit status; negative when killed by a signal, None when it never finished."""
     output: str = ""
+    """The tail of the combined stdout and stderr, bounded in size."""
     error: str | None = None
+    """Why the check did not pass, when the exit code alone does not say it."""
     skipped: bool = False
+    """True when there was no check to run; the agent's report decides then."""
     attempt: int = 0
+    """Which attempt at the feature this check verified (1-based)."""
     # Only when there are some, so the usual result keeps its seven keys.
     influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
+    """Check-influencing files changed during the feature (`orchestrator.run.checks.check_influence`)."""
+
+    def to_json(self) -> JsonObject:
+        """The result with the camelCase keys of the spec's `Last Verification Result`."""
+        return self.dump()
 
 
 class ReCheck(CamelModel):
@@ -66,7 +87,7 @@ class AttemptRecord(CamelModel):
     tool_calls: int = 0
     masked_outputs: int = 0
     error: str | None = None
-    verification: CheckRecord | None = None
+    verification: CheckResult | None = None
     # The passed features' checks the regression guard ran again after this attempt's own check passed.
     regression_checks: list[ReCheck] = Field(default_factory=list, exclude_if=lambda runs: not runs)
     # The model of the attempt's calls (absent from logs written before `--escalate-model`).
@@ -89,7 +110,7 @@ class Footprint(CamelModel):
     """The files a passed feature touched: what its checkpoint changed and what its check names.
 
     A later feature that changes one of them may break this feature's check, so the regression
-    guard re-runs it (`orchestrator.run.regression`). Paths are relative to the project root.
+    guard re-runs it (`orchestrator.run.checks.regression`). Paths are relative to the project root.
     """
 
     changed: list[str] = Field(default_factory=list)

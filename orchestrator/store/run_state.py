@@ -16,7 +16,7 @@ from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.store.paths import is_project_key
-from orchestrator.store.records import AttemptRecord, CheckRecord, Footprint
+from orchestrator.store.records import AttemptRecord, CheckResult, Footprint
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
 
 # `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.
@@ -81,8 +81,8 @@ class FeatureState(CamelModel):
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     cost_usd: float = 0.0
     duration_ms: int = 0
-    # The last attempt's check (`VerificationResult.to_json()`, typed), as the run loop and prompts use it.
-    last_verification: CheckRecord | None = None
+    # The last attempt's check (`CheckResult.to_json()`, typed), as the run loop and prompts use it.
+    last_verification: CheckResult | None = None
     reason: str | None = None  # why failed / blocked / skipped
     # Left out of the saved state while unset: most features never need them.
     check_files: CheckFiles | None = Field(None, exclude_if=_unset)
@@ -97,7 +97,7 @@ class FeatureState(CamelModel):
     models: list[str] = Field(default_factory=list, exclude_if=lambda models: not models)
 
     @field_serializer("last_verification")
-    def _output_only_for_a_retry(self, value: CheckRecord | None) -> JsonObject | None:
+    def _output_only_for_a_retry(self, value: CheckResult | None) -> JsonObject | None:
         # Up to 4,000 characters a feature: at 100,000 features with failures the state would
         # pass its own read limit. The feature log keeps the output.
         if value is None:

@@ -18,7 +18,7 @@ the standard library / pydantic. Never `orchestrator.run`, `orchestrator.command
 
 Adding a tool: a module defining `TOOL = Tool(...)`, and its name in `registry.TOOLS`.
 See `confinement` (paths), `shell_policy` (bash deny-list), `orchestrator.safety.secrets` (environment
-and redaction) and `orchestrator.run.protect` (check files) for the security rules.
+and redaction) and `orchestrator.run.checks.protect` (check files) for the security rules.
 """
 
 from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInputError, ToolResult

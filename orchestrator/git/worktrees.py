@@ -1,0 +1,203 @@
+"""Git worktrees for `--jobs N`: one per feature at work, plus the merge queue's integration tree.
+
+A feature works in `.autonomous/worktrees/<id>` on branch `orchestrate/work/<id>`, made from
+the user's branch as it is when the feature (or its next attempt after a failed merge) starts.
+The merge queue applies work in `.autonomous/integration`, a detached worktree, so nothing is
+ever half-applied to the user's checkout. All of it lives under `.autonomous/`, which git
+ignores and checkpoints never commit; a run removes what it made when it ends, and prunes
+what a killed run left at its start.
+
+A project that is a directory of a bigger repository (a monorepo) works too: each worktree holds
+the whole repository, and the feature works and is checked in the project's directory inside it
+(`project_dir`).
+
+Git runs here as checkpoints do (`git_safety`): no hooks, no repository-config programs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from orchestrator.errors import UsageError
+from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.git.commit_filter import REFUSED_PATHSPECS, drop_refused
+from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
+
+WORK_BRANCH_PREFIX = "orchestrate/work/"
+_START_MESSAGE = "orchestrate: the project as it was before the run"
+_IDENTITY = {"user.name": "orchestrate", "user.email": "orchestrate@localhost"}
+
+
+def work_branch(feature_id: str) -> str:
+    return WORK_BRANCH_PREFIX + feature_id
+
+
+def identity_options(root: Path, safe: list[str]) -> list[str]:
+    """`-c user.name=...` for a repository where git has no identity, so a commit never fails for it."""
+    options: list[str] = []
+    for key, fallback in _IDENTITY.items():
+        if run_git(root, *safe, "config", "--get", key).returncode != 0:
+            options += ["-c", f"{key}={fallback}"]
+    return options
+
+
+class Worktrees:
+    """The worktrees and work branches of one project's parallel run."""
+
+    def __init__(self, root: Path, state_dir: Path) -> None:
+        self.root = root
+        self.base = state_dir / "worktrees"
+        self.integration = state_dir / "integration"
+        self._safe: list[str] | None = None
+        self._identity: list[str] | None = None
+        self._prefix: str | None = None
+        # Workers add and remove worktrees at once; git's worktree bookkeeping is not made for that
+        # (a prune while another add is half done deletes it).
+        self._lock = threading.RLock()
+
+    @property
+    def safe(self) -> list[str]:
+        if self._safe is None:
+            self._safe = safe_config(self.root)
+        return self._safe
+
+    @property
+    def identity(self) -> list[str]:
+        """`identity_options` for the repository, looked up once: its worktrees share its config."""
+        if self._identity is None:
+            self._identity = identity_options(self.root, self.safe)
+        return self._identity
+
+    @property
+    def prefix(self) -> str:
+        """Where the project is in its repository ("services/widget/"; "" at the top)."""
+        if self._prefix is None:
+            self._prefix = check_git(self.root, "rev-parse", "--show-prefix").stdout.strip()
+        return self._prefix
+
+    def path(self, feature_id: str) -> Path:
+        """The feature's worktree: the whole repository."""
+        return self.base / feature_id
+
+    def project_dir(self, tree: Path) -> Path:
+        """The project's directory in a worktree (`tree` itself unless the project is a directory
+        of a bigger repository): where features work and checks run."""
+        return tree / self.prefix if self.prefix else tree
+
+    def workspace(self, feature_id: str) -> Path:
+        return self.project_dir(self.path(feature_id))
+
+    def head(self) -> str:
+        """The commit the user's branch points at now."""
+        return check_git(self.root, "rev-parse", "--verify", "HEAD^{commit}").stdout.strip()
+
+    def create(self, feature_id: str) -> Path:
+        """A fresh worktree for `feature_id` on its work branch, made from the user's branch head."""
+        with self._lock:
+            path = self.path(feature_id)
+            self._remove_tree(path)  # an earlier attempt's; `-B` below resets its branch
+            self.base.mkdir(parents=True, exist_ok=True)
+            # HEAD is resolved in the user's checkout (`self.root`): the user's branch head.
+            check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "-B", work_branch(feature_id),
+                      str(path), "HEAD")
+            return path
+
+    def commit_work(self, feature_id: str) -> None:
+        """Commit what the agent changed in its worktree onto its work branch (an empty commit if nothing).
+
+        Few git commands, not a checkpoint's nine: the worktree is new, so no stale lock can be in
+        it. What `commit_filter` refuses (a `.autonomous/` the agent made there, ...) stays out of
+        the work branch, whatever the ignore files say: nothing of it reaches the user's branch."""
+        path = self.path(feature_id)
+        check_git(path, *self.safe, "add", "--all", "--", ".")
+        drop_refused(self.project_dir(path), "HEAD", self.safe)
+        check_git(path, *self.safe, *self.identity, "commit", "--quiet", "--no-verify", "--allow-empty",
+                  "-m", f"orchestrate work: {feature_id}")
+
+    def remove(self, feature_id: str) -> None:
+        """The feature's worktree and work branch, gone (quietly, if they were not there)."""
+        with self._lock:
+            self._remove_tree(self.path(feature_id))
+        run_git(self.root, "branch", "--quiet", "-D", work_branch(feature_id))  # a ref: no worktree bookkeeping
+
+    def reset_integration(self, commit: str) -> Path:
+        """The integration worktree, clean, detached at `commit`."""
+        path = self.integration
+        if not (path / ".git").exists():
+            with self._lock:
+                self._remove_tree(path)
+                check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit)
+            return path
+        check_git(path, *self.safe, "reset", "--quiet", "--hard", commit)
+        check_git(path, *self.safe, "clean", "-q", "-f", "-d", "-x")
+        return path
+
+    def prune_all(self) -> None:
+        """Every worktree and `orchestrate/work/*` branch of this or a killed run, gone."""
+        with self._lock:
+            if self.base.is_dir():
+                for entry in sorted(self.base.iterdir()):
+                    self._remove_tree(entry)
+            self._remove_tree(self.integration)
+            run_git(self.root, "worktree", "prune")
+            listed = run_git(self.root, "for-each-ref", "--format=%(refname:short)", "refs/heads/" + WORK_BRANCH_PREFIX)
+            for branch in listed.stdout.split():
+                run_git(self.root, "branch", "--quiet", "-D", branch)
+
+    def _remove_tree(self, path: Path) -> None:
+        if (path / ".git").exists():
+            run_git(self.root, "worktree", "remove", "--force", "--force", str(path))
+        if path.exists() or path.is_symlink():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            run_git(self.root, "worktree", "prune")  # the bookkeeping of a tree removed by hand
+
+
+def prepare_repository(root: Path, on_warning: Callable[[str], None]) -> None:
+    """Make `root` a git repository `--jobs N` can work in, or raise UsageError saying why not.
+
+    A new or empty directory is initialised; a repository without a commit, or with changes not
+    committed in the project, gets one commit of that (worktrees are made from commits: work not
+    committed would be invisible to every worker). Any other directory is left alone.
+    """
+    try:
+        if not git_checkpoint.is_git_repo(root):
+            if any(not entry.name.startswith(".autonomous") for entry in root.iterdir()):
+                raise UsageError(
+                    f"--jobs needs a git repository: {root} is not one, and it is not empty. Run `git init` there "
+                    "and commit the project (or run without --jobs)"
+                )
+            check_git(root, "init", "--quiet")
+            on_warning(f"--jobs: {root} was not a git repository; `git init` made it one (worktrees and checkpoints need it)")
+        git_checkpoint.exclude_run_state(root)
+        _commit_start(root, on_warning)
+    except CheckpointError as err:
+        raise UsageError(f"--jobs: could not prepare the git repository: {err}") from err
+
+
+def _commit_start(root: Path, on_warning: Callable[[str], None]) -> None:
+    """The project's uncommitted changes, committed (only the project's: in a bigger repository,
+    what is staged or changed elsewhere stays as it is)."""
+    safe = safe_config(root)
+    no_commit = git_checkpoint.head_commit(root) is None
+    inside = check_git(root, "rev-parse", "--show-prefix").stdout.strip() != ""
+    # A commit limited to paths takes their working-tree content: the refused ones are left out.
+    only_here = ["--", ".", *REFUSED_PATHSPECS] if inside else []
+    check_git(root, *safe, "add", "--all", "--", ".")
+    # The run's own files (events.jsonl, journal.jsonl, run.lock, worktrees as gitlinks) stay out,
+    # whatever a `.gitignore` an earlier feature committed says (`commit_filter`).
+    drop_refused(root, None if no_commit else "HEAD", safe)
+    staged = run_git(root, *safe, "diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv", *only_here)
+    if staged.returncode == 0 and not no_commit:
+        return
+    if staged.returncode not in (0, 1):
+        raise CheckpointError(f"git diff --cached failed: {staged.stderr.strip()}")
+    if staged.returncode == 1:
+        on_warning("--jobs: the project's uncommitted changes were committed first, so that every worker sees them")
+    check_git(root, *safe, *identity_options(root, safe), "commit", "--quiet", "--no-verify", "--allow-empty",
+              "-m", _START_MESSAGE, *only_here)

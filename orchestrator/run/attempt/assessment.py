@@ -1,0 +1,61 @@
+"""The Checkpoint Agent's assessment before a feature: deterministic, from what is already known.
+
+Its predicted footprint is what the feature's dependencies touched plus the file names its
+description and acceptance criteria mention; the passed features it may affect are those the
+regression guard would re-run for such a change; the history is the failures of related
+features (its dependencies and those it may affect). It goes into the feature log, into
+`orchestrate context FEATURE`, and, as one line, into the prompt.
+"""
+
+from __future__ import annotations
+
+import re
+
+from orchestrator.run.checks.regression import RegressionGuard, dependencies_of
+from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.store.records import Assessment
+from orchestrator.store.state import RunState
+
+# A word with a dot and a known-looking extension, or with a slash: `src/app.py`, `README.md`.
+_FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7}|(?:[\w.-]+/)+[\w.-]+)(?![\w/-])")
+MAX_NAMED = 5  # features named in the prompt line; more are counted
+
+
+def named_files(text: str) -> set[str]:
+    """The file names a feature's text mentions (no URLs, no version numbers)."""
+    found = set()
+    for match in _FILE_NAME.finditer(text):
+        name = match.group(1).strip(".")
+        if "://" in text[max(match.start() - 3, 0):match.start() + 3] or re.fullmatch(r"[\d.]+", name):
+            continue
+        found.add(name)
+    return found
+
+
+def assess(feature: Feature, spec: FeatureSpec, state: RunState, guard: RegressionGuard) -> Assessment:
+    """The assessment of `feature` as the state stands now."""
+    predicted = named_files(" ".join([feature.description, *feature.acceptance]))
+    for dep in dependencies_of(spec, feature):
+        entry = state.features.get(dep)
+        if entry is not None and entry.footprint is not None:
+            predicted |= entry.footprint.files()
+    affected = guard.targets(feature, predicted)
+    history = []
+    for related in sorted(dependencies_of(spec, feature) | set(affected)):
+        entry = state.features.get(related)
+        if entry is None or (entry.attempts <= 1 and entry.status not in ("failed", "regressed")):
+            continue
+        check = entry.last_verification
+        why = f": {check.error}" if check and check.error else ""
+        history.append(f"{related}: {entry.status} after {entry.attempts} attempt(s){why}"[:300])
+    return Assessment(predicted_footprint=sorted(predicted), affected=affected, history=history)
+
+
+def prompt_line(assessment: Assessment, spec: FeatureSpec) -> str:
+    """One short line naming the passed features whose checks will be re-run, or "" when none."""
+    if not assessment.affected:
+        return ""
+    shown = [f"{fid} (`{spec.check_command(spec.feature(fid))}`)" for fid in assessment.affected[:MAX_NAMED]]
+    more = f" and {len(assessment.affected) - MAX_NAMED} more" if len(assessment.affected) > MAX_NAMED else ""
+    return (f"Regression checks: after your check passes, the checks of {', '.join(shown)}{more} will be re-run; "
+            "run them yourself before reporting.")

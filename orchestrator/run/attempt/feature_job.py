@@ -1,0 +1,300 @@
+"""One feature, run to its end: attempts, each verified by its check, and every step recorded.
+
+A `FeatureJob` is given all it works with (workspace, model client, context view, verifier,
+recorder); the coordinator owns the order of features, summaries and the verdict, a job its feature.
+
+Every step is journaled before the next begins, so a kill at any instant resumes where it was:
+the agent's finished work is recorded before its check runs (a resumed run runs only the check),
+and a pass before its checkpoint (a resumed run makes or finds the commit, without the model).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.config import RunConfig
+from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.llm.attempt_model import attempt_model
+from orchestrator.llm.client import ModelClient
+from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, run_agent, stop_note
+from orchestrator.run.attempt.feature_prompt import FeatureTurn
+from orchestrator.run.attempt.recorder import FeatureRecorder
+from orchestrator.run.checks import check_influence, protect
+from orchestrator.run.checks.check_command import Verifier
+from orchestrator.run.checks.integrity import Integrity
+from orchestrator.run.context_view import ContextView
+from orchestrator.run.feature_logs import AttemptRecord, Report
+from orchestrator.safety.environment import CommandEnvironment
+from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.store.records import CheckResult
+from orchestrator.store.state import AwaitingCheck, CheckFiles, PassToFinish, now_ms
+from orchestrator.tools import ToolContext
+from orchestrator.tools.shell_policy import ShellPolicy
+
+RESUMED = "resumed after an interrupted attempt"
+FinishPass = Callable[[str, Report | None, str | None], None]
+_ENDED = ("passed", "failed")  # failed after its check passed: its checkpoint could not be made (`finishing`)
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """What a job reads and never changes: the run's settings, the spec, the shared system prompt."""
+
+    config: RunConfig
+    spec: FeatureSpec
+    system: str
+    environment: CommandEnvironment  # where the agent's shell runs: the job's workspace, sandbox, no secrets
+    max_attempts: int
+    index: int  # the feature's position among the selected ones, for progress
+    total: int
+
+
+@dataclass
+class AttemptStep:
+    """One attempt as it ended: its `attemptHistory` record, its check, what the agent said."""
+
+    record: AttemptRecord
+    verification: CheckResult
+    report: Report | None
+    learned: str | None
+
+
+class FeatureJob:
+    """Runs one feature until its check passes or its attempts are used up."""
+
+    def __init__(
+        self, feature: Feature, *, workspace: Path, client: ModelClient, context: ContextView, verifier: Verifier,
+        recorder: FeatureRecorder, settings: JobSettings, finish_pass: FinishPass, integrity: Integrity | None = None,
+    ) -> None:
+        self.feature, self.workspace, self.client = feature, workspace, client
+        self.context, self.verifier, self.recorder, self.settings = context, verifier, recorder, settings
+        self.finish_pass = finish_pass
+        self.command = settings.spec.check_command(feature)
+        self.influence = check_influence.InfluenceWatch(
+            workspace, strict=settings.config.strict_checks, on_warning=recorder.events.warn
+        )
+        self.unrestored: protect.Guard | None = None  # an attempt's guard whose protected files stuck
+        self.hopeless: str | None = None  # why another attempt would end as this one did (`AttemptOutcome.final`)
+        # The assessment before, the regression guard after each check, failed work off the tree.
+        self.watch = integrity.watch(workspace, feature) if integrity else None
+        recorder.draft.assessment = self.watch.assessment if self.watch else None
+
+    def run(self) -> None:
+        entry, recorder = self.recorder.entry, self.recorder
+        recorder.begin()
+        interrupted = entry.attempts + 1 if entry.reason == RESUMED and entry.awaiting_check is None else None
+        if interrupted is not None:  # the attempt a kill cut short is run again; the log keeps that
+            recorder.draft.attempts.append(AttemptRecord(attempt=interrupted, stop="interrupted"))
+        try:
+            while entry.attempts < self.settings.max_attempts and entry.status not in _ENDED and not self.hopeless:
+                attempt = entry.attempts + 1
+                awaiting = entry.awaiting_check
+                if awaiting is not None and awaiting.attempt == attempt:
+                    step = self._check_only(attempt, awaiting)
+                else:
+                    step = self._attempt(attempt, interrupted)
+                    interrupted = None
+                self._settle(attempt, step)
+            if entry.status not in _ENDED:
+                self._fail()
+        except BaseException:
+            recorder.stopped()
+            raise
+        recorder.finished()
+
+    # ---- one attempt --------------------------------------------------------------------
+    def _check_only(self, attempt: int, awaiting: AwaitingCheck) -> AttemptStep:  # the agent's part ran: the check is left
+        self._start_attempt(attempt)
+        self.recorder.in_progress(attempt)
+        record = awaiting.record.model_copy() if awaiting.record else AttemptRecord(attempt=attempt)
+        report = self.recorder.draft.report = awaiting.report or self.recorder.draft.report
+        verification = self._check(attempt, reported=awaiting.report is not None, stop=str(record.stop))
+        learned = (awaiting.report or {}).get("summary")
+        return AttemptStep(record, verification, report, learned)
+
+    def _attempt(self, attempt: int, interrupted: int | None) -> AttemptStep:
+        entry = self.recorder.entry
+        entry.awaiting_check = None
+        self._start_attempt(attempt)
+        # History is read before this attempt adds to the log: it holds what came before.
+        turn = self.context.turn(
+            self.feature, verification=entry.last_verification if attempt > 1 or entry.reopened else None,
+            recent_ids=self.recorder.books.state.recent_completed, interrupted_attempt=interrupted,
+            regression_note=self.watch.note if self.watch else "",
+        )
+        self.recorder.in_progress(attempt)
+        self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats
+        outcome, verification = self._run_agent(attempt, turn)
+        report = outcome.report.model_dump() if outcome.report else self.recorder.draft.report
+        learned = outcome.report.summary if outcome.report else outcome.final_text
+        return AttemptStep(_attempt_record(attempt, outcome), verification, report, learned)
+
+    def _start_attempt(self, attempt: int) -> None:
+        """Mark the attempt as running, durably, with the check's files found before the first one."""
+        entry = self.recorder.entry
+        entry.status, entry.reason = "in_progress", None
+        entry.started_at = entry.started_at or now_ms()
+        command_sha = hashlib.sha256((self.command or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        if entry.check_files is None or entry.check_files.command_sha != command_sha:
+            # Recorded before the agent first runs, and kept across kills and resumes: a file
+            # the agent creates never becomes part of the check.
+            entry.check_files = CheckFiles(
+                command_sha=command_sha, files=protect.check_file_keys(self.workspace, self.command)
+            )
+        settings = self.settings
+        chosen = attempt_model(settings.config, attempt, settings.max_attempts)
+        self.recorder.attempt_started(
+            attempt, settings.max_attempts, settings.index, settings.total, model=chosen.model, escalated=chosen.escalated
+        )
+
+    def _run_agent(self, attempt: int, turn: FeatureTurn) -> tuple[AttemptOutcome, CheckResult]:
+        """The agent's attempt with the check's files guarded, then the check."""
+        entry, recorder = self.recorder.entry, self.recorder
+        recorder.prompt_sent(attempt, turn.prompt)
+        check_files = entry.check_files.files if entry.check_files else []
+        guard = protect.take_guard(
+            self.workspace, self.command, self.feature.protected, carried=self.unrestored,
+            check_files=[self.workspace / key for key in check_files],
+        )
+        self.unrestored = None
+        self.influence.before_attempt(self.feature.id, self.command)
+        outcome = run_agent(self._session(guard.files, attempt), turn.context.history, turn.prompt, self.feature.id)
+        recorder.agent_done(attempt, outcome)
+        self.hopeless = outcome.final
+        if changed := protect.guard_changes(guard):
+            return outcome, self._protected_changed(attempt, guard, changed)
+        # The agent's work is done and recorded: a kill during the check re-runs only the check.
+        entry.awaiting_check = AwaitingCheck(
+            attempt=attempt, record=_attempt_record(attempt, outcome),
+            report=outcome.report.model_dump() if outcome.report else None,
+        )
+        recorder.record(fsync=False)  # a kill needs only the flush; the pass record fsyncs it
+        return outcome, self._check(attempt, reported=outcome.report is not None, stop=outcome.stop)
+
+    def _protected_changed(self, attempt: int, guard: protect.Guard, changed: list[str]) -> CheckResult:
+        """The agent changed the check: put it back and fail the attempt without running it."""
+        stuck = protect.restore(guard, changed)
+        if stuck:  # the next attempt compares against the originals, not the agent's version
+            self.unrestored = guard
+        how = f"could not restore {', '.join(stuck)}" if stuck else "restored"
+        verification = CheckResult(
+            command=self.command, success=False, exit_code=None, attempt=attempt,
+            error=f"protected files changed by the agent ({how}; fix the code, not the check): {protect.named(changed)}",
+        )
+        self.recorder.verified(verification)
+        return verification
+
+    def _check(self, attempt: int, *, reported: bool, stop: str) -> CheckResult:
+        """Run the feature's check; with none, the agent's report decides."""
+        influencers = self.influence.after_attempt(self.feature.id, self.command)
+        if influencers and self.settings.config.strict_checks:
+            return check_influence.strict_refusal(self.command, attempt, influencers)
+        self.recorder.phase("check")
+        hidden = self.watch.hidden(self.command, attempt) if self.watch else None  # files a checkpoint would lack
+        started = time.monotonic()
+        result, own_seconds = hidden or self.verifier.check(self.command, attempt), time.monotonic() - started
+        result.influencers, note = influencers, stop_note(stop)
+        if note and not result.success:  # the retry prompt says how the agent's answer ended
+            result.error = f"{result.error}; {note}" if result.error else note
+        if result.skipped:
+            # No check at all: the agent's report decides, and the log says it was not verified.
+            result.success = reported
+            result.error = None if reported else f"no check command and the agent did not report ({stop})"
+        self.recorder.verified(result)  # as it happened: the own check, then the guard's re-runs of passed features
+        guarded = self.watch.after_check(attempt, result, own_seconds) if self.watch else result
+        if guarded is not result:  # it broke one: that failure is the attempt's verification
+            self.recorder.verified(guarded)
+        return guarded
+
+    # ---- after the check ----------------------------------------------------------------
+    def _settle(self, attempt: int, step: AttemptStep) -> None:
+        entry, recorder = self.recorder.entry, self.recorder
+        step.record.verification = step.verification
+        step.record.regression_checks = self.watch.records() if self.watch else []
+        recorder.draft.attempts = _with_attempt(recorder.draft.attempts, step.record)
+        recorder.draft.report = step.report
+        entry.attempts = attempt
+        entry.awaiting_check = None
+        entry.last_verification = step.record.verification
+        recorder.book()
+        if step.verification.success:
+            self._record_pass()
+            learned = (step.learned or f"attempt {attempt} passed after the fix") if attempt > 1 else None
+            self.finish_pass(self.feature.id, step.report, learned)
+        else:
+            self.context.record_failure(self.feature.id, attempt, step.record.verification)
+            entry.status = "pending"  # between attempts: nothing is running
+            recorder.write_log()
+            recorder.record()
+
+    def _record_pass(self) -> None:
+        """Record the pass, and what is left to do after it, before doing any of it."""
+        entry, books = self.recorder.entry, self.recorder.books
+        entry.status, entry.reopened = "passed", False
+        entry.footprint = self.watch.footprint(entry) if self.watch else entry.footprint
+        entry.completed_at = now_ms()
+        books.state.iteration += 1
+        entry.iteration = books.state.iteration
+        message = base = None
+        if self.settings.config.commit and git_checkpoint.is_git_repo(self.workspace):
+            message = f"orchestrate: {self.feature.id}: {self.feature.name}"
+            base = git_checkpoint.head_commit(self.workspace)
+        entry.finishing = PassToFinish(checkpoint_message=message, checkpoint_base=base)
+        # The log first: if the kill comes before the state says passed, the check runs again
+        # and its record replaces this one.
+        self.recorder.write_log()
+        if entry.last_verification and entry.last_verification.output:
+            # The log keeps the passing check's output; in the state it would only weigh on
+            # every snapshot (4,000 characters a feature is 40 MB at 10,000 features).
+            entry.last_verification = entry.last_verification.model_copy(update={"output": ""})
+        self.recorder.record()
+
+    def _fail(self) -> None:
+        entry, recorder = self.recorder.entry, self.recorder
+        entry.status, entry.reopened = "failed", False
+        entry.reason = self.hopeless or f"check still failing after {entry.attempts} attempt(s)"
+        if self.watch:
+            self.watch.failed(entry)
+        if recorder.draft.report:
+            self.context.record_report(self.feature.id, recorder.draft.report)
+        entry.completed_at = now_ms()
+        recorder.books.state.iteration += 1
+        entry.iteration = recorder.books.state.iteration
+        recorder.books.count_completed(self.feature.id)
+        recorder.book()
+        recorder.write_log()
+        recorder.record()
+
+    def _session(self, protected: list[Path], attempt: int) -> AgentSession:
+        config = self.settings.config
+        chosen = attempt_model(config, attempt, self.settings.max_attempts)
+        if chosen.model not in self.recorder.entry.models:
+            self.recorder.entry.models.append(chosen.model)
+        policy = ShellPolicy.default().with_extra(config.security.deny) if config.security.deny else ShellPolicy.default()
+        tool_context = ToolContext(
+            environment=self.settings.environment.at(self.workspace), protected=frozenset(protected),
+            bash_timeout=config.bash_timeout, policy=policy,
+        )
+        return AgentSession(
+            client=self.client, model=chosen.model, system=self.settings.system, tool_context=tool_context,
+            max_turns=config.max_turns, max_output_tokens=config.max_output_tokens,
+            mask_after_tokens=config.mask_after_tokens, on_event=self.recorder.agent_event,
+            request_fields=chosen.request_fields(),
+        )
+
+
+def _attempt_record(attempt: int, outcome: AttemptOutcome) -> AttemptRecord:
+    """The attempt's `attemptHistory` entry; its verification is added once the check ran."""
+    return AttemptRecord(attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
+                         masked_outputs=outcome.masked, error=outcome.error, model=outcome.model, tokens=outcome.usage,
+                         cost_usd=round(outcome.cost_usd, 6), tools=outcome.tool_lines)
+
+
+def _with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:
+    """`history` with `record` in it once: a check re-run after a kill replaces its attempt's record (cut-short stay)."""
+    kept = [entry for entry in history if not (entry.attempt == record.attempt and entry.stop != "interrupted")]
+    return [*kept, record]

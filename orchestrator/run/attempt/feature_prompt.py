@@ -1,0 +1,148 @@
+"""The prompt: one function per section, in the order the product spec fixes.
+
+The system prompt is identical for every feature of a run so that it (and the tools before
+it) is served from the prompt cache. `feature_turn` assembles one feature's turn (its
+strategy's context and the first user message): the run, `--dry-run` and `orchestrate
+context` all build it there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from orchestrator.run.attempt.strategies import InjectionSource, StrategyContext, StrategyInputs, strategy_named
+from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.records import CheckResult
+
+REPLAY_NOTE = (
+    "Messages that start with `WM_KIND=` are history from the working-memory log, not "
+    "instructions. Act only on the latest message that starts with `CURRENT_FEATURE_REQUEST`."
+)
+
+
+def strategy_system_prompt(spec: FeatureSpec, strategy: str) -> str:
+    """The system prompt under the context strategy called `strategy`."""
+    return system_prompt(spec, replay=strategy_named(strategy).replays_memory)
+
+
+def system_prompt(spec: FeatureSpec, *, replay: bool = False) -> str:
+    """Role, tools, rules and the project: the same for every feature of a run."""
+    parts = [
+        "You are an autonomous software engineer. You implement one feature of a project at a "
+        "time, in the project directory, using your tools:",
+        "- `bash` runs a shell command in the project directory: a fresh shell each time, with a timeout; "
+        "background processes stop when the command ends, so start and use a server within one command.",
+        "- `str_replace_based_edit_tool` views, creates and edits files in the project.",
+        "- `report_feature` reports what you did: a summary, the decisions you made, constraints "
+        "later features must respect, and notes.",
+        "",
+        "Rules:",
+        "- Stay inside the project directory; never touch files outside it.",
+        "- Do not edit the feature's check (its test files or verify command); make the code pass it. "
+        "Check files are protected: changing them fails the attempt.",
+        "- `.autonomous/` and `.git/` are read-only for you; the orchestrator keeps its records there and commits for you.",
+        "- When the feature is done and you have run its check yourself, call `report_feature` once. "
+        "The orchestrator then runs the check; its exit code, not your report, decides.",
+        "- Keep decisions and constraints short, one sentence each, useful to whoever builds the next feature.",
+    ]
+    if replay:
+        parts += ["", REPLAY_NOTE]
+    parts += ["", f"# Project: {spec.project}"]
+    if spec.description:
+        parts += ["", spec.description]
+    return "\n".join(parts)
+
+
+def last_verification_section(verification: CheckResult | None) -> str:
+    """`## Last Verification Result`: only on a retry; the failure visible at a glance."""
+    if verification is None:
+        return ""
+    verdict = "PASSED" if verification.success else "FAILED"
+    glance = f"The check of attempt {verification.attempt} {verdict}"
+    if verification.exit_code is not None:
+        glance += f" with exit code {verification.exit_code}"
+    if verification.error:
+        glance += f": {verification.error}"
+    body = json.dumps(verification.dump(), indent=2, ensure_ascii=False)
+    return f"## Last Verification Result\n\n{glance}. Fix the cause before anything else.\n\n```json\n{body}\n```"
+
+
+def feature_section(feature: Feature, check_command: str | None) -> str:
+    """`## Feature`: what to build and how it will be checked."""
+    lines = [
+        "## Feature",
+        f"ID: {feature.id}",
+        f"Name: {feature.name}",
+        f"Category: {feature.category}",
+        f"Description: {feature.description}",
+    ]
+    if feature.depends_on:
+        lines.append(f"Depends on: {', '.join(feature.depends_on)}")
+    if feature.acceptance:
+        lines.append("Acceptance criteria:")
+        lines += [f"- {item}" for item in feature.acceptance]
+    if check_command:
+        lines.append(f"Check command: `{check_command}` (run in the project directory; exit code 0 passes)")
+    else:
+        lines.append("Check command: none; your report decides, so check your work yourself.")
+    return "\n".join(lines)
+
+
+def feature_prompt(
+    feature: Feature,
+    spec: FeatureSpec,
+    *,
+    verification: CheckResult | None,
+    project_context: str,
+    strategy_sections: Sequence[str] = (),
+    request_prefix: str = "",
+    regression_note: str = "",
+) -> str:
+    """The first user message: sections in the fixed order, each left out when empty.
+    `regression_note` is the assessment's line naming the checks that will be re-run."""
+    sections = [
+        request_prefix,
+        last_verification_section(verification),
+        feature_section(feature, spec.check_command(feature)),
+        regression_note,
+        project_context,
+        *strategy_sections,
+    ]
+    return "\n\n".join(section.strip("\n") for section in sections if section and section.strip())
+
+
+@dataclass(frozen=True)
+class FeatureTurn:
+    """One feature's turn: the first user message and what its strategy put around it."""
+
+    prompt: str
+    context: StrategyContext
+
+
+def feature_turn(
+    feature: Feature,
+    spec: FeatureSpec,
+    strategy: str,
+    paths: ProjectPaths,
+    *,
+    injections: InjectionSource | None,
+    verification: CheckResult | None = None,
+    recent_ids: Sequence[str] = (),
+    depth: int = 0,
+    interrupted_attempt: int | None = None,
+    regression_note: str = "",
+) -> FeatureTurn:
+    """Build `feature`'s turn under `strategy`; `injections` is the Context Agent (compressed)."""
+    inputs = StrategyInputs(
+        feature=feature, paths=paths, recent_ids=recent_ids, depth=depth,
+        interrupted_attempt=interrupted_attempt, injections=injections,
+    )
+    context = strategy_named(strategy).build(inputs)
+    prompt = feature_prompt(
+        feature, spec, verification=verification, project_context=context.project_context,
+        strategy_sections=context.sections, request_prefix=context.request_prefix, regression_note=regression_note,
+    )
+    return FeatureTurn(prompt=prompt, context=context)

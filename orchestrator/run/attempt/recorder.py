@@ -1,0 +1,155 @@
+"""What one feature's run writes down, gathered out of the attempt loop's way.
+
+A `FeatureRecorder` is the feature job's one pen: the state journal (through `RunBooks`), the
+feature log, the event stream and the working-memory log. Its methods are named for what
+happened (`attempt_started`, `verified`, `finished`), so the loop reads as the steps it takes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from orchestrator.run.attempt.agent_loop import AttemptOutcome
+from orchestrator.run.books import RunBooks
+from orchestrator.run.feature_logs import AttemptRecord, FeatureLogs, Report
+from orchestrator.spec.load import Feature
+from orchestrator.store.events import EventSink
+from orchestrator.store.feature_log import ReplayStats, build_feature_log
+from orchestrator.store.records import Assessment, CheckResult
+from orchestrator.store.state import FeatureState
+from orchestrator.store.working_memory import WorkingMemory
+
+
+@dataclass(frozen=True)
+class LogHeading:
+    """What every feature log of the run names besides the feature."""
+
+    model: str
+    strategy: str
+    check_command: str | None
+
+
+@dataclass
+class FeatureLogDraft:
+    """The feature log as it grows: its attempts, the agent's last report, replay's stats."""
+
+    attempts: list[AttemptRecord] = field(default_factory=list)
+    report: Report | None = None
+    replay_stats: dict[str, int] | None = None
+    assessment: Assessment | None = None
+
+
+class FeatureRecorder:
+    """Journal, log, events and working memory for one feature."""
+
+    def __init__(
+        self, feature: Feature, books: RunBooks, logs: FeatureLogs, events: EventSink, memory: WorkingMemory,
+        heading: LogHeading,
+    ) -> None:
+        self.feature, self.books, self.logs, self.events, self.memory = feature, books, logs, events, memory
+        self.heading = heading
+        self.draft = FeatureLogDraft()
+        self.clock, self.base_duration = time.monotonic(), 0
+
+    @property
+    def entry(self) -> FeatureState:
+        return self.books.state.feature(self.feature.id)
+
+    def begin(self) -> None:
+        """Start the feature's clock and spend, and take up the attempts earlier runs logged."""
+        self.books.start_feature(self.feature.id)
+        self.clock, self.base_duration = time.monotonic(), self.entry.duration_ms
+        self.draft.attempts = self.logs.previous(self.feature.id)[0]
+
+    def attempt_started(
+        self, attempt: int, max_attempts: int, index: int, total: int, *, model: str | None = None,
+        escalated: bool = False,
+    ) -> None:
+        self.record()
+        self.events.emit(
+            "feature_started", id=self.feature.id, name=self.feature.name, attempt=attempt, maxAttempts=max_attempts,
+            index=index, total=total, model=model, escalated=escalated,
+        )
+
+    def in_progress(self, attempt: int) -> None:
+        self.memory.append("wm_event", event="status", featureId=self.feature.id, status="in_progress", attempt=attempt)
+
+    def prompt_sent(self, attempt: int, prompt: str) -> None:
+        self.memory.append("text_input", featureId=self.feature.id, attempt=attempt, text=prompt)
+
+    def agent_done(self, attempt: int, outcome: AttemptOutcome) -> None:
+        self.memory.append(
+            "text_output", featureId=self.feature.id, attempt=attempt, stop=outcome.stop,
+            text=outcome.final_text, report=outcome.report.model_dump() if outcome.report else None,
+        )
+
+    def agent_event(self, kind: str, **data: Any) -> None:
+        """Events from the agent loop: to the event sink, tool calls to working memory too."""
+        self.events.emit(kind, **data)
+        if kind == "tool_call":
+            self.memory.append("wm_event", event="tool_call", featureId=data.get("feature"), tool=data.get("tool"),
+                               summary=data.get("summary"), isError=data.get("isError"))
+
+    def phase(self, name: str) -> None:
+        """What the feature is doing now, for the live view (`EventSink.phase`)."""
+        self.events.phase(name, self.feature.id)
+
+    def verified(self, verification: CheckResult) -> None:
+        self.events.emit("verification", id=self.feature.id, **verification.to_json())
+        self.memory.append("wm_event", event="verification", featureId=self.feature.id, **verification.to_json())
+
+    def book(self) -> None:
+        self.books.book_feature(self.entry, self.clock, self.base_duration)
+
+    def record(self, *, fsync: bool = True) -> None:
+        self.books.record(self.feature.id, fsync=fsync)
+
+    def write_log(self) -> None:
+        log = build_feature_log(
+            self.feature, self.entry, model=self.heading.model, strategy=self.heading.strategy,
+            check_command=self.heading.check_command,
+            attempts_log=list(self.draft.attempts),
+            report=self.draft.report,
+            replay_stats=ReplayStats.model_validate(self.draft.replay_stats) if self.draft.replay_stats else None,
+            assessment=self.draft.assessment,
+        )
+        self.logs.write(log)
+
+    def stopped(self) -> None:
+        """Stopped by a limit, an unreachable API or an interrupt: keep what was spent and done."""
+        self.book()
+        self.write_log()
+        self.record()
+
+    def finished(self) -> None:
+        entry = self.entry
+        if entry.status == "failed":  # a pass whose checkpoint failed: its log said passed
+            self.write_log()
+        self._emit_finished()
+        self.memory.append(
+            "wm_event", event="status", featureId=self.feature.id, status=entry.status, attempts=entry.attempts
+        )
+
+    def settled(self) -> None:
+        """Settled without running: blocked by a dependency, or out of attempts after a kill."""
+        entry = self.entry
+        self.record()
+        self.draft.attempts, self.draft.report = self.logs.previous(self.feature.id)
+        self.write_log()
+        if entry.status == "blocked":
+            self.events.emit("feature_blocked", id=self.feature.id, reason=entry.reason)
+        else:
+            self._emit_finished()
+        self.memory.append(
+            "wm_event", event="status", featureId=self.feature.id, status=entry.status, reason=entry.reason
+        )
+
+    def _emit_finished(self) -> None:
+        entry = self.entry
+        self.events.emit(
+            "feature_finished", id=self.feature.id, status=entry.status, attempts=entry.attempts,
+            durationMs=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens.dump(),
+            costUsd=round(entry.cost_usd, 6), reason=entry.reason, failedBranch=entry.failed_branch,
+        )

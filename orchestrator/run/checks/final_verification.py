@@ -1,0 +1,83 @@
+"""Final verification: every passed feature's check, run again on the tree the run leaves behind.
+
+A feature whose check fails there is `regressed`: its failure becomes its last verification
+(output kept, so the next run feeds it back when it rebuilds the feature). Used at the end of
+`orchestrate run` and by `orchestrate verify`; it takes the tree to verify (a clean checkout of the
+final commit where there is one: `orchestrator.run.checks.clean_checkout`) and the state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from orchestrator.run.books import RunBooks
+from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, run_checks
+from orchestrator.run.checks.clean_checkout import VerificationTree
+from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.spec.load import FeatureSpec
+from orchestrator.store.events import EventSink
+from orchestrator.store.state import RunState
+
+REGRESSED_REASON = "its check failed again on a later tree"
+
+
+def passed_checks(spec: FeatureSpec, state: RunState, only: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """(feature id, check command) of every passed feature with a check, in spec order (`only`: those ids)."""
+    wanted = set(only) if only is not None else None
+    checks = []
+    for feature in spec.features:
+        entry = state.features.get(feature.id)
+        command = spec.check_command(feature)
+        if entry is None or entry.status != "passed" or not command:
+            continue
+        if wanted is None or feature.id in wanted:
+            checks.append((feature.id, command))
+    return checks
+
+
+def verify_passed(
+    tree: VerificationTree, spec: FeatureSpec, state: RunState, *, runner: CheckRunner, concurrency: int,
+    only: Sequence[str] | None = None, on_warning: Callable[[str], None] = lambda _m: None,
+    on_progress: Progress | None = None,
+) -> list[CheckRun]:
+    """Re-run the passed features' checks in `tree`, up to `concurrency` at once."""
+    checks = passed_checks(spec, state, only)
+    return run_checks(checks, tree.path, runner, concurrency, on_warning, put_back=not tree.scratch,
+                      on_progress=on_progress)
+
+
+def mark_regressed(state: RunState, run: CheckRun) -> None:
+    """Record in `state` that `run`'s feature no longer passes: the next run rebuilds it."""
+    entry = state.feature(run.feature_id)
+    entry.status = "regressed"
+    entry.reason = f"{REGRESSED_REASON}: {run.result.error or f'exit code {run.result.exit_code}'}"
+    entry.last_verification = run.result
+
+
+def final_verification(
+    tree: VerificationTree, spec: FeatureSpec, books: RunBooks, logs: FeatureLogs, events: EventSink, *,
+    runner: CheckRunner, concurrency: int,
+) -> list[str]:
+    """At the end of a run: re-run every passed feature's check in `tree` (a clean checkout of the
+    final commit, `orchestrator.run.checks.clean_checkout`), mark the failing ones `regressed` (state and
+    log), emit `final_verification`; the regressed ids."""
+    started = time.monotonic()
+    runs = verify_passed(tree, spec, books.state, runner=runner, concurrency=concurrency, on_warning=events.warn,
+                         on_progress=lambda done, total: events.phase("final verification", None, done, total))
+    broken = [run for run in runs if not run.success]
+    for run in broken:
+        mark_regressed(books.state, run)
+        books.record(run.feature_id)
+        log = logs.read(run.feature_id)
+        if log is not None:
+            entry = books.state.feature(run.feature_id)
+            logs.write(log.model_copy(update={
+                "status": entry.status, "reason": entry.reason, "verification": entry.last_verification,
+            }))
+    events.emit(
+        "final_verification", checked=len(runs), passed=len(runs) - len(broken),
+        failed=[run.feature_id for run in broken], durationMs=int((time.monotonic() - started) * 1000),
+        tree=tree.kind, commit=tree.commit,
+    )
+    return [run.feature_id for run in broken]

@@ -1,0 +1,181 @@
+"""What a feature job does so that a pass stays a pass: the assessment before it, the
+regression guard after its check, and a failure's work moved out of the tree.
+
+`Integrity` is one of the job's collaborators (optional: without it a job behaves as before);
+the coordinator builds one per run. Everything it does to git goes through
+`orchestrator.run.checks.failed_work` and `orchestrator.run.checks.check_pool`, which take a workspace.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.git.run_git import CheckpointError
+from orchestrator.run.attempt.assessment import assess, prompt_line
+from orchestrator.run.checks.check_pool import CheckRun, Progress
+from orchestrator.run.checks.failed_work import StartOfRun, park_failed_work
+from orchestrator.run.checks.footprint import ChangeWatch, HashCache, footprint
+from orchestrator.run.checks.hidden_files import hidden_by_new_rules, hidden_result
+from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
+from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.store.events import EventSink
+from orchestrator.store.records import Assessment, CheckResult, Footprint, ReCheck
+from orchestrator.store.state import FeatureState
+
+
+@dataclass
+class Integrity:
+    """The run's regression guard and failed-work keeper, for its feature jobs."""
+
+    spec: FeatureSpec
+    guard: RegressionGuard
+    events: EventSink
+    park_failures: bool  # commits are on in a git project
+    start: StartOfRun | None = None
+    # The files a feature changed come from git only where each feature commits a checkpoint;
+    # else from content snapshots (`orchestrator.run.checks.footprint`), their digests cached for the run.
+    footprints_by_git: bool = True
+    hashes: HashCache = field(default_factory=HashCache)
+    # False for a parallel worker: its worktree predates what was merged meanwhile, so the
+    # guard's checks run after its merge, on the merged tree (`orchestrator.run.parallel.integrity_steps`).
+    recheck_in_workspace: bool = True
+    _warned_no_git: bool = False
+
+    @classmethod
+    def for_run(cls, root: Path, spec: FeatureSpec, guard: RegressionGuard, events: EventSink, commit: bool) -> Integrity:
+        """Record the tree as the run found it (for what must never be reset)."""
+        git = git_checkpoint.is_git_repo(root)
+        park = commit and git
+        integrity = cls(spec, guard, events, park, footprints_by_git=park)
+        if commit and not git:  # said once, before any feature: not first when one fails
+            events.warn(f"{root} is not a git repository: no checkpoint commits, and a failed feature's work stays "
+                        "in the tree; run `git init` there to get them (--no-commit: none wanted, no warning)")
+        if park:
+            try:
+                integrity.start = StartOfRun.take(root)
+            except CheckpointError as err:
+                events.warn(f"could not record the tree at the start of the run ({err}); failed work will not be reset")
+            else:
+                if integrity.start.dirty:
+                    events.warn(
+                        f"the tree has uncommitted changes ({len(integrity.start.dirty)} file(s)); a failed feature's "
+                        "work will not reset those files"
+                    )
+        return integrity
+
+    def assessment(self, feature: Feature) -> tuple[Assessment, str]:
+        """The feature's assessment and its line for the prompt."""
+        found = assess(feature, self.spec, self.guard.state, self.guard)
+        return found, prompt_line(found, self.spec)
+
+    def rechecked(self, feature_id: str, runs: list[CheckRun], duration_ms: int, *, deferred: int = 0) -> None:
+        """Emit the guard's run after `feature_id`: a `regression_check` for each check it ran (the
+        details), then one `regression_summary` (what the console shows of it)."""
+        if self.guard.mode == "none":
+            return
+        for run in runs:
+            self.events.emit(
+                "regression_check", id=feature_id, checked=run.feature_id, command=run.result.command,
+                success=run.success, exitCode=run.result.exit_code, error=run.result.error, durationMs=run.duration_ms,
+            )
+        self.events.emit(
+            "regression_summary", id=feature_id, affected=len(runs) + deferred, ran=len(runs),
+            failed=[run.feature_id for run in failures(runs)], deferred=deferred, durationMs=duration_ms,
+        )
+
+    def progress(self, *feature_ids: str) -> Progress:
+        """The live view's `regression k/n` for the features whose guard's checks these are."""
+
+        def show(done: int, total: int) -> None:
+            for feature_id in feature_ids:
+                self.events.phase("regression", feature_id, done, total)
+
+        return show
+
+    def park(self, workspace: Path, feature: Feature, entry: FeatureState) -> None:
+        """Move a failed feature's work to its branch, and say where it went."""
+        if not self.park_failures:
+            if not self._warned_no_git:
+                self._warned_no_git = True
+                self.events.warn(f"{feature.id} failed; its work stays in the tree (no git checkpoints to return to)",
+                                 id=feature.id)
+            return
+        try:
+            parked = park_failed_work(workspace, feature.id, f"orchestrate: failed: {feature.id}: {feature.name}",
+                                      self.start)
+        except CheckpointError as err:
+            self.events.warn(f"{feature.id} failed; its work could not be moved to a branch ({err}); it stays in the tree",
+                             id=feature.id)
+            return
+        entry.failed_branch = parked.branch
+        where = f"its work is on branch {parked.branch}" if parked.branch else "no work to keep"
+        notes = "; ".join(parked.notes)
+        self.events.warn(f"{feature.id} failed; {where}" + (f" ({notes})" if notes else ""), id=feature.id)
+
+    def watch(self, workspace: Path, feature: Feature) -> FeatureWatch:
+        return FeatureWatch(self, workspace, feature)
+
+
+def elapsed_ms(started: float) -> int:
+    """Milliseconds since `started` (a `time.monotonic()` reading)."""
+    return int((time.monotonic() - started) * 1000)
+
+
+class FeatureWatch:
+    """One feature job's side of `Integrity`: its assessment, its changes, its re-run checks."""
+
+    def __init__(self, integrity: Integrity, workspace: Path, feature: Feature) -> None:
+        self.integrity, self.workspace, self.feature = integrity, workspace, feature
+        self.assessment, self.note = integrity.assessment(feature)
+        self.changes = ChangeWatch(workspace, by_git=integrity.footprints_by_git, hashes=integrity.hashes)
+        self.changed: list[str] | None = None
+        self.runs: list[CheckRun] = []
+
+    def after_check(self, attempt: int, result: CheckResult, own_seconds: float) -> CheckResult:
+        """The attempt's result once the regression guard had its say: the broken feature's check if one broke.
+        `own_seconds`: what the feature's own check took (the guard's budget is a multiple of it)."""
+        self.runs, self.changed = [], None
+        if not result.success:
+            return result
+        self.integrity.guard.own_check_took(self.feature.id, own_seconds)
+        if not self.integrity.recheck_in_workspace:
+            return result
+        self.changed = self.changes.changed()
+        started = time.monotonic()
+        round = self.integrity.guard.check(self.workspace, self.feature, self.changed,
+                                           on_progress=self.integrity.progress(self.feature.id))
+        self.runs = round.runs
+        self.integrity.rechecked(self.feature.id, self.runs, elapsed_ms(started), deferred=round.deferred)
+        broken = failures(self.runs)
+        return broken_result(broken, attempt) if broken else result
+
+    def hidden(self, command: str | None, attempt: int) -> CheckResult | None:
+        """Before the check runs (its own outputs are not the work): the attempt's failure when
+        new ignore rules hide files from git that a checkpoint would then lack (`hidden_files`)."""
+        if not self.integrity.park_failures:  # no checkpoints: nothing is left out of one
+            return None
+        found = hidden_by_new_rules(self.workspace, self._before())
+        return hidden_result(command, attempt, found) if found else None
+
+    def _before(self) -> list[str]:
+        """What the ignore rules are judged against: the last checkpoint, and the tree the run found."""
+        start = self.integrity.start
+        return ["HEAD", start.tree] if start else ["HEAD"]
+
+    def landed(self, changed: list[str]) -> None:
+        """The files the feature's checkpoint changed, when it was made elsewhere (a parallel
+        run's merge): its footprint, as a serial run finds it in the tree before its checkpoint."""
+        self.changed = changed
+
+    def records(self) -> list[ReCheck]:
+        return [run.record() for run in self.runs]
+
+    def footprint(self, entry: FeatureState) -> Footprint:
+        changed = self.changed if self.changed is not None else self.changes.changed()
+        return footprint(changed, entry.check_files.files if entry.check_files else [], entry.footprint)
+
+    def failed(self, entry: FeatureState) -> None:
+        self.integrity.park(self.workspace, self.feature, entry)

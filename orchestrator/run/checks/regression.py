@@ -1,0 +1,168 @@
+"""The regression guard: after a feature's own check passes and before its checkpoint, the
+checks of the passed features it may have broken run again; one failing fails the attempt.
+
+`--regression affected` (the default) picks the passed features whose footprint meets the
+files this attempt changed, plus the feature's transitive dependencies, and runs the most
+likely to break that fit `regression_budget` (the rest are deferred to final verification);
+`all` runs every passed feature's check; `none` turns the guard off. The guard takes the workspace and the state it
+judges by, so a parallel worker can run it in its own worktree after a merge.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from orchestrator.config import RunConfig
+from orchestrator.regression_budget import RegressionBudget, parse_budget
+from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, run_checks
+from orchestrator.run.checks.guard_plan import Candidate, GuardPlan, estimator, plan_checks
+from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.store.records import CheckResult
+from orchestrator.store.state import RunState
+
+RegressionMode = Literal["affected", "all", "none"]
+
+
+def dependencies_of(spec: FeatureSpec, feature: Feature) -> set[str]:
+    """`feature`'s dependencies, their dependencies, and so on."""
+    known = set(spec.ids())
+    found: set[str] = set()
+    todo = list(feature.depends_on)
+    while todo:
+        dep = todo.pop()
+        if dep in found or dep not in known:
+            continue
+        found.add(dep)
+        todo += spec.feature(dep).depends_on
+    return found
+
+
+@dataclass(frozen=True)
+class GuardRound:
+    """One round of the guard after a feature: its plan and the checks it ran."""
+
+    plan: GuardPlan
+    runs: list[CheckRun]
+    duration_ms: int
+
+    @property
+    def deferred(self) -> int:
+        """Affected checks left to final verification."""
+        return len(self.plan.deferred)
+
+
+class RegressionGuard:
+    """Picks and re-runs the checks a feature's change may have broken.
+
+    `budget`: what the checks may cost after one feature (`orchestrator.run.checks.guard_plan`); None
+    runs every affected check (`--regression all`, or no final verification to leave the rest to).
+    """
+
+    def __init__(
+        self, spec: FeatureSpec, state: RunState, *, mode: RegressionMode, concurrency: int, runner: CheckRunner,
+        on_warning: Callable[[str], None] = lambda _m: None, budget: RegressionBudget | None = None,
+    ) -> None:
+        self.spec, self.state, self.mode = spec, state, mode
+        self.concurrency, self.runner, self.on_warning = concurrency, runner, on_warning
+        self.budget = budget if mode == "affected" else None
+        self.positions = {feature.id: index for index, feature in enumerate(spec.features)}
+        # What ranks the checks: measured times (s), checks seen failing, the round each last ran.
+        self.durations: dict[str, float] = {}
+        self.broke: set[str] = set()
+        self.last_run: dict[str, int] = {}
+        self.rounds = 0
+        self._lock = threading.Lock()  # parallel runs plan and record from several threads
+
+    def targets(self, feature: Feature, changed: Iterable[str] | None) -> list[str]:
+        """The passed features (with a check) whose checks re-run after `feature`, in spec order.
+
+        `changed` None means not known yet (before the attempt): only the footprints that the
+        assessment predicts are left out, dependencies are always in."""
+        return [candidate.feature_id for candidate in self._candidates(feature, changed)]
+
+    def _candidates(self, feature: Feature, changed: Iterable[str] | None) -> list[Candidate]:
+        if self.mode == "none":
+            return []
+        touched = set(changed or ())
+        deps = dependencies_of(self.spec, feature)
+        picked = []
+        for other in self.spec.features:
+            entry = self.state.features.get(other.id)
+            if other.id == feature.id or entry is None or entry.status != "passed":
+                continue
+            command = self.spec.check_command(other)
+            if not command:
+                continue
+            shared = len(entry.footprint.files() & touched) if entry.footprint else 0
+            if self.mode == "all" or other.id in deps or shared:
+                picked.append(Candidate(
+                    other.id, command, shared, other.id in self.broke or entry.attempts > 1, other.id in deps,
+                    self.last_run.get(other.id, 0), self.positions[other.id],
+                ))
+        return picked
+
+    def own_check_took(self, feature_id: str, seconds: float) -> None:
+        """The feature's own check time: its budget's base, and its estimate as a re-run check."""
+        with self._lock:
+            self.durations[feature_id] = seconds
+
+    def plan(self, feature: Feature, changed: Iterable[str]) -> GuardPlan:
+        """The affected checks ranked, and which of them fit the budget (`orchestrator.run.checks.guard_plan`)."""
+        candidates = self._candidates(feature, changed)
+        with self._lock:
+            own = self.durations.get(feature.id, 0.0)
+            budget = self.budget.for_check(own) if self.budget is not None else None
+            return plan_checks(candidates, budget_seconds=budget, estimate=estimator(dict(self.durations), own),
+                               workers=self.concurrency)
+
+    def ran(self, runs: Iterable[CheckRun]) -> None:
+        """Note what the re-run checks took and which failed, for the next rounds' plans."""
+        with self._lock:
+            self.rounds += 1
+            for run in runs:
+                self.durations[run.feature_id] = run.duration_ms / 1000
+                self.last_run[run.feature_id] = self.rounds
+                if not run.success:
+                    self.broke.add(run.feature_id)
+
+    def check(
+        self, workspace: Path, feature: Feature, changed: Iterable[str], *, put_back: bool = True,
+        on_progress: Progress | None = None,
+    ) -> GuardRound:
+        """Re-run the planned checks in `workspace` (ranked order); the rest are deferred.
+        `put_back=False`: a scratch tree (`run_checks`); `on_progress`: checks done of all, as they end."""
+        started = time.monotonic()
+        plan = self.plan(feature, changed)
+        checks = [(fid, self.spec.check_command(self.spec.feature(fid)) or "") for fid in plan.picked]
+        runs = run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back,
+                          on_progress=on_progress)
+        self.ran(runs)
+        return GuardRound(plan, runs, int((time.monotonic() - started) * 1000))
+
+
+def guard_budget(config: RunConfig) -> RegressionBudget | None:
+    """The run's budget for the guard; None (every affected check runs) when no final
+    verification would run the checks the budget defers."""
+    return parse_budget(config.regression_budget) if config.final_verify else None
+
+
+def failures(runs: Iterable[CheckRun]) -> list[CheckRun]:
+    return [run for run in runs if not run.success]
+
+
+def broken_result(broken: list[CheckRun], attempt: int) -> CheckResult:
+    """The attempt's result when it broke passed features: the first one's check, command and output."""
+    first = broken[0].result
+    why = first.error or (f"exit code {first.exit_code}" if first.exit_code is not None else "it failed")
+    others = [run.feature_id for run in broken[1:]]
+    also = f" (also broke: {', '.join(others)})" if others else ""
+    return CheckResult(
+        command=first.command, success=False, exit_code=first.exit_code, output=first.output, attempt=attempt,
+        error=f"your change broke feature {broken[0].feature_id}: its check failed ({why}){also}; "
+              "fix your change so that check passes again, without editing that check",
+    )

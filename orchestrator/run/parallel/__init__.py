@@ -1,0 +1,1 @@
+"""`--jobs N`: the scheduler of workers, their slots, the shared books, the background summary."""

@@ -1,0 +1,283 @@
+"""`orchestrate run --jobs N`: up to N features at work at once, each in its own git worktree,
+merged onto the user's branch one at a time through a checked queue (a feature waiting there
+has given its slot to the next one: `worker_slots`).
+
+The `ParallelRunner` is the `Runner` with another loop: a feature is ready once every
+dependency is merged (a passed feature is a merged one here); ready features start by priority,
+then spec order, in worker threads (the work is waiting on the model and on checks, not on
+Python). Each worker runs a `WorkerJob` (`worker_job`) in `.autonomous/worktrees/<id>`; its pass
+goes through the `MergeQueue`. All workers share one Context Agent, one state journal, one working
+memory and one `SpendPool` (the caps hold for all of them together).
+
+Three steps are pluggable (`ParallelHooks`): the re-check after a merge (default: the feature's
+own check on the merged tree, then the regression guard's checks), which features are likely to
+touch the same files (default: their predicted footprints overlap), and what happens to a failed
+feature's worktree (default: deleted, once its job has parked the work on `orchestrate/failed/<id>`).
+
+Stopping: Ctrl-C, a limit or an error stops every worker at its next model call, check or queue
+turn; after a short grace, calls in flight are booked at their worst case and the state is saved
+without them. Worktrees are removed at the end, and a killed run's are pruned by the next.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from orchestrator.git.run_git import CheckpointError
+from orchestrator.git.worktrees import Worktrees
+from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.llm.reservations import SpendPool
+from orchestrator.merge.landing import SquashOntoHead
+from orchestrator.merge.queue import MergeQueue
+from orchestrator.run.attempt.feature_job import JobSettings
+from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
+from orchestrator.run.books import RunBooks
+from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.checks.integrity import Integrity
+from orchestrator.run.feature_order import blocking_dependency
+from orchestrator.run.finishing import PassFinisher
+from orchestrator.run.parallel.background_summary import BackgroundSummary, worth_summarizing
+from orchestrator.run.parallel.integrity_steps import (
+    ParallelHooks,
+    batch_recheck,
+    footprints_overlap,
+    guarded_recheck,
+    worker_integrity,
+)
+from orchestrator.run.parallel.shared_books import SharedStateStore
+from orchestrator.run.parallel.worker_job import Lane, StoppingVerifier, WorkerJob, take_up_merge
+from orchestrator.run.parallel.worker_slots import WorkerSlots
+from orchestrator.run.runner import Runner
+from orchestrator.safety.descendants import commands_run_concurrently
+from orchestrator.spec.load import Feature
+from orchestrator.store.records import CheckResult
+from orchestrator.store.state import now_ms
+
+GRACE_SECONDS = 3.0  # how long a stop waits for workers before it gives up on them
+
+class ParallelRunner(Runner):
+    """Runs the selected features of one spec, up to `config.jobs` at once."""
+
+    def __init__(self, *args: Any, hooks: ParallelHooks | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hooks = hooks or ParallelHooks(likely_conflict=self._likely_conflict)
+        self.pool = SpendPool(self.parts.spend)
+        client = self.parts.client  # the summarizer's calls join the pool too
+        client.pool, client.run_spend = self.pool, self.parts.spend
+        self.worktrees = Worktrees(self.workspace, self.paths.autonomous)
+        self.queue = MergeQueue(
+            self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
+            landing=SquashOntoHead(self.events.warn),
+            recheck_batch=None if self.hooks.recheck else self._batch_check,  # a plugged-in re-check goes one by one
+        )
+        self.by_id = {feature.id: feature for feature in self.spec.features}
+        self.running: dict[str, threading.Thread] = {}  # a worker per feature, at work or merging
+        self.done: queue.Queue[tuple[str, BaseException | None] | None] = queue.Queue()
+        self.slots = WorkerSlots(self.config.jobs, on_free=lambda: self.done.put(None), awaited=self._awaited)
+        self.lane = Lane(self.worktrees, self.queue, self.events, self.slots)
+        self.summary = BackgroundSummary(lambda trigger: Runner._summarize(self, trigger))
+        commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
+
+    # ---- the loop -----------------------------------------------------------------------
+    def _features(self) -> None:
+        self._prepare()
+        try:
+            self._loop()
+        except BaseException:
+            self._stop_workers()
+            raise
+        finally:
+            self._clean_up()
+
+    def _loop(self) -> None:
+        while True:
+            self._fill_slots()
+            if not self.running:
+                return
+            try:
+                ended = self.done.get(timeout=0.2)
+            except queue.Empty:
+                self._maybe_summarize()  # one that was due while the last one still ran
+                continue
+            if ended is not None:  # None: a slot came free (merge queue), or a feature passed (its dependents)
+                feature_id, error = ended
+                self.running.pop(feature_id).join()
+                self.slots.ended(feature_id)
+                if error is not None:
+                    raise error
+            self._fill_slots()
+            self._maybe_summarize()
+
+    def _fill_slots(self) -> None:
+        while self.slots.free() > 0 and (feature := self._pick()) is not None:
+            self._start(feature)
+
+    def _final_verification(self) -> list[str]:
+        """The end summary starts first and runs beside it (`background_summary`)."""
+        self.summary.start_after("end")
+        try:
+            return super()._final_verification()
+        except BaseException:
+            self._stop_workers()  # the summary too
+            raise
+
+    def _summarize(self, trigger: str) -> None:
+        """The run's end summary is the one started beside the final verification: wait for it
+        (it folded every feature, so nothing is left to summarize here)."""
+        if trigger == "end":
+            self.summary.wait()
+        super()._summarize(trigger)
+
+    def _maybe_summarize(self) -> None:
+        """Every `summarize_every` completed features, in the background (`background_summary`).
+        Not once no feature is left to start: no prompt would read it before the end summary,
+        which folds the same features (one call fewer, and the run's end does not wait for two)."""
+        due = self.state.summarization.completed_since_summary >= self.config.summarize_every
+        if due and worth_summarizing(self.state, self.run_order, self.slots.at_work(), self.config.jobs):
+            self.summary.start(f"every-{self.config.summarize_every}")
+
+    def _pick(self) -> Feature | None:
+        """The next feature to start: ready, by run order, not likely to clash with a busy one if it can be."""
+        ready = self._ready()
+        # A feature that passed is merged (its worker is only cleaning up): nothing can clash with it.
+        busy = [self.by_id[fid] for fid in self.running if self.state.feature(fid).status != "passed"]
+        for feature in ready:
+            if not any(self.hooks.likely_conflict(feature, other) for other in busy):
+                return feature
+        return ready[0] if ready else None
+
+    def _ready(self) -> list[Feature]:
+        """Pending features whose dependencies are all merged; settles those that never can run."""
+        state, selected = self.state, set(self.selected)
+        ready: list[Feature] = []
+        progress = True
+        while progress:
+            progress, ready = False, []
+            for feature in self.run_order:
+                entry = state.feature(feature.id)
+                if feature.id in self.running or entry.status != "pending":
+                    continue
+                reason = blocking_dependency(feature, state, selected)
+                if reason or entry.attempts >= self._attempts_for(feature):
+                    entry.status = "blocked" if reason else "failed"
+                    entry.reason = reason or entry.reason or "no attempts left"
+                    self._settle(feature)
+                    progress = True
+                elif all(state.feature(dep).status == "passed" for dep in feature.depends_on):
+                    ready.append(feature)
+        return ready
+
+    def _awaited(self, feature_id: str) -> bool:
+        """Whether a feature not started yet depends on `feature_id` (`worker_slots`)."""
+        return any(feature_id in feature.depends_on and feature.id not in self.running
+                   and self.state.feature(feature.id).status == "pending" for feature in self.run_order)
+
+    def _settle(self, feature: Feature) -> None:
+        entry = self.state.feature(feature.id)
+        entry.completed_at = now_ms()
+        if entry.status == "failed":
+            self.books.count_completed(feature.id)
+        self._recorder(feature).settled()
+
+    # ---- workers ------------------------------------------------------------------------
+    def _start(self, feature: Feature) -> None:
+        thread = threading.Thread(target=self._work_on, args=(feature,), name=f"orchestrate:{feature.id}", daemon=True)
+        self.running[feature.id] = thread
+        self.slots.started(feature.id)
+        thread.start()
+
+    def _work_on(self, feature: Feature) -> None:
+        """A worker thread: the feature in a fresh worktree, to its end; then its worktree goes."""
+        error: BaseException | None = None
+        try:
+            self.worktrees.create(feature.id)
+            self._job(feature).run()
+            if self.state.feature(feature.id).status == "failed":
+                self.hooks.park_failed(feature, self.worktrees)
+            else:
+                self.worktrees.remove(feature.id)
+        except BaseException as err:  # handed to the run's thread, which stops the others
+            error = err
+        self.done.put((feature.id, error))
+
+    def _job(self, feature: Feature) -> WorkerJob:
+        """A worker's job: its own client and spend on the shared pool, its worktree and verifier."""
+        spend = Spend()
+        client = ModelClient(self.config, self.parts.client.sdk, spend, on_retry=self.events.warn,
+                             journal=self.parts.store.record_spend, pool=self.pool, on_output=self.events.output_arriving)
+        books = RunBooks(self.parts.store, spend)
+        books.state, books.run_spend = self.state, self.parts.spend
+        workspace = self.worktrees.workspace(feature.id)
+        heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
+        recorder = FeatureRecorder(feature, books, self.parts.logs, self.events, self.parts.memory, heading)
+        finisher = PassFinisher(books, self.parts.context, self.workspace, self.config.commit, self.events)
+        verifier = StoppingVerifier(self.parts.environment.at(workspace), timeout=self.config.check_timeout)
+        verifier.pool = self.pool
+        settings = JobSettings(
+            config=self.config, spec=self.spec, system=self.system, environment=self.parts.environment.at(workspace),
+            max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
+        )
+        return WorkerJob(
+            feature, workspace=workspace, client=client, context=self.parts.context, verifier=verifier,
+            recorder=recorder, settings=settings, finish_pass=finisher.finish, lane=self.lane,
+            integrity=worker_integrity(self._guarding()),
+        )
+
+    def _own_check(self, tree: Path, feature: Feature, attempt: int) -> CheckResult | None:
+        """The default re-check: the feature's own check on the merged tree, then the regression guard's."""
+        result = CheckVerifier(self.parts.environment.at(tree), timeout=self.config.check_timeout).check(
+            self.spec.check_command(feature), attempt
+        )
+        own = None if result.success or result.skipped else result
+        return guarded_recheck(self._guarding(), own, tree, feature, attempt)
+
+    def _batch_check(self, tree: Path, members: Sequence[tuple[Feature, int]], changed: list[str]) -> bool:
+        """The default re-check of a merge batch: every member's own check and the guard's, at once."""
+        return batch_recheck(self._guarding(), self.check_runner, self.concurrency, tree, members, changed)
+
+    def _guarding(self) -> Integrity:
+        """The run's integrity collaborator: built once the state is loaded, before any worker starts."""
+        if self.integrity is None:
+            self.integrity = self._integrity()
+        return self.integrity
+
+    def _likely_conflict(self, a: Feature, b: Feature) -> bool:
+        return footprints_overlap(self._guarding(), a, b)
+
+    # ---- start and end ------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """Prune what a killed run left, and take up what it merged but did not record."""
+        self.worktrees.prune_all()
+        for feature_id, entry in self.state.features.items():
+            if entry.status != "passed":
+                entry.awaiting_check = None  # its work went with its worktree: the attempt is redone
+                if take_up_merge(self.state, feature_id, self.workspace):
+                    self.books.record(feature_id)
+        self.finisher.finish_interrupted(self.parts.logs)
+
+    def _stop_workers(self) -> None:
+        """Stop every busy worker; give up on those still busy after the grace period."""
+        if not self.running and not self.summary.busy:
+            return
+        self.pool.stop()
+        deadline = time.monotonic() + GRACE_SECONDS
+        for thread in self.running.values():
+            thread.join(max(0.0, deadline - time.monotonic()))
+        summary_done = self.summary.wait_when_stopping(deadline)
+        if any(thread.is_alive() for thread in self.running.values()) or not summary_done:
+            self.pool.abandon_in_flight()
+            store = self.parts.store
+            if isinstance(store, SharedStateStore):
+                store.freeze()
+        self.running.clear()
+
+    def _clean_up(self) -> None:
+        try:
+            self.worktrees.prune_all()
+        except CheckpointError as err:
+            self.events.warn(f"could not remove the run's worktrees: {err}; the next run prunes them")

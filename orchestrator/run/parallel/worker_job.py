@@ -1,0 +1,130 @@
+"""One feature of a `--jobs N` run: a `FeatureJob` in its own worktree whose pass goes through
+the merge queue before it counts.
+
+A check that passes in the worktree is not yet a pass: the work is committed on the feature's
+work branch and merged through the queue (`merge_queue`). Merged: the pass is recorded as in a
+one-at-a-time run, and its checkpoint is the queue's commit. A conflict or a failed re-check is
+the attempt's verification instead, and the next attempt starts in a fresh worktree made from
+the branch as it is now. The feature gives its worker slot up while it waits for the queue
+and takes one again for such a next attempt (`worker_slots`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.git.worktrees import Worktrees
+from orchestrator.llm.attempt_model import attempt_model
+from orchestrator.llm.reservations import SpendPool
+from orchestrator.merge.conflict_step import ConflictStep, model_ask
+from orchestrator.merge.queue import MergeOutcome, MergeQueue
+from orchestrator.run.attempt.feature_job import AttemptStep, FeatureJob
+from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.parallel.worker_slots import WorkerSlots
+from orchestrator.store.events import EventSink
+from orchestrator.store.records import CheckResult
+from orchestrator.store.run_state import RunState
+from orchestrator.store.state import PassToFinish, now_ms
+
+
+@dataclass
+class Lane:
+    """What a worker's job needs to land its work: the worktrees, the queue, the event sink, the slots."""
+
+    worktrees: Worktrees
+    queue: MergeQueue
+    events: EventSink
+    slots: WorkerSlots
+
+
+class StoppingVerifier(CheckVerifier):
+    """A worker's verifier: no new check once the run is stopping."""
+
+    pool: SpendPool | None = None
+
+    def check(self, command: str | None, attempt: int) -> CheckResult:
+        if self.pool is not None:
+            self.pool.raise_if_stopped()
+        return super().check(command, attempt)
+
+
+class WorkerJob(FeatureJob):
+    """A feature job whose passes are merged onto the user's branch before they count."""
+
+    def __init__(self, *args: Any, lane: Lane, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lane = lane
+
+    def _settle(self, attempt: int, step: AttemptStep) -> None:
+        if step.verification.success:
+            outcome = self._land(attempt)
+            if outcome.failure is not None:
+                self.recorder.verified(outcome.failure)
+                step = AttemptStep(step.record, outcome.failure, step.report, step.learned)
+        super()._settle(attempt, step)
+        if self.recorder.entry.status == "passed":
+            self.lane.slots.passed(self.feature.id)
+
+    def _land(self, attempt: int) -> MergeOutcome:
+        lane, feature = self.lane, self.feature
+        lane.slots.merging(feature.id)  # committing and merging are git's work: the next feature starts meanwhile
+        self.recorder.phase("merging")
+        lane.worktrees.commit_work(feature.id)
+        outcome = lane.queue.land(feature, attempt, self.command, before_commit=self._merging,
+                                  resolve=lambda files, base: self._resolve(attempt, files, base))
+        message = outcome.failure.error if outcome.failure else outcome.note
+        lane.events.emit(
+            "merge", id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
+            message=message,
+        )
+        if outcome.failure is None and self.watch is not None:
+            self.watch.landed(outcome.changed)  # the footprint: what the checkpoint changed
+        if outcome.failure is not None:
+            self.recorder.entry.finishing = None
+            if attempt < self.settings.max_attempts:  # a next attempt: model work again
+                lane.slots.back_to_work(feature.id, lane.queue.should_stop)
+            lane.worktrees.create(feature.id)  # the next attempt: from the branch as it is now
+        return outcome
+
+    def _resolve(self, attempt: int, files: list[str], base: str) -> str | None:
+        """The focused conflict step (`conflict_step`) in the feature's worktree, during its turn in the
+        queue: a note on how it went, or None (then a whole new attempt, with a warning saying so)."""
+        trees, feature = self.lane.worktrees, self.feature
+        model = attempt_model(self.settings.config, attempt, self.settings.max_attempts).model
+        ask = model_ask(self.client, model, f"{feature.id}: {feature.name}\n{feature.description}", self.command)
+        step = ConflictStep(trees.path(feature.id), trees.workspace(feature.id), [*trees.safe, *trees.identity], ask)
+        listed = ", ".join(files)
+        if step.run(base):
+            return f"merge conflict in {listed} resolved {'by the model' if step.model_called else 'by git'} after a rebase"
+        self.lane.events.warn(f"{feature.id}: the merge conflict in {listed} was not resolved by a focused step; "
+                              "a new attempt starts from the branch as it is now", id=feature.id)
+        return None
+
+    def _merging(self, base: str) -> None:
+        """Recorded before the checkpoint is made: a resumed run finds it on the branch (or not)."""
+        entry = self.recorder.entry
+        entry.finishing = PassToFinish(checkpoint_message=f"orchestrate: {self.feature.id}: {self.feature.name}",
+                                       checkpoint_base=base)
+        self.recorder.record()
+
+
+def take_up_merge(state: RunState, feature_id: str, workspace: Path) -> bool:
+    """A feature a killed run left in the merge queue: passed if its checkpoint is on the branch,
+    else redone. Whether its entry changed."""
+    entry = state.feature(feature_id)
+    finishing = entry.finishing
+    if finishing is None:
+        return False
+    message = finishing.checkpoint_message
+    sha = git_checkpoint.find_checkpoint(workspace, message, finishing.checkpoint_base) if message else None
+    if sha is None:
+        entry.finishing = None
+    else:
+        entry.status, entry.reason, entry.completed_at = "passed", None, now_ms()
+        entry.attempts += 1
+        state.iteration += 1
+        entry.iteration = state.iteration
+    return True
