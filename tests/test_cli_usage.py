@@ -81,6 +81,20 @@ def test_a_misspelt_setting_gets_a_suggestion(project):
     assert "unknown setting 'security.denny'; did you mean \"deny\"?" in result.stderr
 
 
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_bad_deny_regex_stops_the_run_before_anything_runs(fake_api, project, dry_run):
+    spec = write_spec(project, 1)
+    (project / "orchestrate.toml").write_text("[security]\ndeny = ['npm publish', '(']\n")
+
+    result = run_cli(["run", str(spec), *(["--dry-run"] if dry_run else [])], project, fake_api)
+
+    assert result.code == 2, (result.code, result.stderr)
+    assert "security.deny" in result.stderr and "bad shell deny pattern '('" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not fake_api.requests, "nothing may be sent to the model"
+    assert not (project / ".autonomous").exists(), "nothing may be written"
+
+
 # --- numbers that are not finite -----------------------------------------------------------
 
 NOT_FINITE = ["inf", "1e309", "nan", "-inf"]
@@ -137,8 +151,9 @@ def test_commands_raise_usage_errors_and_never_exit(project, monkeypatch):
     from orchestrator.commands.run import RunRequest, run_command
     from orchestrator.config import ConfigError, load_config
     from orchestrator.errors import EXIT_USAGE, UsageError
+    from orchestrator.llm.errors import ClientSetupError
 
-    assert issubclass(ConfigError, UsageError) and UsageError.exit_code == EXIT_USAGE == 2
+    assert issubclass(ConfigError, UsageError) and issubclass(ClientSetupError, UsageError) and UsageError.exit_code == EXIT_USAGE == 2
     paths = open_project(project)
     with pytest.raises(UsageError, match="no run state"):
         print_status(paths, False)
@@ -157,5 +172,5 @@ def test_commands_raise_usage_errors_and_never_exit(project, monkeypatch):
         run_command(loaded, config, paths, RunRequest(only="nope"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    with pytest.raises(ConfigError):
+    with pytest.raises(ClientSetupError, match="no API key"):
         run_command(loaded, config, paths, RunRequest())

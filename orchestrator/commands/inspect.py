@@ -131,14 +131,15 @@ def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None
 def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> int:
     from orchestrator.llm.client import ModelClient, Spend, make_sdk_client
 
-    sdk = make_sdk_client(config, models=("summarizer_model",))  # ConfigError (a UsageError) without a key
+    settings = config.client_settings()
+    sdk = make_sdk_client(settings, models=("summarizer_model",))  # ClientSetupError (a UsageError) without a key
     store = StateStore(paths, on_warning=warn)
     state = store.load() or RunState()
     ids = _to_summarize(state, config)
     if not ids:
         raise UsageError("nothing to summarize yet: no feature has completed")
     spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
-    client = ModelClient(config, sdk, spend, on_retry=warn, journal=store.record_spend)  # a kill loses no spend
+    client = ModelClient(settings, sdk, spend, on_retry=warn, journal=store.record_spend)  # a kill loses no spend
     # Failures go to stderr and the event log, as during a run.
     events = EventSink(PlainRenderer(verbosity=-1), paths.events_log)
     agent = ContextAgent(paths.root, features=loaded.spec.features, model_call=client.summarizer_call,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.live_view import make_renderer
 from orchestrator.commands.user_lines import WARNING, say
-from orchestrator.config import RunConfig
+from orchestrator.config import ConfigError, RunConfig
 from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.spec.load import LoadedSpec
@@ -20,6 +20,7 @@ from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import RunState
+from orchestrator.tools.shell_policy import configured_policy
 
 if TYPE_CHECKING:
     from orchestrator.run.runner import RunResult
@@ -42,6 +43,7 @@ class RunRequest:
 
 def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> int:
     """Run the spec and return the exit code; raise `UsageError` when it cannot start."""
+    _check_shell_policy(config)
     selected = _selected(loaded, request)
     if not selected:
         return _nothing_selected(loaded, config, request)
@@ -54,6 +56,14 @@ def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, requ
 
         write_html_after_run(paths, config.html, loaded)
     return result.exit_code
+
+
+def _check_shell_policy(config: RunConfig) -> None:
+    """A bad `[security] deny` regex stops the run before it starts, not when the first command runs."""
+    try:
+        configured_policy(config.security.deny)
+    except ValueError as err:
+        raise ConfigError(f"bad configuration:\n  orchestrate.toml: security.deny: {err}") from None
 
 
 def _selected(loaded: LoadedSpec, request: RunRequest) -> list[str]:
@@ -88,7 +98,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     from orchestrator.run.factory import build_runner
     from orchestrator.run.runner import RunOptions
 
-    sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
+    sdk = make_sdk_client(config.client_settings())  # ClientSetupError (a UsageError) without a key
     if config.jobs > 1 and not config.commit:
         raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
     _create_project_dir(paths)

@@ -8,15 +8,30 @@ them), so they never change in the middle of one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
-from orchestrator.config import MIN_THINKING_BUDGET, RunConfig
 from orchestrator.json_types import ApiRequest, JsonObject
-from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, thinking_support
+from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, MIN_THINKING_BUDGET, thinking_support
 
 # `--thinking auto` on a model that only takes a budget: this share of max_tokens, on retries.
 AUTO_BUDGET_SHARE = 2
 # Output tokens kept for the answer when a lowered max_tokens squeezes the thinking budget.
 ANSWER_HEADROOM = 1024
+
+
+class ModelChoice(Protocol):
+    """The settings that choose an attempt's model and thinking (`orchestrator.config.RunConfig` has them)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def escalate_model(self) -> str | None: ...
+    @property
+    def escalate_on(self) -> Literal["failure", "last"]: ...
+    @property
+    def thinking(self) -> str: ...
+    @property
+    def max_output_tokens(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -38,7 +53,7 @@ class AttemptModel:
         return fields
 
 
-def escalates(config: RunConfig, attempt: int, max_attempts: int) -> bool:
+def escalates(config: ModelChoice, attempt: int, max_attempts: int) -> bool:
     """True when `attempt` goes to the escalation model: any attempt after a failed one
     (`escalate_on = "failure"`), or only the last one when it is not also the first (`"last"`)."""
     if config.escalate_model is None or attempt <= 1:
@@ -46,7 +61,7 @@ def escalates(config: RunConfig, attempt: int, max_attempts: int) -> bool:
     return config.escalate_on == "failure" or attempt >= max_attempts
 
 
-def attempt_model(config: RunConfig, attempt: int, max_attempts: int) -> AttemptModel:
+def attempt_model(config: ModelChoice, attempt: int, max_attempts: int) -> AttemptModel:
     """The model and thinking of `attempt` (1-based) of a feature with `max_attempts`."""
     escalated = escalates(config, attempt, max_attempts)
     model = config.escalate_model if escalated and config.escalate_model else config.model

@@ -33,9 +33,9 @@ from tenacity import (
 from tenacity.nap import sleep as default_sleep
 
 from context_agent.tokens import estimate_json_tokens
-from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.attempt_model import fit_thinking_budget
+from orchestrator.llm.client_settings import ClientSettings
 from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
 from orchestrator.llm.pricing import PriceTable, TokenUsage, usd
 from orchestrator.llm.providers import native_model_id
@@ -71,7 +71,7 @@ class ModelClient:
 
     def __init__(
         self,
-        config: RunConfig,
+        settings: ClientSettings,
         sdk: Any,
         spend: Spend,
         on_retry: Callable[[str], None] = lambda _m: None,
@@ -80,12 +80,12 @@ class ModelClient:
         pool: SpendPool | None = None,
         on_output: Callable[[int], None] = lambda _tokens: None,
     ) -> None:
-        self.config = config
+        self.settings = settings
         self.sdk = sdk
         self.spend = spend
         self.pool = pool
         self.run_spend: Spend = pool.run if pool is not None else spend  # type: ignore[assignment]
-        self.prices: PriceTable = config.price_table()
+        self.prices: PriceTable = settings.prices
         self.on_retry = on_retry
         self._sleep = sleep
         self.journal = journal
@@ -100,27 +100,27 @@ class ModelClient:
         `input_tokens` is the request's estimated size when the caller keeps it up to date
         (the agent loop does, message by message); otherwise the whole request is measured.
         """
-        wanted = int(request.get("max_tokens", self.config.max_output_tokens))
+        wanted = int(request.get("max_tokens", self.settings.max_output_tokens))
         input_estimate = self._input_estimate(request, input_tokens)
         allowed = wanted
-        if self.config.max_cost is not None:
+        if self.settings.max_cost is not None:
             price = self.prices.price_for(model)
             worst_input_cost = input_estimate * max(price.input, price.cache_write) / 1_000_000
             committed = self.run_spend.run_cost_usd + (self.pool.reserved_usd if self.pool is not None else 0.0)
-            remaining = self.config.max_cost - committed - worst_input_cost
+            remaining = self.settings.max_cost - committed - worst_input_cost
             allowed = min(allowed, int(remaining * 1_000_000 / price.output) if remaining > 0 else 0)
             if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
                 raise LimitReached(
-                    f"cost cap {usd(self.config.max_cost)} reached: ${committed:.4f} spent or reserved and the next "
+                    f"cost cap {usd(self.settings.max_cost)} reached: ${committed:.4f} spent or reserved and the next "
                     f"call could cost up to ${worst_input_cost + wanted * price.output / 1_000_000:.4f} "
                     "(raise --max-cost and run again to resume)"
                 )
         if feature_cap:
-            remaining_tokens = self.config.max_feature_tokens - self.spend.feature_tokens.total - input_estimate
+            remaining_tokens = self.settings.max_feature_tokens - self.spend.feature_tokens.total - input_estimate
             allowed = min(allowed, int(remaining_tokens))
             if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
                 raise LimitReached(
-                    f"per-feature token cap {self.config.max_feature_tokens:,} reached "
+                    f"per-feature token cap {self.settings.max_feature_tokens:,} reached "
                     f"({self.spend.feature_tokens.total:,} used; raise max_feature_tokens and run again to resume)"
                 )
         return allowed
@@ -185,8 +185,8 @@ class ModelClient:
         """The call with the outer retries; the SDK's errors mapped to this module's."""
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
-            stop=stop_after_attempt(self.config.retry_attempts) | stop_after_delay(self.config.retry_deadline),
-            wait=wait_random_exponential(multiplier=1, max=self.config.retry_max_wait),
+            stop=stop_after_attempt(self.settings.retry_attempts) | stop_after_delay(self.settings.retry_deadline),
+            wait=wait_random_exponential(multiplier=1, max=self.settings.retry_max_wait),
             before_sleep=self._before_sleep,
             reraise=True,
             sleep=self._sleep or default_sleep,
@@ -195,7 +195,7 @@ class ModelClient:
             message = retrying(self._call_once, request)
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as err:
             raise ApiAuthError(
-                f"the API refused the credentials ({_describe(err)}): {credentials_hint(self.config.provider)}"
+                f"the API refused the credentials ({_describe(err)}): {credentials_hint(self.settings.provider)}"
             ) from None
         except anthropic.NotFoundError as err:
             raise ApiAuthError(
@@ -216,7 +216,7 @@ class ModelClient:
 
     def _call_once(self, request: ApiRequest) -> Any:
         # The provider's own name for the model; the books keep the name the user gave.
-        sent = {**request, "model": native_model_id(self.config.provider, request["model"])}
+        sent = {**request, "model": native_model_id(self.settings.provider, request["model"])}
         try:
             message = stream_message(self.sdk, sent, self.on_output)
         except (json.JSONDecodeError, UnicodeDecodeError) as err:

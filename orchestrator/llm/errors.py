@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from orchestrator.errors import UsageError
+
+
+class ClientSetupError(UsageError):
+    """The SDK client cannot be built: no key or credentials, a model with no id on the
+    provider, a provider's extra not installed (exit 2)."""
+
 
 class LimitReached(Exception):
     """A cost or token cap would be passed by the next call (exit 3, resumable)."""

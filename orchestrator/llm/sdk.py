@@ -19,8 +19,9 @@ from typing import Any
 
 import anthropic
 
-from orchestrator.config import ConfigError, RunConfig
 from orchestrator.json_types import SdkOptions
+from orchestrator.llm.client_settings import ALL_MODEL_SETTINGS, ClientSettings, ModelSettingName
+from orchestrator.llm.errors import ClientSetupError
 from orchestrator.llm.providers import UnknownModelMapping, resolve_model
 from orchestrator.llm.streaming import LibraryWarnings
 
@@ -52,39 +53,37 @@ def credentials_hint(provider: str) -> str:
 
 
 def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
-    """The key or token from the environment; ConfigError with instructions when absent."""
+    """The key or token from the environment; ClientSetupError with instructions when absent."""
     env = os.environ if environ is None else environ
     if env.get("ANTHROPIC_API_KEY"):
         return Credentials(api_key=env["ANTHROPIC_API_KEY"])
     if env.get("ANTHROPIC_AUTH_TOKEN"):
         return Credentials(auth_token=env["ANTHROPIC_AUTH_TOKEN"])
-    raise ConfigError(
+    raise ClientSetupError(
         "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or ANTHROPIC_AUTH_TOKEN; "
         "--dry-run needs none"
     )
 
 
 def check_model_ids(
-    config: RunConfig, settings: tuple[str, ...] = ("model", "escalate_model", "summarizer_model"),
+    config: ClientSettings, settings: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS,
     notice: Callable[[str], None] = _note,
 ) -> None:
-    """Each model of `settings` has an id on the provider; ConfigError naming the one that has
+    """Each model of `settings` has an id on the provider; ClientSetupError naming the one that has
     none; a notice for each that another model stands in for."""
     for name in settings:
-        model, setting = getattr(config, name), "--" + name.replace("_", "-")
+        model, setting = config.model_setting(name), "--" + name.replace("_", "-")
         if model is None:
             continue
         try:
             resolved = resolve_model(config.provider, model)
         except UnknownModelMapping:
-            raise ConfigError(f"{setting}: {UnknownModelMapping(config.provider, model, setting)}") from None
+            raise ClientSetupError(f"{setting}: {UnknownModelMapping(config.provider, model, setting)}") from None
         if resolved.notice:
             notice(f"{setting}: {resolved.notice}")
 
 
-def make_sdk_client(
-    config: RunConfig, models: tuple[str, ...] = ("model", "escalate_model", "summarizer_model")
-) -> Any:
+def make_sdk_client(config: ClientSettings, models: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS) -> Any:
     """The SDK client of `config.provider`, after checking the ids of the `models` settings the
     command will use, and the provider's credentials."""
     check_model_ids(config, models)
@@ -104,7 +103,7 @@ def _require(module: str, extra: str) -> None:
     except ImportError:  # its parent package (google) is missing too
         found = False
     if not found:
-        raise ConfigError(f"--provider {extra} needs {module}: pip install 'orchestrate[{extra}]'")
+        raise ClientSetupError(f"--provider {extra} needs {module}: pip install 'orchestrate[{extra}]'")
 
 
 def _bedrock_client(common: SdkOptions) -> Any:
@@ -113,11 +112,11 @@ def _bedrock_client(common: SdkOptions) -> Any:
         _require("boto3", "bedrock")
         boto3 = importlib.import_module("boto3")  # untyped, and only there with the bedrock extra
         if boto3.Session().get_credentials() is None:
-            raise ConfigError(f"--provider bedrock: no AWS credentials found; {_HINTS['bedrock']}")
+            raise ClientSetupError(f"--provider bedrock: no AWS credentials found; {_HINTS['bedrock']}")
     try:
         return anthropic.AnthropicBedrock(**common)
     except ValueError as err:  # no region
-        raise ConfigError(f"--provider bedrock: {err} (export AWS_REGION=us-east-1, say)") from None
+        raise ClientSetupError(f"--provider bedrock: {err} (export AWS_REGION=us-east-1, say)") from None
 
 
 def _vertex_client(common: SdkOptions) -> Any:
@@ -126,8 +125,8 @@ def _vertex_client(common: SdkOptions) -> Any:
     if token is None:
         _require("google.auth", "vertex")
     if not env.get("ANTHROPIC_VERTEX_PROJECT_ID") and token is not None:
-        raise ConfigError("--provider vertex: set ANTHROPIC_VERTEX_PROJECT_ID to the Google Cloud project")
+        raise ClientSetupError("--provider vertex: set ANTHROPIC_VERTEX_PROJECT_ID to the Google Cloud project")
     try:
         return anthropic.AnthropicVertex(access_token=token, **common)
     except ValueError as err:  # no region
-        raise ConfigError(f"--provider vertex: {err} (export CLOUD_ML_REGION=us-east5, say)") from None
+        raise ClientSetupError(f"--provider vertex: {err} (export CLOUD_ML_REGION=us-east5, say)") from None

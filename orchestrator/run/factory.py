@@ -35,7 +35,7 @@ def build_parts(
     # SandboxUnavailable: exit 2, nothing run. Every command the model causes runs in this one.
     environment = command_environment(config, paths.root, loaded.path, events.warn)
     spend = Spend()
-    client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend,
+    client = ModelClient(config.client_settings(), sdk, spend, on_retry=events.warn, journal=store.record_spend,
                          on_output=events.output_arriving)
     agent = ContextAgent(
         paths.root, features=loaded.spec.features, model_call=client.summarizer_call,

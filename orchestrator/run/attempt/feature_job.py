@@ -33,7 +33,7 @@ from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.records import CheckResult
 from orchestrator.store.state import AwaitingCheck, CheckFiles, PassToFinish, now_ms
 from orchestrator.tools import ToolContext
-from orchestrator.tools.shell_policy import ShellPolicy
+from orchestrator.tools.shell_policy import configured_policy
 
 RESUMED = "resumed after an interrupted attempt"
 FinishPass = Callable[[str, Report | None, str | None], None]
@@ -274,7 +274,7 @@ class FeatureJob:
         chosen = attempt_model(config, attempt, self.settings.max_attempts)
         if chosen.model not in self.recorder.entry.models:
             self.recorder.entry.models.append(chosen.model)
-        policy = ShellPolicy.default().with_extra(config.security.deny) if config.security.deny else ShellPolicy.default()
+        policy = configured_policy(config.security.deny)
         tool_context = ToolContext(
             environment=self.settings.environment.at(self.workspace), protected=frozenset(protected),
             bash_timeout=config.bash_timeout, policy=policy,
