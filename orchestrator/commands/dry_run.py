@@ -8,6 +8,7 @@ from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_syste
 from orchestrator.run.feature_order import ordered
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
+from orchestrator.store.event_kinds import DryRunPrompt
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
@@ -23,7 +24,7 @@ def print_prompts(
     selected = select(spec.ids(), {f.id: f.depends_on for f in spec.features}, only, shard)
     state = StateStore(paths).load() if paths.state_file.exists() else None
     context = ContextAgent(paths.root, features=spec.features, model_call=None, on_event=events.context_event)
-    events.emit("dry_run_prompt", id="(system prompt)", prompt=strategy_system_prompt(spec, config.context))
+    events.emit(DryRunPrompt(id="(system prompt)", prompt=strategy_system_prompt(spec, config.context)))
     recent = state.recent_completed if state else []
     for feature in ordered(spec, selected):
         entry = state.features.get(feature.id) if state else None
@@ -37,4 +38,4 @@ def print_prompts(
         prompt = turn.prompt
         if turn.context.history:
             prompt = f"[{len(turn.context.history)} replayed working-memory message(s) precede this request]\n\n{prompt}"
-        events.emit("dry_run_prompt", id=feature.id, prompt=prompt)
+        events.emit(DryRunPrompt(id=feature.id, prompt=prompt))

@@ -20,6 +20,7 @@ from orchestrator.run.attempt.strategies import STRATEGIES
 from orchestrator.run.context_view import feature_reader
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
+from orchestrator.store.event_kinds import Summarization
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
@@ -153,10 +154,10 @@ def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -
     state.totals.summarizer_tokens = state.totals.summarizer_tokens + spend.summarizer_tokens
     state.totals.summarizer_cost_usd += spend.summarizer_cost_usd
     store.save(state)
-    events.emit(
-        "summarization", trigger="manual", features=ids, success=result.success,
-        newDecisions=result.new_decisions, newFailures=result.new_failures, error=result.error,
-    )
+    events.emit(Summarization(
+        trigger="manual", features=ids, success=result.success,
+        new_decisions=result.new_decisions, new_failures=result.new_failures, error=result.error,
+    ))
     verdict = "ok" if result.success else f"fallback summary written ({result.error})"
     sys.stdout.write(f"summarized {len(ids)} feature(s): {verdict}\n")
     return 0

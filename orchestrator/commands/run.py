@@ -16,6 +16,7 @@ from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
+from orchestrator.store.event_kinds import NothingSelected
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
@@ -84,7 +85,7 @@ def _nothing_selected(loaded: LoadedSpec, config: RunConfig, request: RunRequest
     depends_on = {f.id: f.depends_on for f in spec.features}
     message = describe_empty_selection(spec.ids(), depends_on, request.only, request.shard)
     events = EventSink(make_renderer(request.json_mode, request.verbosity), log_path=None)
-    events.emit("nothing_selected", message=message, only=request.only, shard=request.shard)
+    events.emit(NothingSelected(message=message, only=request.only, shard=request.shard))
     events.close()
     if not request.dry_run:
         _write_reports(_empty_result(message), loaded, config, request)

@@ -14,6 +14,7 @@ from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.run.books import RunBooks
 from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import FeatureLogs, Report
+from orchestrator.store.event_kinds import Checkpoint
 from orchestrator.store.events import EventSink
 from orchestrator.store.state import PassToFinish
 
@@ -70,4 +71,4 @@ class PassFinisher:
                              id=feature_id)
         else:
             if sha:
-                self.events.emit("checkpoint", id=feature_id, sha=sha)
+                self.events.emit(Checkpoint(id=feature_id, sha=sha))

@@ -24,11 +24,13 @@ from orchestrator.llm.conversation import (
 )
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.reply_blocks import reply_blocks
+from orchestrator.store.event_kinds import ApiCall, Notice, ToolCall
 from orchestrator.tools import ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
 from orchestrator.tools.report import FeatureReport, parse_report
 
 MAX_TOOL_LINES = 200
+AgentEvent = ApiCall | ToolCall | Notice  # what the loop tells its recorder, as it happens
 
 
 @dataclass
@@ -65,7 +67,7 @@ class AgentSession:
     max_turns: int
     max_output_tokens: int
     mask_after_tokens: int
-    on_event: Callable[..., Any] = lambda *_a, **_k: None
+    on_event: Callable[[AgentEvent], None] = lambda _event: None
     tools: list[ToolDefinition] = field(default_factory=tool_definitions)
     # Added to every request of the attempt: `thinking` and its beta header (`AttemptModel.request_fields`).
     request_fields: JsonObject = field(default_factory=dict)
@@ -187,24 +189,24 @@ class _Loop:
             tool_result = _run_tool(session, use, outcome)
         summary = summarize_input(use["name"], use.get("input"))
         outcome.add_tool_line(use["name"], summary, tool_result.is_error)
-        session.on_event(
-            "tool_call", id=self.feature_id, feature=self.feature_id, turn=turn, tool=use["name"], summary=summary,
-            isError=tool_result.is_error,
-        )
+        session.on_event(ToolCall(
+            id=self.feature_id, feature=self.feature_id, turn=turn, tool=use["name"], summary=summary,
+            is_error=tool_result.is_error,
+        ))
         return {"type": "tool_result", "tool_use_id": use["id"], "content": tool_result.content or "(no output)",
                 **({"is_error": True} if tool_result.is_error else {})}
 
     def _warn(self, message: str) -> None:
-        self.session.on_event("warning", message=f"{self.feature_id}: {message}", id=self.feature_id)
+        self.session.on_event(Notice(type="warning", message=f"{self.feature_id}: {message}", id=self.feature_id))
 
 
 def _call_event(session: AgentSession, feature_id: str, turn: int, result: CallResult) -> None:
     spend = session.client.spend
-    session.on_event(
-        "api_call", id=feature_id, feature=feature_id, turn=turn, model=session.model, usage=result.usage.dump(),
-        costUsd=round(result.cost_usd, 6), stopReason=getattr(result.message, "stop_reason", None),
-        runTokens=spend.run_tokens.total, runCostUsd=round(spend.run_cost_usd, 6),
-    )
+    session.on_event(ApiCall(
+        id=feature_id, feature=feature_id, turn=turn, model=session.model, usage=result.usage,
+        cost_usd=round(result.cost_usd, 6), stop_reason=getattr(result.message, "stop_reason", None),
+        run_tokens=spend.run_tokens.total, run_cost_usd=round(spend.run_cost_usd, 6),
+    ))
 
 
 def _run_tool(session: AgentSession, use: ApiBlock, outcome: AttemptOutcome) -> ToolResult:

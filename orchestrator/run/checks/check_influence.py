@@ -122,7 +122,7 @@ class InfluenceWatch:
             self.on_warning(
                 f"{feature_id}: files that can change the check's outcome were changed during this feature: "
                 f"{describe(influencers)}; {verdict}",
-                id=feature_id, influencers=[item.model_dump() for item in influencers],
+                id=feature_id, influencers=influencers,
             )
         return influencers
 
