@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -42,7 +43,7 @@ from orchestrator.llm.providers import native_model_id
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.sdk import credentials_hint, make_sdk_client
 from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
-from orchestrator.llm.streaming import StreamBroken, is_transient, stream_message
+from orchestrator.llm.streaming import SdkClient, StreamBroken, is_transient, stream_message
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 from orchestrator.safety.secrets import redact
 
@@ -61,7 +62,7 @@ _MIN_OUTPUT_TOKENS = 1024
 
 @dataclass
 class CallResult:
-    message: Any
+    message: Message
     usage: TokenUsage
     cost_usd: float
 
@@ -72,7 +73,7 @@ class ModelClient:
     def __init__(
         self,
         settings: ClientSettings,
-        sdk: Any,
+        sdk: SdkClient,
         spend: Spend,
         on_retry: Callable[[str], None] = lambda _m: None,
         sleep: Callable[[float], None] | None = None,
@@ -181,7 +182,7 @@ class ModelClient:
         if self.pool is not None:
             self.pool.release(worst)
 
-    def _send(self, model: str, request: ApiRequest) -> Any:
+    def _send(self, model: str, request: ApiRequest) -> Message:
         """The call with the outer retries; the SDK's errors mapped to this module's."""
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
@@ -214,7 +215,7 @@ class ModelClient:
         err = state.outcome.exception() if state.outcome is not None else None
         self.on_retry(f"model call failed ({_describe(err)}); retrying (attempt {state.attempt_number + 1})")
 
-    def _call_once(self, request: ApiRequest) -> Any:
+    def _call_once(self, request: ApiRequest) -> Message:
         # The provider's own name for the model; the books keep the name the user gave.
         sent = {**request, "model": native_model_id(self.settings.provider, request["model"])}
         try:
@@ -227,7 +228,7 @@ class ModelClient:
             raise MalformedResponse("response is not a message (no content list or usage)")
         return message
 
-    def _book(self, model: str, message: Any, purpose: str) -> CallResult:
+    def _book(self, model: str, message: Message, purpose: str) -> CallResult:
         usage = TokenUsage.from_api(message.usage)
         cost = self.prices.cost(model, usage)
         if self.pool is not None and self.pool.closed:  # the run gave up on this call and booked its worst case
@@ -273,7 +274,7 @@ class ModelClient:
         entry.feature = self.spend.feature_id if entry.purpose == "agent" else None
         self.journal(entry)
 
-    def summarizer_call(self, **request: Any) -> Any:
+    def summarizer_call(self, **request: Any) -> Message:
         """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""
         return self.create(purpose="summarizer", **request).message
 

@@ -15,7 +15,6 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import anthropic
 
@@ -23,7 +22,7 @@ from orchestrator.json_types import SdkOptions
 from orchestrator.llm.client_settings import ALL_MODEL_SETTINGS, ClientSettings, ModelSettingName
 from orchestrator.llm.errors import ClientSetupError
 from orchestrator.llm.providers import UnknownModelMapping, resolve_model
-from orchestrator.llm.streaming import LibraryWarnings
+from orchestrator.llm.streaming import LibraryWarnings, SdkClient
 
 VERTEX_TOKEN_VARIABLE = "GOOGLE_OAUTH_ACCESS_TOKEN"
 _HINTS = {
@@ -83,7 +82,7 @@ def check_model_ids(
             notice(f"{setting}: {resolved.notice}")
 
 
-def make_sdk_client(config: ClientSettings, models: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS) -> Any:
+def make_sdk_client(config: ClientSettings, models: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS) -> SdkClient:
     """The SDK client of `config.provider`, after checking the ids of the `models` settings the
     command will use, and the provider's credentials."""
     check_model_ids(config, models)
@@ -106,7 +105,7 @@ def _require(module: str, extra: str) -> None:
         raise ClientSetupError(f"--provider {extra} needs {module}: pip install 'orchestrate[{extra}]'")
 
 
-def _bedrock_client(common: SdkOptions) -> Any:
+def _bedrock_client(common: SdkOptions) -> anthropic.AnthropicBedrock:
     env = os.environ
     if not env.get("AWS_BEARER_TOKEN_BEDROCK"):
         _require("boto3", "bedrock")
@@ -119,7 +118,7 @@ def _bedrock_client(common: SdkOptions) -> Any:
         raise ClientSetupError(f"--provider bedrock: {err} (export AWS_REGION=us-east-1, say)") from None
 
 
-def _vertex_client(common: SdkOptions) -> Any:
+def _vertex_client(common: SdkOptions) -> anthropic.AnthropicVertex:
     env = os.environ
     token = env.get(VERTEX_TOKEN_VARIABLE) or None
     if token is None:

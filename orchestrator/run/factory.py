@@ -6,11 +6,10 @@ benchmark that swaps one part (a timed verifier, a store that cannot write) and 
 
 from __future__ import annotations
 
-from typing import Any
-
 from context_agent import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.llm.streaming import SdkClient
 from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.context_view import ContextView, feature_reader
 from orchestrator.run.feature_logs import FeatureLogs
@@ -25,10 +24,10 @@ from orchestrator.store.working_memory import WorkingMemory
 
 
 def build_parts(
-    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *, sdk: Any = None,
+    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *, sdk: SdkClient,
     store: StateStore | None = None,
 ) -> RunParts:
-    """The model client (on `sdk`, an `anthropic.Anthropic`), the Context Agent's view, the
+    """The model client (on `sdk`, the provider's SDK client), the Context Agent's view, the
     state store (`store`, or the project's), the working memory, the verifier and the feature
     logs of one project. The client journals its spend to the store."""
     store = store or StateStore(paths, on_warning=events.warn)
@@ -56,7 +55,7 @@ def build_parts(
 
 def build_runner(
     loaded: LoadedSpec, config: RunConfig, options: RunOptions, paths: ProjectPaths, events: EventSink, *,
-    sdk: Any = None,
+    sdk: SdkClient,
 ) -> Runner:
     """A `Runner` with the real collaborators; with `config.jobs` > 1, a `ParallelRunner`."""
     if config.jobs > 1:
