@@ -8,10 +8,13 @@ them), so they never change in the middle of one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from orchestrator.json_types import ApiRequest, JsonObject
 from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, MIN_THINKING_BUDGET, thinking_support
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ThinkingConfigParam
 
 # `--thinking auto` on a model that only takes a budget: this share of max_tokens, on retries.
 AUTO_BUDGET_SHARE = 2
@@ -40,14 +43,14 @@ class AttemptModel:
 
     model: str
     escalated: bool = False
-    thinking: JsonObject | None = None  # the request's `thinking`, None when off
+    thinking: ThinkingConfigParam | None = None  # the request's `thinking`, None when off
     extra_headers: dict[str, str] = field(default_factory=dict)  # the interleaved-thinking beta
 
     def request_fields(self) -> JsonObject:
         """What an agent request adds to model, max_tokens, system, tools and messages."""
         fields: JsonObject = {}
         if self.thinking is not None:
-            fields["thinking"] = dict(self.thinking)
+            fields["thinking"] = self.thinking.copy()
         if self.extra_headers:
             fields["extra_headers"] = dict(self.extra_headers)
         return fields
@@ -73,7 +76,7 @@ def attempt_model(config: ModelChoice, attempt: int, max_attempts: int) -> Attem
     return AttemptModel(model=model, escalated=escalated, thinking=thinking, extra_headers=headers)
 
 
-def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) -> JsonObject | None:
+def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) -> ThinkingConfigParam | None:
     """The request's `thinking` for `setting` ("off", "auto" or a budget), or None for none.
 
     "auto": adaptive thinking where the model takes it (the model decides when thinking

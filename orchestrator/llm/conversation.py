@@ -22,7 +22,7 @@ from orchestrator.json_types import ApiBlock, ApiMessage
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
-    from anthropic.types import CacheControlEphemeralParam, ToolUnionParam
+    from anthropic.types import CacheControlEphemeralParam, TextBlockParam, ToolUnionParam
 
 # The Messages API's messages ({"role", "content"}) and content blocks (text, tool_use,
 # tool_result, ...) are JSON whose shapes are the API's; the SDK takes them as plain dicts.
@@ -43,7 +43,7 @@ def with_cached_tools(tools: list[ToolUnionParam]) -> list[ToolUnionParam]:
     return tools
 
 
-def cached_system(text: str) -> list[ApiBlock]:
+def cached_system(text: str) -> list[TextBlockParam]:
     return [{"type": "text", "text": text, "cache_control": EPHEMERAL}]
 
 
@@ -142,7 +142,7 @@ class RequestSize:
     again when masking changed it), so an attempt of n turns measures O(n) text, not O(n^2).
     """
 
-    def __init__(self, system: list[ApiBlock], tools: list[ToolUnionParam]) -> None:
+    def __init__(self, system: list[TextBlockParam], tools: list[ToolUnionParam]) -> None:
         # The tokens the API adds for the tools count too: caps must see what the API counts.
         self._fixed = estimate_json_tokens(
             {"system": system, "tools": tools, "messages": [], "output_config": None}
