@@ -65,32 +65,32 @@ def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
 
 
 def check_model_ids(
-    config: ClientSettings, settings: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS,
+    client: ClientSettings, settings: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS,
     notice: Callable[[str], None] = _note,
 ) -> None:
     """Each model of `settings` has an id on the provider; ClientSetupError naming the one that has
     none; a notice for each that another model stands in for."""
     for name in settings:
-        model, setting = config.model_setting(name), "--" + name.replace("_", "-")
+        model, setting = client.model_setting(name), "--" + name.replace("_", "-")
         if model is None:
             continue
         try:
-            resolved = resolve_model(config.provider, model)
+            resolved = resolve_model(client.provider, model)
         except UnknownModelMapping:
-            raise ClientSetupError(f"{setting}: {UnknownModelMapping(config.provider, model, setting)}") from None
+            raise ClientSetupError(f"{setting}: {UnknownModelMapping(client.provider, model, setting)}") from None
         if resolved.notice:
             notice(f"{setting}: {resolved.notice}")
 
 
-def make_sdk_client(config: ClientSettings, models: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS) -> SdkClient:
-    """The SDK client of `config.provider`, after checking the ids of the `models` settings the
+def make_sdk_client(settings: ClientSettings, models: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS) -> SdkClient:
+    """The SDK client of `settings.provider`, after checking the ids of the `models` settings the
     command will use, and the provider's credentials."""
-    check_model_ids(config, models)
+    check_model_ids(settings, models)
     LibraryWarnings.install()  # the SDK's warnings, one note line each, never its raw text
-    common: SdkOptions = {"max_retries": config.api_max_retries, "timeout": config.api_timeout}
-    if config.provider == "bedrock":
+    common: SdkOptions = {"max_retries": settings.api_max_retries, "timeout": settings.api_timeout}
+    if settings.provider == "bedrock":
         return _bedrock_client(common)
-    if config.provider == "vertex":
+    if settings.provider == "vertex":
         return _vertex_client(common)
     credentials = api_credentials()
     return anthropic.Anthropic(api_key=credentials.api_key, auth_token=credentials.auth_token, **common)

@@ -1,5 +1,8 @@
 """Events: everything that happens in a run, one typed event each (`event_kinds.Event`).
 
+Code says what happened by building the event where it happens, `events.emit(Checkpoint(id=...,
+sha=...))`: a misspelt field is a type error, not a line missing from the log.
+
 Every event is appended to `.autonomous/events.jsonl` (the event log) and handed to the
 renderer chosen for the terminal (`orchestrator.commands.output`). Secrets are redacted first, so no
 event, log line or output can carry the API key.
