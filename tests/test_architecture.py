@@ -37,12 +37,7 @@ KNOWN_SHARED_NAMES: dict[str, str] = {
     "reports.py": "the report commands and context_agent's reports",
     "summarizer.py": "context_agent's summarizer and the fake API's scripted one",
 }
-KNOWN_WING_CYCLES: dict[tuple[str, str], str] = {
-    ("orchestrator.run.checks", "orchestrator.run.attempt"):
-        "checks.integrity reads attempt.assessment's verdicts, while attempt.feature_job runs the checks",
-    ("orchestrator.run.attempt", "orchestrator.run.context_view"):
-        "attempt.feature_job takes the ContextView, which builds its prompt from attempt.feature_prompt",
-}
+KNOWN_WING_CYCLES: dict[tuple[str, str], str] = {}
 
 
 def _modules() -> dict[str, Path]:

@@ -21,12 +21,12 @@ from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, run_agent, stop_note
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.recorder import FeatureRecorder
 from orchestrator.run.checks import check_influence, protect
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import AttemptRecord, Report
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import Feature, FeatureSpec
