@@ -36,7 +36,12 @@ from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.errors import (
-    ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected, describe_error,
+    ApiAuthError,
+    ApiUnavailable,
+    LimitReached,
+    MalformedResponse,
+    ModelRequestRejected,
+    describe_error,
 )
 from orchestrator.llm.pricing import PriceTable, TokenUsage, usd
 from orchestrator.llm.providers import native_model_id
