@@ -1,0 +1,1 @@
+"""Claude Code as the agent (`--agent claude-code`)."""
