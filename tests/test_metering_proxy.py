@@ -68,11 +68,12 @@ def _post(proxy: MeteringProxy, body: dict[str, Any], key: str | None = None, pa
         return response.status_code, response.read()
 
 
-def _billed(fake: FakeAPI) -> tuple[TokenUsage, float]:
+def _billed(fake: FakeAPI, model: str = MODEL) -> tuple[TokenUsage, float]:
+    """What the fake billed, priced independently of the proxy's books."""
     total = fake.usage.total
     usage = TokenUsage(input=total.input_tokens, output=total.output_tokens, cache_read=total.cache_read_input_tokens,
                        cache_write=total.cache_creation_input_tokens)
-    return usage, PriceTable().cost(MODEL, usage)
+    return usage, PriceTable().cost(model, usage)
 
 
 def _events_of(body: bytes) -> list[str]:

@@ -93,6 +93,7 @@ class MeteringProxy:
         self._money = threading.Lock()  # handler threads book into one client's spend
         self._in_flight: dict[int, _Call] = {}  # opened and not booked yet
         self._closed = False
+        self.calls = 0  # Messages API requests received (refused ones included)
         self._http = httpx2.Client(timeout=_UPSTREAM_TIMEOUT, follow_redirects=False)
         self._server = ProxyServer(self._serve)
 
@@ -162,7 +163,7 @@ class MeteringProxy:
             return None
         fitted = ("max_tokens", "thinking")
         before = json.dumps([request.get(key) for key in fitted])
-        number = next(self._numbers)
+        number = self.calls = next(self._numbers)
         call_id = f"{self.attempt}.{number}"
         try:
             with self._money:
