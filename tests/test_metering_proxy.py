@@ -4,6 +4,10 @@ what it forwards, refuses, passes through, and books into the run's journal."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -234,3 +238,27 @@ def test_usage_is_read_from_events_split_anywhere_and_the_later_count_wins():
     broken = StreamUsage()
     broken.feed(stream.split(b"event: message_stop")[0] + b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error"}}\n\n')
     assert not broken.complete and broken.error_type == "overloaded_error"
+
+
+def test_a_proxy_killed_mid_answer_never_records_less_than_the_api_billed(fake_api, tmp_path):
+    """kill -9 of the process that runs the proxy while an answer streams through it: the
+    journal's open reservation counts at the call's worst case, at least what the fake billed."""
+    fake_api.faults = FailFirst(1, Fault.slow_stream(gap=0.5))
+    env = {**os.environ, "ANTHROPIC_BASE_URL": fake_api.base_url, "ANTHROPIC_API_KEY": REAL_KEY}
+    child = subprocess.Popen([sys.executable, "-m", "tests.metering_proxy_child", str(tmp_path)], env=env,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        base_url, token = child.stdout.readline().split() if child.stdout else ("", "")
+        headers = {"x-api-key": token, "anthropic-version": "2023-06-01"}
+        with httpx2.Client(timeout=30) as http, http.stream("POST", base_url + "/v1/messages", json=_request(),
+                                                             headers=headers) as response:
+            first = next(response.iter_raw())
+            assert b"message_start" in first  # the API has begun answering: it bills this call
+            child.send_signal(signal.SIGKILL)
+            child.wait(10)
+    finally:
+        child.kill()
+    state = StateStore(ProjectPaths.for_project(tmp_path)).load()
+    billed = _billed(fake_api)[1]
+    assert state is not None and state.totals.cost_usd >= billed > 0
+    assert state.totals.unconfirmed_cost_usd == state.totals.cost_usd
