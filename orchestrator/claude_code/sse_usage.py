@@ -12,8 +12,8 @@ proxy then books the call at its worst case.
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
 
 # The API's usage fields, as TokenUsage names them.
@@ -65,7 +65,7 @@ class StreamUsage:
         if isinstance(event, dict):
             self._apply(event)
 
-    def _apply(self, event: dict[str, Any]) -> None:
+    def _apply(self, event: JsonObject) -> None:
         kind = event.get("type")
         if kind == "message_start" and isinstance(event.get("message"), dict):
             message = event["message"]
