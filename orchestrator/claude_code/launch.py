@@ -67,7 +67,8 @@ class CliLaunch:
         self.processes = CommandProcesses()
         self.variables = self._variables()
         self.wrapper = self.directory / "claude"
-        plan = {"argv": self._argv(), "env": self.variables, "keep": list(SDK_VARIABLES)}
+        self.argv = self._argv()  # the CLI's command line before the SDK's arguments
+        plan = {"argv": self.argv, "env": self.variables, "keep": list(SDK_VARIABLES)}
         self.wrapper.write_text(_WRAPPER.format(python=sys.executable, plan=json.dumps(plan)), encoding="utf-8")
         self.wrapper.chmod(0o700)
 
