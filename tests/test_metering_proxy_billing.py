@@ -88,3 +88,14 @@ def test_a_session_stopped_by_its_budget_stops_the_run_at_the_cap(tmp_path):
     with pytest.raises(LimitReached, match="cost cap"):
         plan.raise_if_capped()
     assert books.replayed().totals.cost_usd == pytest.approx(0.23)  # what Claude Code reports, past its budget
+
+
+def test_the_runs_first_line_says_who_pays():
+    from orchestrator.commands.output import describe
+    from orchestrator.store.event_kinds import RunStarted
+
+    started = dict(type="run_started", ts=0, run_id="r", spec="s", project="p", selected=1, already_passed=0,
+                   model="m", context="compressed")
+    line = describe(RunStarted(**started, billing=describe_billing("claude-plan", 1.0)))
+    assert line is not None and line.endswith("billing: " + describe_billing("claude-plan", 1.0))
+    assert "billing" not in (describe(RunStarted(**started)) or "")

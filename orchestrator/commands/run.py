@@ -90,6 +90,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     from orchestrator.run.runner import RunOptions
 
     agent = agent_for(config)  # UsageError when --agent claude-code cannot run here
+    billing_line(config)  # ConfigError (exit 2): a provider Claude Code's calls cannot be metered on
     sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
     if config.jobs > 1 and not config.commit:
         raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
@@ -100,7 +101,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     events = EventSink(
         make_renderer(request.json_mode, request.verbosity, config.max_cost, tagged=config.jobs > 1), paths.events_log
     )
-    options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets))
+    options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets), billing=billing_line(config))
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
             if config.jobs > 1:  # worktrees need a repository with a commit (a new or empty directory gets one)
@@ -119,6 +120,15 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
         raise UsageError(str(err)) from err
     finally:
         events.close()
+
+
+def billing_line(config: RunConfig) -> str | None:
+    """Who pays Claude Code's calls and how `--max-cost` holds, in one line; None for the built-in agent."""
+    if config.agent != "claude-code":
+        return None
+    from orchestrator.claude_code.billing import billing_mode, describe_billing
+
+    return describe_billing(billing_mode(config.provider), config.max_cost)
 
 
 def _branch_workspace(paths: ProjectPaths, config: RunConfig, request: RunRequest) -> Path | None:

@@ -54,6 +54,7 @@ class RunOptions:
     resets: list[str] = field(default_factory=list)
     # Where the agent works and checkpoints are made (`--branch`: a worktree); None: the project.
     workspace: Path | None = None
+    billing: str | None = None  # who pays the agent's calls, said at the start (`claude_code.billing`)
 
 
 @dataclass
@@ -116,7 +117,7 @@ class Runner:
         self.events.emit(
             "run_started", runId=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
             selected=len(self.selected), alreadyPassed=sum(self.books.status(f) == "passed" for f in self.selected),
-            model=self.config.model, context=self.config.context,
+            model=self.config.model, context=self.config.context, billing=self.options.billing,
         )
         verdict = (EXIT_OK, "passed", "")
         try:
