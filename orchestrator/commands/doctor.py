@@ -58,7 +58,8 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
         return [*rows, ("configuration", str(err))], False
     # The SDK would refuse to start a run without a key; the other providers' credentials are
     # the cloud's own chain, which only a call can test.
-    healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES)
+    healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES) \
+        or config.agent == "claude-code"  # no key: Claude Code on the user's Claude plan (the billing row)
     try:
         rows.append(("sandbox", _describe_sandbox(_sandbox(config, project_root))))
     except SandboxUnavailable as err:

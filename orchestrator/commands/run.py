@@ -84,14 +84,16 @@ def _nothing_selected(loaded: LoadedSpec, config: RunConfig, request: RunRequest
 def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> RunResult:
     """The run itself, under the project's lock; its result (for the reports and the exit code)."""
     # The SDK takes seconds to import: only a real run needs it.
+    from orchestrator.claude_code.billing import makes_own_calls
     from orchestrator.claude_code.choice import agent_for
     from orchestrator.llm.client import make_sdk_client
     from orchestrator.run.factory import build_runner
     from orchestrator.run.runner import RunOptions
 
     agent = agent_for(config)  # UsageError when --agent claude-code cannot run here
-    billing_line(config)  # ConfigError (exit 2): a provider Claude Code's calls cannot be metered on
-    sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
+    # On a Claude plan (no key) this program makes no model call of its own: Claude Code pays
+    # through the user's sign-in, and the Context Agent compresses without its summarizer.
+    sdk = make_sdk_client(config) if makes_own_calls(config.agent, config.provider) else None  # ConfigError: no key
     if config.jobs > 1 and not config.commit:
         raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
     _create_project_dir(paths)

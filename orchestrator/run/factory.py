@@ -40,7 +40,8 @@ def build_parts(
     client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend,
                          on_output=events.output_arriving)
     context_agent = ContextAgent(
-        paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
+        # No client of our own (Claude Code on a Claude plan): the summary is folded without a model.
+        paths.root, features=loaded.spec.features, model_call=client.summarizer_call if sdk is not None else None,
         summarizer_model=config.summarizer_model, on_event=events.context_event,
         read_feature=feature_reader(paths), redact=redact,
     )
