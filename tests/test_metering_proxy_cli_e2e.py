@@ -16,7 +16,7 @@ import pytest
 from orchestrator.claude_code.billing import PlanAttempt
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.upstream import Upstream
-from orchestrator.demo.fake_api import AgentTurn, FakeAPI, text, tool_use
+from orchestrator.demo.fake_api import AgentTurn, FailCalls, FakeAPI, Fault, text, tool_use
 from orchestrator.llm.errors import LimitReached
 from tests.test_metering_proxy import REAL_KEY, Books, _billed
 
@@ -131,3 +131,22 @@ def test_claude_code_working_until_the_cap_never_passes_it_and_the_books_match_t
     assert state.totals.cost_usd == pytest.approx(billed) and state.totals.cost_usd <= 0.5
     print(f"\n{len(answered)} calls answered, booked ${state.totals.cost_usd:.4f} of a $0.50 cap, billed ${billed:.4f}")
     assert state.totals.unconfirmed_cost_usd == 0
+
+
+@pytest.mark.parametrize("fault", [529, 429, Fault.stream_drop(after_events=4)], ids=["529", "429", "cut"])
+def test_api_faults_reach_claude_code_which_retries_them_itself(fake_api, upstream, tmp_path, fault):
+    """An error answer passes through (nothing booked) and a cut answer breaks the CLI's stream
+    (booked at its worst case); Claude Code's own retry then gets the answer."""
+    fake_api.faults = FailCalls([1], fault)  # the first call the fake accepts (the CLI's first is a 400 it retries)
+    books = Books(tmp_path / "project")
+    with _proxy(upstream, books) as proxy:
+        code, result = _run_cli(proxy, tmp_path)
+    assert code == 0 and result["subtype"] == "success", result
+    answered = [r for r in fake_api.requests if r.status == 200 and r.outcome == "ok"]
+    state = books.replayed()
+    [model] = {r.body["model"] for r in answered}
+    assert state.totals.api_calls == len(answered)
+    assert state.totals.cost_usd >= _billed(fake_api, model)[1] - 1e-9
+    cut = isinstance(fault, Fault)
+    assert (state.totals.unconfirmed_cost_usd > 0) == cut
+    assert books.kinds("warning")
