@@ -21,6 +21,7 @@ from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STO
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
@@ -31,7 +32,6 @@ from orchestrator.run.checks.final_verification import final_verification
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, guard_budget
 from orchestrator.run.checks.trust import distrust_unproven_passes
-from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
