@@ -46,8 +46,8 @@ import httpx2
 from orchestrator.claude_code.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
 from orchestrator.claude_code.sse_usage import StreamUsage, message_usage
 from orchestrator.claude_code.upstream import Upstream
-from orchestrator.llm.client import LimitReached, ModelClient
-from orchestrator.llm.errors import describe_error
+from orchestrator.llm.call_books import CallBooks
+from orchestrator.llm.errors import LimitReached, describe_error
 from orchestrator.llm.pricing import TokenUsage
 
 METERED_PATH = "/v1/messages"
@@ -79,7 +79,7 @@ class MeteringProxy:
     """A local Messages API for one attempt's Claude Code, metered into the run's books."""
 
     def __init__(
-        self, *, upstream: Upstream, client: ModelClient, feature_id: str, attempt: int,
+        self, *, upstream: Upstream, client: CallBooks, feature_id: str, attempt: int,
         on_event: Callable[..., Any],
     ) -> None:
         self.upstream = upstream
@@ -133,7 +133,7 @@ class MeteringProxy:
     # ---- one request ----------------------------------------------------------------------
     def _serve(self, handler: ProxyHandler) -> None:
         given = handler.headers.get("x-api-key") or handler.headers.get("authorization", "").removeprefix("Bearer ")
-        if not secrets.compare_digest(given.strip(), self.token):
+        if not secrets.compare_digest(given.strip().encode(), self.token.encode()):  # bytes: any header is comparable
             handler.send_error_json(401, "authentication_error", "orchestrate's metering proxy: not this attempt's key")
             return
         path = urlsplit(handler.path).path
