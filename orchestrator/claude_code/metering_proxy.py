@@ -3,8 +3,9 @@
 One proxy per attempt, on 127.0.0.1 and a free port. Per attempt rather than per run because
 attribution then holds by construction: every call that reaches it is that attempt's (its
 feature, its worker's `ModelClient` under `--jobs`), and a CLI left over from an attempt that
-has ended cannot spend at all, its proxy being gone. Starting one costs a socket and a thread
-(bench/bench_metering_proxy.py). Contract for the Claude Code backend:
+has ended cannot spend at all, its proxy being gone. Starting and closing one costs about 0.1 s
+(a socket, a thread, an HTTP client), and each call about 8 ms (`bench/metering_proxy.py`).
+Contract for the Claude Code backend:
 
     with MeteringProxy(upstream=Upstream.from_environment(), client=session.client,
                        feature_id=feature.id, attempt=attempt, on_event=session.on_event) as proxy:
@@ -14,12 +15,12 @@ has ended cannot spend at all, its proxy being gone. Starting one costs a socket
 
 What it does with each `POST /v1/messages`: the caps are checked and the call's worst case
 reserved and journaled before anything is forwarded, exactly as the built-in loop's calls
-(`ModelClient.open_call`: `--max-cost` with the pool's reservations under `--jobs`, the
+(`CallBooks.open_call`: `--max-cost` with the pool's reservations under `--jobs`, the
 per-feature token cap, `max_tokens` lowered to what the cap allows); when too little is left
 the call is refused with 402 `billing_error`, which Claude Code shows and stops on without a
 retry, and `refusal` keeps the `LimitReached`. Otherwise the request goes upstream with the
 real credentials, the answer comes back byte for byte while its usage is read from the
-events (`sse_usage`), and the call is booked (`ModelClient.close_call`): at its usage when
+events (`sse_usage`), and the call is booked (`CallBooks.close_call`): at its usage when
 complete, at nothing when the API answered with an error status (passed through, so Claude
 Code's own retries work), at its worst case when nobody knows whether it was billed (a
 stream cut, an `error` event mid-answer, the CLI gone, the proxy closed). Each answered call
