@@ -104,8 +104,12 @@ class MeteringProxy:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def environment(self) -> dict[str, str]:
-        """What the CLI needs to reach the API through this proxy, and nothing secret."""
-        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": self.token}
+        """What the CLI needs to reach the API through this proxy, and nothing secret. Its calls
+        ask for the run's `max_output_tokens`, as the built-in loop's do: Claude Code's own
+        default (up to 128,000) would make each call's worst case, reserved against `--max-cost`
+        before it is sent, up to $3 on Opus, and leave other workers little room under `--jobs`."""
+        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": self.token,
+                "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.client.config.max_output_tokens)}
 
     def __enter__(self) -> MeteringProxy:
         self._server.start()
