@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from orchestrator.agent_settings import AgentSettings
 from orchestrator.errors import UsageError
 from orchestrator.llm.client_settings import ClientSettings, Provider
 from orchestrator.llm.models import MIN_THINKING_BUDGET, default_agent_model, default_summarizer_model, thinking_problem
@@ -25,7 +26,6 @@ from orchestrator.safety.net_proxy import checked_hosts
 
 ContextStrategy = Literal["compressed", "replay", "window"]
 SandboxMode = Literal["auto", "bwrap", "none"]
-
 
 # Settings as one layer gives them, before RunConfig checks them: free-form by nature (any
 # key a user may misspell, any value a TOML file or a flag may hold).
@@ -61,7 +61,7 @@ class SandboxOptions(BaseModel):
         return checked_hosts(hosts)
 
 
-class RunConfig(BaseModel):
+class RunConfig(AgentSettings):
     """Everything a run needs besides the spec."""
 
     # No inf or nan in any number: `--max-cost inf` is no cap at all, and arithmetic on it
@@ -194,8 +194,8 @@ class RunConfig(BaseModel):
             provider=self.provider, max_output_tokens=self.max_output_tokens, max_cost=self.max_cost,
             max_feature_tokens=self.max_feature_tokens, api_timeout=self.api_timeout,
             api_max_retries=self.api_max_retries, retry_attempts=self.retry_attempts,
-            retry_max_wait=self.retry_max_wait, retry_deadline=self.retry_deadline, prices=self.price_table(),
-        )
+            retry_max_wait=self.retry_max_wait, retry_deadline=self.retry_deadline, jobs=self.jobs,
+            prices=self.price_table())
 
 
 _ENV_PREFIX = "ORCHESTRATE_"

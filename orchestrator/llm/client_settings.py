@@ -35,6 +35,7 @@ class ClientSettings:
     retry_attempts: int  # outer attempts around one call
     retry_max_wait: float  # longest back-off between outer attempts (s)
     retry_deadline: float  # give up on one call after this long (s)
+    jobs: int  # features at once: a Claude plan's attempt gets this share of what the cost cap leaves
     prices: PriceTable
 
     def model_setting(self, name: ModelSettingName) -> str | None:
