@@ -84,10 +84,12 @@ def _nothing_selected(loaded: LoadedSpec, config: RunConfig, request: RunRequest
 def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> RunResult:
     """The run itself, under the project's lock; its result (for the reports and the exit code)."""
     # The SDK takes seconds to import: only a real run needs it.
+    from orchestrator.claude_code.choice import agent_for
     from orchestrator.llm.client import make_sdk_client
     from orchestrator.run.factory import build_runner
     from orchestrator.run.runner import RunOptions
 
+    agent = agent_for(config)  # UsageError when --agent claude-code cannot run here
     sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
     if config.jobs > 1 and not config.commit:
         raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
@@ -109,7 +111,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
                 clear_stale_index_lock(options.workspace or paths.root, events.warn)
             try:
-                runner = build_runner(loaded, config, options, paths, events, sdk=sdk)
+                runner = build_runner(loaded, config, options, paths, events, sdk=sdk, agent=agent)
             except SelectionError as err:
                 raise UsageError(str(err)) from err
             return runner.run()

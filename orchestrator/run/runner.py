@@ -20,8 +20,8 @@ from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
+from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
-from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
 from orchestrator.run.checks.check_command import Verifier
@@ -68,6 +68,7 @@ class RunParts:
     verifier: Verifier
     logs: FeatureLogs
     environment: CommandEnvironment  # where every command the model causes runs (the verifier holds it too)
+    agent: Agent = BUILTIN_AGENT  # who makes each attempt (`--agent`)
 
 
 @dataclass
@@ -92,7 +93,7 @@ class Runner:
         self.books = RunBooks(parts.store, parts.spend)
         self.workspace = options.workspace or paths.root
         self.finisher = PassFinisher(self.books, parts.context, self.workspace, config.commit, events)
-        self.system = strategy_system_prompt(self.spec, config.context)
+        self.system = parts.agent.system_prompt(self.spec, config.context)
         self.selected = select(
             self.spec.ids(), {f.id: f.depends_on for f in self.spec.features}, options.only, options.shard
         )
@@ -192,6 +193,7 @@ class Runner:
         settings = JobSettings(
             config=self.config, spec=self.spec, system=self.system, environment=self.environment,
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
+            agent=self.parts.agent,
         )
         return FeatureJob(
             feature, workspace=self.workspace, client=self.parts.client, context=self.parts.context,
