@@ -19,7 +19,7 @@ import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 from tenacity import (
@@ -32,19 +32,24 @@ from tenacity import (
 )
 from tenacity.nap import sleep as default_sleep
 
-from context_agent.tokens import estimate_json_tokens
 from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.attempt_model import fit_thinking_budget
-from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, MalformedResponse, ModelRequestRejected
+from orchestrator.llm.errors import (
+    ApiAuthError,
+    ApiUnavailable,
+    LimitReached,
+    MalformedResponse,
+    ModelRequestRejected,
+    describe_error,
+)
 from orchestrator.llm.pricing import PriceTable, TokenUsage, usd
 from orchestrator.llm.providers import native_model_id
+from orchestrator.llm.request_size import request_tokens
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.sdk import credentials_hint, make_sdk_client
 from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
 from orchestrator.llm.streaming import StreamBroken, is_transient, stream_message
-from orchestrator.llm.tool_overhead import tool_overhead_tokens
-from orchestrator.safety.secrets import redact
 
 __all__ = [
     "ApiAuthError", "ApiUnavailable", "CallResult", "LimitReached", "MalformedResponse", "ModelClient",
@@ -54,9 +59,6 @@ __all__ = [
 # Estimates of input size err high, but not always enough: keep a margin on top.
 _INPUT_MARGIN = 1.25
 _MIN_OUTPUT_TOKENS = 1024
-
-# A Messages API request (model, max_tokens, system, tools, messages, ...) as the SDK takes it:
-# JSON whose shape is the API's, free-form here.
 
 
 @dataclass
@@ -139,10 +141,26 @@ class ModelClient:
     # ---- the call -----------------------------------------------------------------------
     def create(self, *, purpose: str = "agent", input_tokens: int | None = None, **request: Any) -> CallResult:
         """One Messages API call with limits, retries and accounting. Raises the classes above.
+        `input_tokens`: the request's estimated size, if the caller keeps it (`affordable_max_tokens`)."""
+        model = request["model"]
+        worst = self.open_call(request, purpose=purpose, input_tokens=input_tokens)
+        try:
+            message = self._send(model, request)
+        except BaseException as err:
+            # An error answer from the API was not billed; a call cut off in flight may have been.
+            refused = isinstance(err, (ApiAuthError, ApiUnavailable, ModelRequestRejected))
+            self.close_call(purpose, model, worst, None if refused else "unknown")
+            raise
+        usage = TokenUsage.from_api(message.usage)
+        return CallResult(message=message, usage=usage, cost_usd=self.close_call(purpose, model, worst, usage))
 
-        `input_tokens`: the request's estimated size, if the caller keeps it (see
-        `affordable_max_tokens`). The call is journaled before it is sent and when it is answered.
-        """
+    def open_call(
+        self, request: ApiRequest, *, purpose: str, input_tokens: int | None = None, call: str | None = None
+    ) -> float:
+        """Before a call is sent: the caps checked, `request["max_tokens"]` lowered to what they
+        allow (LimitReached when too little is left), its worst case reserved and journaled.
+        Returns that worst case, for `close_call`. `call` tells apart calls of one caller in flight
+        at once (the metering proxy's)."""
         model = request["model"]
         if input_tokens is None:
             input_tokens = request_tokens(request)
@@ -158,21 +176,25 @@ class ModelClient:
             worst = self.worst_case_cost(model, request, input_tokens)
             if self.pool is not None:  # checked and reserved at once: no other worker slips in between
                 self.pool.hold(worst)
-            self._journal(SpendEntry(kind="reserve", purpose=purpose, cost_usd=worst, model=model))
-        try:
-            message = self._send(model, request)
-        except BaseException as err:
-            with self._money():
-                self._release(worst)
-                if isinstance(err, (ApiAuthError, ApiUnavailable, ModelRequestRejected)):
-                    # The API answered with an error: nothing billed.
-                    self._journal(SpendEntry(kind="release", purpose=purpose))
-                else:  # interrupted while the call was in flight: the API may have billed it
-                    self._book_unconfirmed(purpose, worst, model)
-            raise
+            self._journal(SpendEntry(kind="reserve", purpose=purpose, cost_usd=worst, model=model, call=call))
+        return worst
+
+    def close_call(
+        self, purpose: str, model: str, worst: float, usage: TokenUsage | Literal["unknown"] | None,
+        call: str | None = None,
+    ) -> float:
+        """After an `open_call`: its reservation ends and the call is booked: at `usage` when
+        answered, at nothing when the API answered with an error (None), at its worst case when
+        nobody knows whether the API billed it ("unknown": cut off in flight). Returns its cost."""
         with self._money():
             self._release(worst)
-            return self._book(model, message, purpose)
+            if usage is None:
+                self._journal(SpendEntry(kind="release", purpose=purpose, call=call))
+                return 0.0
+            if usage == "unknown":
+                self._book_unconfirmed(purpose, worst, model, call)
+                return worst
+            return self._book(model, usage, purpose, call)
 
     def _money(self) -> contextlib.AbstractContextManager[object]:  # the pool's lock; a lone client holds none
         return self.pool.lock if self.pool is not None else contextlib.nullcontext()
@@ -195,24 +217,24 @@ class ModelClient:
             message = retrying(self._call_once, request)
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as err:
             raise ApiAuthError(
-                f"the API refused the credentials ({_describe(err)}): {credentials_hint(self.config.provider)}"
+                f"the API refused the credentials ({describe_error(err)}): {credentials_hint(self.config.provider)}"
             ) from None
         except anthropic.NotFoundError as err:
             raise ApiAuthError(
-                f"model {model!r} not found ({_describe(err)}): check --model / --escalate-model / --summarizer-model"
+                f"model {model!r} not found ({describe_error(err)}): check --model / --escalate-model / --summarizer-model"
             ) from None
         except anthropic.APIStatusError as err:
             if is_transient(err) or err.status_code == 402:
-                raise ApiUnavailable(f"the API kept failing: {_describe(err)}") from None
-            raise ModelRequestRejected(f"the API rejected the request: {_describe(err)}") from None
+                raise ApiUnavailable(f"the API kept failing: {describe_error(err)}") from None
+            raise ModelRequestRejected(f"the API rejected the request: {describe_error(err)}") from None
         except (anthropic.APIConnectionError, MalformedResponse, anthropic.APIResponseValidationError,
                 StreamBroken) as err:
-            raise ApiUnavailable(f"the API is unreachable or answering badly: {_describe(err)}") from None
+            raise ApiUnavailable(f"the API is unreachable or answering badly: {describe_error(err)}") from None
         return message
 
     def _before_sleep(self, state: RetryCallState) -> None:
         err = state.outcome.exception() if state.outcome is not None else None
-        self.on_retry(f"model call failed ({_describe(err)}); retrying (attempt {state.attempt_number + 1})")
+        self.on_retry(f"model call failed ({describe_error(err)}); retrying (attempt {state.attempt_number + 1})")
 
     def _call_once(self, request: ApiRequest) -> Any:
         # The provider's own name for the model; the books keep the name the user gave.
@@ -227,11 +249,10 @@ class ModelClient:
             raise MalformedResponse("response is not a message (no content list or usage)")
         return message
 
-    def _book(self, model: str, message: Any, purpose: str) -> CallResult:
-        usage = TokenUsage.from_api(message.usage)
+    def _book(self, model: str, usage: TokenUsage, purpose: str, call: str | None) -> float:
         cost = self.prices.cost(model, usage)
         if self.pool is not None and self.pool.closed:  # the run gave up on this call and booked its worst case
-            return CallResult(message=message, usage=usage, cost_usd=cost)
+            return cost
         spend, run = self.spend, self.run_spend
         run.calls += 1
         run.run_tokens = run.run_tokens + usage
@@ -244,10 +265,10 @@ class ModelClient:
         else:
             spend.summarizer_tokens = spend.summarizer_tokens + usage
             spend.summarizer_cost_usd += cost
-        self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=cost, usage=usage, model=model))
-        return CallResult(message=message, usage=usage, cost_usd=cost)
+        self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=cost, usage=usage, model=model, call=call))
+        return cost
 
-    def _book_unconfirmed(self, purpose: str, worst: float, model: str) -> None:
+    def _book_unconfirmed(self, purpose: str, worst: float, model: str, call: str | None) -> None:
         if self.pool is not None and self.pool.closed:
             return
         spend, run = self.spend, self.run_spend
@@ -259,7 +280,8 @@ class ModelClient:
         else:
             spend.summarizer_cost_usd += worst
         try:
-            self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=worst, unconfirmed=True, model=model))
+            self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=worst, unconfirmed=True, model=model,
+                                     call=call))
         except OSError:
             pass  # the open reservation counts as the same worst case when the journal is loaded
 
@@ -277,22 +299,3 @@ class ModelClient:
         """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""
         return self.create(purpose="summarizer", **request).message
 
-
-def request_tokens(request: ApiRequest) -> int:
-    """Estimated input tokens of a whole request, measured from scratch, with what the API adds for its tools."""
-    measured = estimate_json_tokens({k: request.get(k) for k in ("system", "tools", "messages", "output_config")})
-    return measured + tool_overhead_tokens(request.get("tools"), request.get("tool_choice"))
-
-
-def _describe(err: BaseException | None) -> str:
-    if err is None:
-        return "unknown error"
-    status = getattr(err, "status_code", None)
-    api_message = getattr(err, "api_message", None)  # the API's own words, without the JSON around them
-    if isinstance(api_message, str) and api_message:
-        kind = getattr(err, "type", None) or type(err).__name__
-        where = "mid-stream" if status == 200 else str(status)
-        return f"{kind} {where}: {redact(api_message).splitlines()[0][:300]}"
-    text = redact(str(err)).splitlines()[0] if str(err) else type(err).__name__
-    text = text[:300]
-    return f"{type(err).__name__} {status}: {text}" if status else f"{type(err).__name__}: {text}"
