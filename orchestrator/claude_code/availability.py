@@ -68,3 +68,14 @@ def cli_version(cli: Path) -> str:
         except (OSError, subprocess.TimeoutExpired) as err:
             return f"unknown ({err})"
     return done.stdout.strip() or f"unknown (exit {done.returncode}: {done.stderr.strip()[:200]})"
+
+
+def describe_agent(agent: str) -> tuple[str, bool]:
+    """`doctor`'s line on the agent (with the SDK's and its CLI's versions), and whether it can run."""
+    version = sdk_version()
+    sdk = f"Claude Agent SDK {version}" if version else f"Claude Agent SDK not installed ({INSTALL})"
+    cli = bundled_cli() if version else None
+    tools = f"{sdk}, Claude Code {cli_version(cli)} at {cli}" if cli else sdk
+    if agent == "builtin":
+        return f"builtin (this program's own loop); for --agent claude-code: {tools}", True
+    return f"claude-code: {tools}", cli is not None

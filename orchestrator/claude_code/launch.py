@@ -18,6 +18,7 @@ import json
 import shutil
 import sys
 import tempfile
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +26,7 @@ from types import TracebackType
 from orchestrator.safety.descendants import CommandProcesses
 from orchestrator.safety.environment import CommandEnvironment
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 TERM_GRACE = 2.0  # seconds the CLI's leftovers get between SIGTERM and SIGKILL
 # What the SDK sets for the CLI and the wrapper keeps (see ClaudeAgentOptions.env).
 SDK_VARIABLES = ("CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP", "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP")
@@ -78,13 +80,20 @@ class CliLaunch:
         return env
 
     def _argv(self) -> list[str]:
-        """The CLI, inside the sandbox when there is one (its home and its own files visible)."""
+        """The CLI, inside the sandbox when there is one: its home and its own files visible, and of
+        the network only the API endpoint (on this machine's loopback: the metering proxy)."""
         sandbox = self.environment.sandbox
-        if sandbox.active:
-            sandbox = dataclasses.replace(
-                sandbox, read=(*sandbox.read, self.cli.parent), write=(*sandbox.write, self.home)
-            )
-        return sandbox.wrap([str(self.cli)], self.environment.workspace)
+        if not sandbox.active:
+            return [str(self.cli)]
+        address = urllib.parse.urlsplit(self.endpoint.base_url)
+        host, port = address.hostname or "", address.port or (443 if address.scheme == "https" else 80)
+        loopback = host in LOOPBACK
+        sandbox = dataclasses.replace(
+            sandbox, read=(*sandbox.read, self.cli.parent), write=(*sandbox.write, self.home),
+            # An endpoint elsewhere (no proxy in between) is one more host its proxy lets through.
+            allow_hosts=sandbox.allow_hosts if loopback or not host else (*sandbox.allow_hosts, host),
+        )
+        return sandbox.wrap([str(self.cli)], self.environment.workspace, forward_ports=[port] if loopback else [])
 
     def __enter__(self) -> CliLaunch:
         return self

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig, SettingSource
 
-from orchestrator.claude_code.report_server import QUALIFIED_NAME, SERVER_NAME
+from orchestrator.claude_code.report_server import SERVER_NAME
 from orchestrator.claude_code.write_guard import unattended, write_guard
 from orchestrator.tools.context import ToolContext
 
@@ -46,7 +46,6 @@ def session_options(
         setting_sources=sources,
         mcp_servers=servers,  # type: ignore[arg-type]  # the user's file is JSON, checked by the CLI
         strict_mcp_config=True,  # no .mcp.json of a cloned repository, no user-level servers
-        allowed_tools=[QUALIFIED_NAME],
         # Unattended: what would prompt a user is answered by `unattended` (not bypassPermissions,
         # which the CLI refuses to root); the hook denies writes to protected paths before that.
         permission_mode="acceptEdits",

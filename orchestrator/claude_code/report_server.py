@@ -8,10 +8,10 @@ from where the attempt hands it to the Context Agent exactly as the built-in loo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from claude_agent_sdk import McpSdkServerConfig, create_sdk_mcp_server, tool
 
+from orchestrator.json_types import JsonObject, ToolInput
 from orchestrator.tools.report import (
     REPORT_RECEIVED,
     TOOL_NAME,
@@ -31,7 +31,7 @@ class ReportInbox:
 
     report: FeatureReport | None = None
 
-    def receive(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+    def receive(self, tool_input: ToolInput) -> JsonObject:
         """The tool's answer to `tool_input`: accepted, or what to fix (an error result)."""
         try:
             self.report = parse_report(tool_input)
@@ -45,7 +45,7 @@ def report_server(inbox: ReportInbox) -> McpSdkServerConfig:
     definition = report_tool_definition()
 
     @tool(TOOL_NAME, str(definition["description"]), dict(definition["input_schema"]))
-    async def report_feature(args: dict[str, Any]) -> dict[str, Any]:
+    async def report_feature(args: ToolInput) -> JsonObject:
         return inbox.receive(args)
 
     return create_sdk_mcp_server(name=SERVER_NAME, tools=[report_feature])

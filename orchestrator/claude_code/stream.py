@@ -16,6 +16,7 @@ from typing import Any
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
 from orchestrator.claude_code.report_server import QUALIFIED_NAME
+from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.run.attempt.agent_loop import AttemptOutcome
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
@@ -98,7 +99,7 @@ class StreamRecorder:
             outcome.error = f"Claude Code ended with {result.subtype}: {errors}"[:500]
 
 
-def usage_of(usage: dict[str, Any] | None) -> TokenUsage:
+def usage_of(usage: JsonObject | None) -> TokenUsage:
     """The session's tokens, from the usage the CLI reports (the Messages API's keys)."""
     usage = usage or {}
 

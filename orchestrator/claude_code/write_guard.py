@@ -9,8 +9,6 @@ and the job's guard restores a check file changed any other way.
 
 from __future__ import annotations
 
-from typing import Any
-
 from claude_agent_sdk import (
     CanUseTool,
     HookContext,
@@ -23,6 +21,7 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
+from orchestrator.json_types import ToolInput
 from orchestrator.tools.confinement import PathRefused, check_writable, resolve_in_project
 from orchestrator.tools.context import ToolContext
 
@@ -30,7 +29,7 @@ from orchestrator.tools.context import ToolContext
 WRITING_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 
 
-def refusal(tool_name: str, tool_input: dict[str, Any], context: ToolContext) -> str | None:
+def refusal(tool_name: str, tool_input: ToolInput, context: ToolContext) -> str | None:
     """Why `tool_name` may not run with `tool_input` here; None when it may."""
     key = WRITING_TOOLS.get(tool_name)
     if key is None:
@@ -61,7 +60,7 @@ def write_guard(context: ToolContext) -> HookMatcher:
 def unattended(context: ToolContext) -> CanUseTool:
     """The answer to what would prompt a user: yes, unless the write guard refuses (no one is there to ask)."""
 
-    async def can_use_tool(name: str, tool_input: dict[str, Any], _context: ToolPermissionContext) -> PermissionResult:
+    async def can_use_tool(name: str, tool_input: ToolInput, _context: ToolPermissionContext) -> PermissionResult:
         reason = refusal(name, tool_input, context)
         return PermissionResultAllow() if reason is None else PermissionResultDeny(message=reason)
 

@@ -1,10 +1,11 @@
 """`orchestrate doctor`: what a run here would use, and where each choice came from.
 
-The sandbox (which one, and why), the git and Python versions, whether an API key is set (never
-its value), the price table in use, and every setting with its value and its origin
+The sandbox (which one, and why), the agent (with the Agent SDK's and Claude Code's versions),
+the git and Python versions, whether an API key is set (never its value), the price table in use, and every setting with its value and its origin
 (`default`, `orchestrate.toml`, `environment`, `command line`), and whether the `python3` the
 checks call can import pytest. Exit 0 when a run could start as configured, 2 when it could
-not (no API key for `--provider anthropic`, bad configuration, a `bwrap` sandbox that cannot run).
+not (no API key for `--provider anthropic`, bad configuration, a `bwrap` sandbox that cannot run,
+`--agent claude-code` without its SDK).
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
     except SandboxUnavailable as err:
         rows.append(("sandbox", f"unusable: {err}"))
         healthy = False
+    from orchestrator.claude_code.availability import describe_agent
+
+    agent, runnable = describe_agent(config.agent)
+    rows.append(("agent", agent))
+    healthy = healthy and runnable
     rows.append(("prices", _price_source(config)))
     rows.append(("checks' python3", _checks_python(environ)))
     origins = setting_origins(flags, project_root, environ)
