@@ -7,19 +7,16 @@ bounded layer here (tenacity, exponential backoff with jitter, capped in attempt
 around the single call; tool execution is never retried. Authentication errors stop at once. An API that stays unreachable raises
 `ApiUnavailable`, which ends the run with its state saved (exit 3).
 
-Every call is journaled as it happens (`journal`): its worst case before it is sent, its
-usage as soon as its answer arrives. A call cut off by an interrupt counts at its worst case
-(`Spend.unconfirmed_cost_usd`): the API may have billed it. With `--jobs N`, workers' clients
-share one `SpendPool` (`reservations`), where each call reserves its worst case before it is sent.
+The money of each call (caps checked first, worst case reserved and journaled, cost booked)
+is `call_books.CallBooks`, which `ModelClient` is.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anthropic
 from tenacity import (
@@ -34,7 +31,7 @@ from tenacity.nap import sleep as default_sleep
 
 from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiRequest
-from orchestrator.llm.attempt_model import fit_thinking_budget
+from orchestrator.llm.call_books import CallBooks
 from orchestrator.llm.errors import (
     ApiAuthError,
     ApiUnavailable,
@@ -43,7 +40,7 @@ from orchestrator.llm.errors import (
     ModelRequestRejected,
     describe_error,
 )
-from orchestrator.llm.pricing import PriceTable, TokenUsage, usd
+from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.providers import native_model_id
 from orchestrator.llm.request_size import request_tokens
 from orchestrator.llm.reservations import SpendPool
@@ -56,10 +53,6 @@ __all__ = [
     "ModelRequestRejected", "ModelSpend", "Spend", "SpendEntry", "make_sdk_client", "request_tokens",
 ]
 
-# Estimates of input size err high, but not always enough: keep a margin on top.
-_INPUT_MARGIN = 1.25
-_MIN_OUTPUT_TOKENS = 1024
-
 
 @dataclass
 class CallResult:
@@ -68,8 +61,8 @@ class CallResult:
     cost_usd: float
 
 
-class ModelClient:
-    """Makes model calls for the agent and the summarizer, within the run's limits."""
+class ModelClient(CallBooks):
+    """Makes model calls for the agent and the summarizer, within the run's limits (`CallBooks`)."""
 
     def __init__(
         self,
@@ -82,61 +75,10 @@ class ModelClient:
         pool: SpendPool | None = None,
         on_output: Callable[[int], None] = lambda _tokens: None,
     ) -> None:
-        self.config = config
+        super().__init__(config, spend, on_retry=on_retry, journal=journal, pool=pool)
         self.sdk = sdk
-        self.spend = spend
-        self.pool = pool
-        self.run_spend: Spend = pool.run if pool is not None else spend  # type: ignore[assignment]
-        self.prices: PriceTable = config.price_table()
-        self.on_retry = on_retry
         self._sleep = sleep
-        self.journal = journal
         self.on_output = on_output  # estimated output tokens of the call in flight, as they arrive
-
-    # ---- limits -------------------------------------------------------------------------
-    def affordable_max_tokens(
-        self, model: str, request: ApiRequest, *, feature_cap: bool, input_tokens: int | None = None
-    ) -> int:
-        """The largest max_tokens this call may use without passing a cap; LimitReached if too small.
-
-        `input_tokens` is the request's estimated size when the caller keeps it up to date
-        (the agent loop does, message by message); otherwise the whole request is measured.
-        """
-        wanted = int(request.get("max_tokens", self.config.max_output_tokens))
-        input_estimate = self._input_estimate(request, input_tokens)
-        allowed = wanted
-        if self.config.max_cost is not None:
-            price = self.prices.price_for(model)
-            worst_input_cost = input_estimate * max(price.input, price.cache_write) / 1_000_000
-            committed = self.run_spend.run_cost_usd + (self.pool.reserved_usd if self.pool is not None else 0.0)
-            remaining = self.config.max_cost - committed - worst_input_cost
-            allowed = min(allowed, int(remaining * 1_000_000 / price.output) if remaining > 0 else 0)
-            if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
-                raise LimitReached(
-                    f"cost cap {usd(self.config.max_cost)} reached: ${committed:.4f} spent or reserved and the next "
-                    f"call could cost up to ${worst_input_cost + wanted * price.output / 1_000_000:.4f} "
-                    "(raise --max-cost and run again to resume)"
-                )
-        if feature_cap:
-            remaining_tokens = self.config.max_feature_tokens - self.spend.feature_tokens.total - input_estimate
-            allowed = min(allowed, int(remaining_tokens))
-            if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
-                raise LimitReached(
-                    f"per-feature token cap {self.config.max_feature_tokens:,} reached "
-                    f"({self.spend.feature_tokens.total:,} used; raise max_feature_tokens and run again to resume)"
-                )
-        return allowed
-
-    def worst_case_cost(self, model: str, request: ApiRequest, input_tokens: int | None = None) -> float:
-        """The most this request can cost: every input token at the dearer of input and cache
-        write, and all of `max_tokens` as output."""
-        price = self.prices.price_for(model)
-        input_cost = self._input_estimate(request, input_tokens) * max(price.input, price.cache_write)
-        return (input_cost + int(request.get("max_tokens", 0)) * price.output) / 1_000_000
-
-    @staticmethod
-    def _input_estimate(request: ApiRequest, input_tokens: int | None) -> float:
-        return (request_tokens(request) if input_tokens is None else input_tokens) * _INPUT_MARGIN
 
     # ---- the call -----------------------------------------------------------------------
     def create(self, *, purpose: str = "agent", input_tokens: int | None = None, **request: Any) -> CallResult:
@@ -153,55 +95,6 @@ class ModelClient:
             raise
         usage = TokenUsage.from_api(message.usage)
         return CallResult(message=message, usage=usage, cost_usd=self.close_call(purpose, model, worst, usage))
-
-    def open_call(
-        self, request: ApiRequest, *, purpose: str, input_tokens: int | None = None, call: str | None = None
-    ) -> float:
-        """Before a call is sent: the caps checked, `request["max_tokens"]` lowered to what they
-        allow (LimitReached when too little is left), its worst case reserved and journaled.
-        Returns that worst case, for `close_call`. `call` tells apart calls of one caller in flight
-        at once (the metering proxy's)."""
-        model = request["model"]
-        if input_tokens is None:
-            input_tokens = request_tokens(request)
-        with self._money():
-            if self.pool is not None:
-                self.pool.raise_if_stopped()  # the run is stopping: send nothing more
-            request["max_tokens"] = self.affordable_max_tokens(
-                model, request, feature_cap=purpose == "agent", input_tokens=input_tokens
-            )
-            dropped = fit_thinking_budget(request, request["max_tokens"])
-            if dropped:
-                self.on_retry(dropped)  # the run's warning line
-            worst = self.worst_case_cost(model, request, input_tokens)
-            if self.pool is not None:  # checked and reserved at once: no other worker slips in between
-                self.pool.hold(worst)
-            self._journal(SpendEntry(kind="reserve", purpose=purpose, cost_usd=worst, model=model, call=call))
-        return worst
-
-    def close_call(
-        self, purpose: str, model: str, worst: float, usage: TokenUsage | Literal["unknown"] | None,
-        call: str | None = None,
-    ) -> float:
-        """After an `open_call`: its reservation ends and the call is booked: at `usage` when
-        answered, at nothing when the API answered with an error (None), at its worst case when
-        nobody knows whether the API billed it ("unknown": cut off in flight). Returns its cost."""
-        with self._money():
-            self._release(worst)
-            if usage is None:
-                self._journal(SpendEntry(kind="release", purpose=purpose, call=call))
-                return 0.0
-            if usage == "unknown":
-                self._book_unconfirmed(purpose, worst, model, call)
-                return worst
-            return self._book(model, usage, purpose, call)
-
-    def _money(self) -> contextlib.AbstractContextManager[object]:  # the pool's lock; a lone client holds none
-        return self.pool.lock if self.pool is not None else contextlib.nullcontext()
-
-    def _release(self, worst: float) -> None:
-        if self.pool is not None:
-            self.pool.release(worst)
 
     def _send(self, model: str, request: ApiRequest) -> Any:
         """The call with the outer retries; the SDK's errors mapped to this module's."""
@@ -248,52 +141,6 @@ class ModelClient:
         ) is None:
             raise MalformedResponse("response is not a message (no content list or usage)")
         return message
-
-    def _book(self, model: str, usage: TokenUsage, purpose: str, call: str | None) -> float:
-        cost = self.prices.cost(model, usage)
-        if self.pool is not None and self.pool.closed:  # the run gave up on this call and booked its worst case
-            return cost
-        spend, run = self.spend, self.run_spend
-        run.calls += 1
-        run.run_tokens = run.run_tokens + usage
-        run.run_cost_usd += cost
-        run.book_model(model, usage, cost)
-        self._mirror_run()
-        if purpose == "agent":
-            spend.feature_tokens = spend.feature_tokens + usage
-            spend.feature_cost_usd += cost
-        else:
-            spend.summarizer_tokens = spend.summarizer_tokens + usage
-            spend.summarizer_cost_usd += cost
-        self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=cost, usage=usage, model=model, call=call))
-        return cost
-
-    def _book_unconfirmed(self, purpose: str, worst: float, model: str, call: str | None) -> None:
-        if self.pool is not None and self.pool.closed:
-            return
-        spend, run = self.spend, self.run_spend
-        run.run_cost_usd += worst
-        run.unconfirmed_cost_usd += worst
-        self._mirror_run()
-        if purpose == "agent":
-            spend.feature_cost_usd += worst
-        else:
-            spend.summarizer_cost_usd += worst
-        try:
-            self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=worst, unconfirmed=True, model=model,
-                                     call=call))
-        except OSError:
-            pass  # the open reservation counts as the same worst case when the journal is loaded
-
-    def _mirror_run(self) -> None:
-        """A worker's own spend shows the run's totals too (the live view reads them from it)."""
-        run, spend = self.run_spend, self.spend
-        if run is not spend:
-            spend.run_tokens, spend.run_cost_usd, spend.calls = run.run_tokens, run.run_cost_usd, run.calls
-
-    def _journal(self, entry: SpendEntry) -> None:
-        entry.feature = self.spend.feature_id if entry.purpose == "agent" else None
-        self.journal(entry)
 
     def summarizer_call(self, **request: Any) -> Any:
         """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""

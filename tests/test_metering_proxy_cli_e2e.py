@@ -1,0 +1,88 @@
+"""The real Claude Code CLI (bundled in claude-agent-sdk) talking to the packaged fake through
+the metering proxy: its calls are booked at the fake's bill, the cap stops it at once, and
+neither it nor its commands ever hold the run's key."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.claude_code.metering_proxy import MeteringProxy
+from orchestrator.claude_code.upstream import Upstream
+from orchestrator.demo.fake_api import AgentTurn, FakeAPI, text, tool_use
+from tests.test_metering_proxy import REAL_KEY, Books, _billed
+
+claude_agent_sdk = pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")
+CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+pytestmark = pytest.mark.skipif(not CLI.exists(), reason="this claude-agent-sdk wheel bundles no Claude Code CLI")
+PROMPT = "## Feature\nID: feat-a\nName: A feature\n\nDo the feature."
+
+
+def _run_cli(proxy: MeteringProxy, home: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    """The CLI as the backend starts it: an environment of its own, the proxy's URL and dummy key."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           **proxy.environment()}
+    done = subprocess.run([str(CLI), "-p", PROMPT, "--output-format", "json", *args], env=env, cwd=home,
+                          capture_output=True, text=True, timeout=180)
+    return done.returncode, json.loads(done.stdout)
+
+
+@pytest.fixture
+def upstream(fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> Upstream:
+    """The run's environment: the fake's URL and the real key, read as the run reads them."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", REAL_KEY)
+    return Upstream.from_environment()
+
+
+def _proxy(upstream: Upstream, books: Books) -> MeteringProxy:
+    return MeteringProxy(upstream=upstream, client=books.client, feature_id="feat-a", attempt=1,
+                         on_event=books.on_event)
+
+
+def test_claude_codes_calls_are_booked_at_exactly_what_the_api_billed(fake_api, upstream, tmp_path):
+    books = Books(tmp_path / "project")
+    with _proxy(upstream, books) as proxy:
+        code, result = _run_cli(proxy, tmp_path)
+    assert code == 0 and result["subtype"] == "success", result
+    answered = [r for r in fake_api.requests if r.status == 200]
+    assert answered and all(r.headers.get("x-api-key") == REAL_KEY for r in fake_api.requests)
+    state = books.replayed()
+    [model] = {r.body["model"] for r in answered}
+    billed, cost = _billed(fake_api, model)
+    assert state.totals.tokens == billed and state.totals.cost_usd == pytest.approx(cost)
+    assert state.totals.api_calls == len(answered) == len(books.kinds("api_call"))
+    assert billed.cache_write > 0  # Claude Code marks its prompt for caching; the cache fields are booked
+
+
+def test_at_the_cap_claude_code_is_refused_before_any_call_and_stops_without_retrying(fake_api, upstream, tmp_path):
+    books = Books(tmp_path / "project", max_cost=0.01)
+    with _proxy(upstream, books) as proxy:
+        code, result = _run_cli(proxy, tmp_path)
+    assert code != 0 and result["is_error"]
+    assert "cost cap" in result["result"] and result["api_error_status"] == 402
+    assert fake_api.calls == 0
+    assert proxy.calls == 1  # refused once, never retried
+    assert proxy.refusal is not None
+
+
+def test_the_agents_commands_see_only_the_dummy_key(fake_api, upstream, tmp_path):
+    def show_environment(turn: AgentTurn) -> list[dict[str, Any]]:
+        command = "env; tr '\\0' '\\n' < /proc/$PPID/environ"  # its own and its parent's, the CLI's
+        return [tool_use("Bash", {"command": command, "description": "show env"})] if turn.step == 0 else [text("ok")]
+
+    fake_api.default_plan = show_environment
+    books = Books(tmp_path / "project")
+    with _proxy(upstream, books) as proxy:
+        code, _ = _run_cli(proxy, tmp_path, "--allowedTools", "Bash")
+    assert code == 0
+    results = [block for r in fake_api.requests for message in r.body["messages"] if isinstance(message["content"], list)
+               for block in message["content"] if block.get("type") == "tool_result"]
+    output = json.dumps(results)
+    assert f"ANTHROPIC_API_KEY={proxy.token}" in output  # the command ran and printed its environment
+    assert REAL_KEY not in output
