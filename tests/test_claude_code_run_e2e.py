@@ -65,7 +65,8 @@ def _run(project: Path, fake: FakeAPI, *args: str) -> CliResult:
 
 def _checkpoints(project: Path) -> list[str]:
     log = subprocess.run(["git", "-C", str(project), "log", "--format=%s"], capture_output=True, text=True, check=True)
-    return [line.split(":")[1].strip() for line in reversed(log.stdout.splitlines()) if line.startswith("orchestrate: ")]
+    found = (re.match(r"orchestrate: ([\w-]+): ", line) for line in reversed(log.stdout.splitlines()))
+    return [m.group(1) for m in found if m]
 
 
 def _attempt_prompts(fake: FakeAPI, feature_id: str) -> list[str]:
@@ -139,11 +140,10 @@ def test_the_report_tools_decisions_reach_the_context_agent(textkit_run: tuple[P
 
 
 def _passed(project: Path) -> set[str]:
-    try:
-        state = json.loads((project / STATE).read_text())
-    except (OSError, ValueError):
-        return set()
-    return {fid for fid, f in state.get("features", {}).items() if f.get("status") == "passed"}
+    """What `orchestrate status` says passed (the state file alone lags its journal)."""
+    status = run_cli(["status", "--json"], project, None)
+    assert status.code == 0, status.stderr
+    return {fid for fid, f in json.loads(status.stdout)["features"].items() if f.get("status") == "passed"}
 
 
 def _session_processes(session: int) -> list[int]:
@@ -167,17 +167,17 @@ def test_kill_9_mid_run_resumes_with_nothing_redone_or_lost(tmp_path: Path) -> N
             stderr=subprocess.DEVNULL, start_new_session=True,
         )
         deadline = time.monotonic() + RUN_TIMEOUT
-        while len(_passed(project)) < 3 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        while len(_checkpoints(project)) < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)  # mid-run: a Claude Code session of the next feature is likely running
         proc.wait()
-        passed_before = _passed(project)
-        assert 3 <= len(passed_before) < len(FEATURES), passed_before
         # The CLI dies with its parent (no orphan Claude Code); a check or commit may finish first.
         quiet_by = time.monotonic() + 30
         while _session_processes(proc.pid) and time.monotonic() < quiet_by:
             time.sleep(0.1)
         assert _session_processes(proc.pid) == []
+        passed_before = _passed(project)
+        assert 3 <= len(passed_before) < len(FEATURES), passed_before
         calls_before = dict(fake.feature_calls)
 
         result = _run(project, fake)
