@@ -68,6 +68,7 @@ def test_each_attempt_is_a_fresh_unattended_session_in_the_workspace(tmp_path):
     assert options.permission_mode != "bypassPermissions" and options.can_use_tool is not None
     assert options.hooks is not None and options.hooks["PreToolUse"]
     assert options.cli_path == str(tmp_path / "claude") and options.env == {"A": "1"}
+    assert {"AskUserQuestion", "EnterWorktree", "WebSearch", "CronCreate"} <= set(options.disallowed_tools)
 
 
 def test_project_settings_and_mcp_servers_only_when_asked(tmp_path):

@@ -38,6 +38,7 @@ QUIET = {
     "CLAUDE_CODE_ENTRYPOINT": "sdk-py",
     "CLAUDE_CODE_SDK_READS_SESSION_STATE": "1",  # the SDK waits for the CLI's idle state before closing
     "DISABLE_AUTOUPDATER": "1",
+    "ENABLE_TOOL_SEARCH": "false",  # report_feature among the tools the model is shown, not found by a search
 }
 _WRAPPER = '''#!{python} -IS
 # Written by orchestrate for one Claude Code attempt: the CLI with this environment only.
