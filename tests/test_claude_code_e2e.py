@@ -124,3 +124,23 @@ def test_ctrl_c_mid_call_ends_claude_code_too_and_the_run_resumes(api_env, tmp_p
     resumed = run_cli(["run", str(spec), "--agent", "claude-code", *BWRAP], cwd=project, fake=api_env, timeout=300)
     assert resumed.code == 0, resumed.stderr[-3000:]
     assert (project / "features" / "feat-01.txt").exists()
+
+
+def test_without_a_sandbox_the_write_guard_alone_keeps_the_file_tools_off_protected_files(api_env, tmp_path):
+    api_env.plans["feat-01"] = [
+        [tool_use("Write", {"file_path": "orchestrate.toml", "content": "max_cost = 1000\n"})],
+        [tool_use("Write", {"file_path": ".autonomous/state/evil.json", "content": "{}"})],
+        [tool_use("Write", {"file_path": str(tmp_path / "outside.txt"), "content": "escaped"})],
+        *_builds("feat-01"),
+    ]
+    project, spec = _project(tmp_path)
+    (project / "orchestrate.toml").write_text("max_turns = 30\n")
+    result = run_cli(["run", str(spec), "--agent", "claude-code", "--sandbox", "none", "--json"], cwd=project,
+                     fake=api_env, timeout=300)
+    calls = [(e["tool"], e["isError"]) for e in result.events() if e["type"] == "tool_call"]
+    assert calls[:3] == [("Write", True), ("Write", True), ("Write", True)], calls
+    assert (project / "orchestrate.toml").read_text() == "max_turns = 30\n"
+    assert not (project / ".autonomous" / "state" / "evil.json").exists()
+    assert not (tmp_path / "outside.txt").exists()
+    denied = json.dumps([r.body for r in api_env.agent_requests("feat-01")])
+    assert "is the run's configuration" in denied  # the model is told why, in the editor's words
