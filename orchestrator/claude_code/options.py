@@ -19,7 +19,6 @@ from orchestrator.claude_code.report_server import SERVER_NAME
 from orchestrator.claude_code.write_guard import unattended, write_guard
 from orchestrator.tools.context import ToolContext
 
-
 # Claude Code tools an unattended attempt must not have: no one answers a question, the job owns
 # the worktrees, nothing may outlive the attempt, plan mode would stop it acting, and a web
 # search runs on Anthropic's side, past the sandbox's list of allowed hosts.
