@@ -14,8 +14,8 @@ import traceback
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from . import claude_code_turns, providers
 from . import plans as plan_builders
-from . import providers
 from .agent import agent_turn
 from .errors import ApiError, error_body, invalid_request, new_id
 from .faults import Fault
@@ -242,7 +242,7 @@ def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, An
     if turn is None:
         return [plan_builders.text(NO_FEATURE_REPLY)]
     plan = fake.plans.get(turn.feature_id, fake.default_plan)
-    blocks = plan_builders.play(plan, turn)
+    blocks = claude_code_turns.spoken(plan_builders.play(plan, turn), body)  # Claude Code's tools when offered
     if thinking_on(body):  # the "model" thinks first; its blocks must come back unchanged
         blocks = thinking_blocks(turn.feature_id, turn.step, json.dumps(body["messages"][-1])) + blocks
     return blocks
