@@ -8,13 +8,16 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from orchestrator.claude_code.billing import PlanAttempt
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.demo.fake_api import AgentTurn, FakeAPI, text, tool_use
+from orchestrator.llm.errors import LimitReached
 from tests.test_metering_proxy import REAL_KEY, Books, _billed
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")
@@ -86,3 +89,27 @@ def test_the_agents_commands_see_only_the_dummy_key(fake_api, upstream, tmp_path
     output = json.dumps(results)
     assert f"ANTHROPIC_API_KEY={proxy.token}" in output  # the command ran and printed its environment
     assert REAL_KEY not in output
+
+
+def test_on_a_plan_claude_code_stops_at_the_attempts_budget_and_its_reported_cost_is_booked(fake_api, tmp_path):
+    """No proxy on a Claude plan: the CLI talks to the API itself (here the fake, with a key
+    standing in for the user's sign-in) with `--max-budget-usd` (the SDK's `max_budget_usd`)."""
+    fake_api.default_plan = lambda turn: [tool_use("Bash", {"command": "true", "description": "again"})]  # never done
+    books = Books(tmp_path / "project", max_cost=0.3)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "ANTHROPIC_BASE_URL": fake_api.base_url, "ANTHROPIC_API_KEY": "sign-in-stand-in"}
+    with PlanAttempt(books.client, model="claude-opus-5-5", feature_id="feat-a", attempt=1,
+                     on_event=books.on_event) as plan:
+        assert plan.budget == pytest.approx(0.3)
+        done = subprocess.run([str(CLI), "-p", PROMPT, "--output-format", "json", "--allowedTools", "Bash",
+                               "--max-budget-usd", str(plan.budget)], env=env, cwd=tmp_path, capture_output=True,
+                              text=True, timeout=180)
+        result = json.loads(done.stdout)
+        plan.record(SimpleNamespace(**{k: result.get(k) for k in ("subtype", "num_turns", "total_cost_usd", "usage")}))
+    assert result["subtype"] == "error_max_budget_usd"
+    with pytest.raises(LimitReached):
+        plan.raise_if_capped()
+    reported = result["total_cost_usd"]
+    assert reported >= 0.3  # per attempt, not per call: the call that crossed the budget is spent
+    state = books.replayed()
+    assert state.totals.cost_usd == pytest.approx(reported) and state.totals.api_calls == 1

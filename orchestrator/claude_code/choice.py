@@ -8,6 +8,7 @@ the built-in agent.
 from __future__ import annotations
 
 from orchestrator.claude_code.availability import INSTALL, bundled_cli, require_sdk
+from orchestrator.claude_code.billing import billing_mode
 from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
@@ -23,9 +24,10 @@ def agent_for(config: RunConfig) -> Agent:
         raise UsageError(f"--agent claude-code: the Agent SDK's Claude Code CLI was not found; reinstall it with {INSTALL}")
     if config.mcp_config is not None and not config.mcp_config.is_file():
         raise UsageError(f"--mcp-config {config.mcp_config}: no such file")
-    from orchestrator.claude_code.agent import ClaudeCodeAgent, direct_endpoint
+    from orchestrator.claude_code.agent import ClaudeCodeAgent
 
     return ClaudeCodeAgent(
         cli=str(cli), claude_settings=config.claude_settings,
-        mcp_config=str(config.mcp_config.resolve()) if config.mcp_config else None, endpoint_for=direct_endpoint,
+        mcp_config=str(config.mcp_config.resolve()) if config.mcp_config else None,
+        billing=billing_mode(config.provider),  # ConfigError (exit 2) for Bedrock or Vertex
     )

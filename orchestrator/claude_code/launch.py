@@ -4,7 +4,8 @@ The SDK starts the CLI at `cli_path` with the parent's whole environment merged 
 we point `cli_path` at a small wrapper written for the attempt, which throws that environment
 away and executes the real CLI with only what the attempt allows: the `CommandEnvironment`'s
 variables (no secrets), an empty home of its own, the API endpoint (the metering proxy with a
-dummy key), and the few variables the SDK itself sets for the CLI. With a bubblewrap sandbox
+dummy key), and the few variables the SDK itself sets for the CLI. On a Claude plan (no
+endpoint) the CLI keeps the user's home instead, where its own sign-in lives. With a bubblewrap sandbox
 the CLI runs inside it, like the agent's commands: the workspace writable, the protected paths
 read-only, the real home hidden. The wrapper also starts a session of its own and dies with
 its parent, and every process it leads carries the attempt's marker, so that an interrupt or
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -27,6 +29,7 @@ from orchestrator.safety.descendants import CommandProcesses
 from orchestrator.safety.environment import CommandEnvironment
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+PLAN_HOSTS = ("api.anthropic.com", "*.anthropic.com", "claude.ai")  # a Claude plan: the API and the sign-in's
 TERM_GRACE = 2.0  # seconds the CLI's leftovers get between SIGTERM and SIGKILL
 # What the SDK sets for the CLI and the wrapper keeps (see ClaudeAgentOptions.env).
 SDK_VARIABLES = ("CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP", "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP")
@@ -35,6 +38,7 @@ QUIET = {
     "CLAUDE_CODE_ENTRYPOINT": "sdk-py",
     "CLAUDE_CODE_SDK_READS_SESSION_STATE": "1",  # the SDK waits for the CLI's idle state before closing
     "DISABLE_AUTOUPDATER": "1",
+    "ENABLE_TOOL_SEARCH": "false",  # report_feature among the tools the model is shown, not found by a search
 }
 _WRAPPER = '''#!{python} -IS
 # Written by orchestrate for one Claude Code attempt: the CLI with this environment only.
@@ -59,15 +63,20 @@ class ApiEndpoint:
 class CliLaunch:
     """The attempt's wrapper, home and marker; `with` it around the session."""
 
-    def __init__(self, cli: Path, environment: CommandEnvironment, endpoint: ApiEndpoint) -> None:
+    def __init__(
+        self, cli: Path, environment: CommandEnvironment, endpoint: ApiEndpoint | None, *, max_output_tokens: int,
+    ) -> None:
+        """`endpoint` None: a Claude plan, through the CLI's own sign-in in the user's home (`billing`)."""
         self.cli, self.environment, self.endpoint = cli, environment, endpoint
+        self.max_output_tokens = max_output_tokens
         self.directory = Path(tempfile.mkdtemp(prefix="orchestrate-claude-"))
-        self.home = self.directory / "home"
-        self.home.mkdir()
+        self.home = self.directory / "home" if endpoint is not None else _user_home(environment)
+        self.home.mkdir(exist_ok=True)
         self.processes = CommandProcesses()
         self.variables = self._variables()
         self.wrapper = self.directory / "claude"
-        plan = {"argv": self._argv(), "env": self.variables, "keep": list(SDK_VARIABLES)}
+        self.argv = self._argv()  # the CLI's command line before the SDK's arguments
+        plan = {"argv": self.argv, "env": self.variables, "keep": list(SDK_VARIABLES)}
         self.wrapper.write_text(_WRAPPER.format(python=sys.executable, plan=json.dumps(plan)), encoding="utf-8")
         self.wrapper.chmod(0o700)
 
@@ -75,8 +84,11 @@ class CliLaunch:
         """All the CLI sees of the environment: built from the attempt's variables, never ours whole."""
         env = self.processes.environment(self.environment.variables)
         env.update(QUIET)
-        env.update({"HOME": str(self.home), "ANTHROPIC_BASE_URL": self.endpoint.base_url,
-                    "ANTHROPIC_API_KEY": self.endpoint.api_key, "PWD": str(self.environment.workspace)})
+        env.update({"HOME": str(self.home), "PWD": str(self.environment.workspace),
+                    # the run's max_tokens per call, as the built-in loop sends: the cap's worst case stays small
+                    "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.max_output_tokens)})
+        if self.endpoint is not None:
+            env.update({"ANTHROPIC_BASE_URL": self.endpoint.base_url, "ANTHROPIC_API_KEY": self.endpoint.api_key})
         return env
 
     def _argv(self) -> list[str]:
@@ -85,6 +97,11 @@ class CliLaunch:
         sandbox = self.environment.sandbox
         if not sandbox.active:
             return [str(self.cli)]
+        if self.endpoint is None:  # its sign-in in the user's home, and Anthropic's hosts
+            sign_in = tuple(path for path in (self.home / ".claude", self.home / ".claude.json") if path.exists())
+            sandbox = dataclasses.replace(sandbox, read=(*sandbox.read, self.cli.parent),
+                                          write=(*sandbox.write, *sign_in), allow_hosts=(*sandbox.allow_hosts, *PLAN_HOSTS))
+            return sandbox.wrap([str(self.cli)], self.environment.workspace)
         address = urllib.parse.urlsplit(self.endpoint.base_url)
         host, port = address.hostname or "", address.port or (443 if address.scheme == "https" else 80)
         loopback = host in LOOPBACK
@@ -102,8 +119,13 @@ class CliLaunch:
         self.close()
 
     def close(self) -> list[int]:
-        """Stop whatever the CLI left running, remove the home; the pids that would not stop."""
+        """Stop whatever the CLI left running, remove the attempt's files; the pids that would not stop."""
         try:
             return self.processes.stop_leftovers(grace=TERM_GRACE)
         finally:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _user_home(environment: CommandEnvironment) -> Path:
+    """The user's home, where Claude Code keeps its sign-in (read by the CLI alone, never by us)."""
+    return Path(environment.variables.get("HOME") or os.path.expanduser("~"))

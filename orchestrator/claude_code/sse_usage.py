@@ -96,6 +96,11 @@ def _token_usage(counts: dict[str, int]) -> TokenUsage:
     return TokenUsage(**{name: counts.get(field, 0) for field, name in _FIELDS.items()})
 
 
+def api_usage(usage: object) -> TokenUsage:
+    """A usage object in the API's JSON shape (as a message, or Claude Code's result, reports it)."""
+    return _token_usage(_counts(usage))
+
+
 def message_usage(body: bytes) -> tuple[TokenUsage, str | None] | None:
     """The usage and stop reason of an answer that came whole (`stream: false`), or None when
     the body is not a message with usage."""
@@ -106,4 +111,4 @@ def message_usage(body: bytes) -> tuple[TokenUsage, str | None] | None:
     if not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
         return None
     stop = message.get("stop_reason")
-    return _token_usage(_counts(message["usage"])), stop if isinstance(stop, str) else None
+    return api_usage(message["usage"]), stop if isinstance(stop, str) else None

@@ -69,6 +69,7 @@ class AgentSession:
     tools: list[ToolDefinition] = field(default_factory=tool_definitions)
     # Added to every request of the attempt: `thinking` and its beta header (`AttemptModel.request_fields`).
     request_fields: JsonObject = field(default_factory=dict)
+    attempt: int = 1  # which attempt of the feature this is (the metering proxy journals it)
 
 
 # How an answer can end besides a tool call or the end of its turn, as the API names them.

@@ -285,7 +285,7 @@ class FeatureJob:
         return AgentSession(
             client=self.client, model=chosen.model, system=self.settings.system, tool_context=tool_context,
             max_turns=config.max_turns, max_output_tokens=config.max_output_tokens,
-            mask_after_tokens=config.mask_after_tokens, on_event=self.recorder.agent_event,
+            mask_after_tokens=config.mask_after_tokens, on_event=self.recorder.agent_event, attempt=attempt,
             request_fields=chosen.request_fields(),
         )
 
