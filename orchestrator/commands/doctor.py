@@ -58,16 +58,18 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
     # The SDK would refuse to start a run without a key; the other providers' credentials are
     # the cloud's own chain, which only a call can test.
     healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES)
+    healthy = healthy or config.agent == "claude-code"  # with no key, Claude Code runs on the user's Claude plan
     try:
         rows.append(("sandbox", _describe_sandbox(_sandbox(config, project_root))))
     except SandboxUnavailable as err:
         rows.append(("sandbox", f"unusable: {err}"))
         healthy = False
-    from orchestrator.claude_code.availability import describe_agent
+    from orchestrator.claude_code.availability import describe_agent, describe_payment
 
     agent, runnable = describe_agent(config.agent)
-    rows.append(("agent", agent))
-    healthy = healthy and runnable
+    payment, payable = describe_payment(config.agent, config.provider, config.max_cost, environ)
+    rows += [("agent", agent), ("billing", payment)]
+    healthy = healthy and runnable and payable
     rows.append(("prices", _price_source(config)))
     rows.append(("checks' python3", _checks_python(environ)))
     origins = setting_origins(flags, project_root, environ)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -90,6 +91,10 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     from orchestrator.run.runner import RunOptions
 
     agent = agent_for(config)  # UsageError when --agent claude-code cannot run here
+    if config.agent == "claude-code":  # who pays, said before anything is spent
+        from orchestrator.claude_code.availability import describe_payment
+
+        _note(f"Claude Code billing: {describe_payment(config.agent, config.provider, config.max_cost, os.environ)[0]}")
     sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
     if config.jobs > 1 and not config.commit:
         raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
