@@ -262,3 +262,12 @@ def test_a_proxy_killed_mid_answer_never_records_less_than_the_api_billed(fake_a
     billed = _billed(fake_api)[1]
     assert state is not None and state.totals.cost_usd >= billed > 0
     assert state.totals.unconfirmed_cost_usd == state.totals.cost_usd
+
+
+def test_an_answer_that_is_not_streamed_is_booked_from_its_body(fake_api, tmp_path):
+    books = Books(tmp_path)
+    with _proxy(fake_api, books) as proxy:
+        status, body = _post(proxy, _request(stream=False))
+    assert status == 200 and json.loads(body)["type"] == "message"
+    state = books.replayed()
+    assert state.totals.tokens == _billed(fake_api)[0] and state.totals.api_calls == 1

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from orchestrator.claude_code.billing import PlanAttempt, billing_mode, describe_billing
+from orchestrator.claude_code.billing import PlanAttempt, billing_mode, describe_billing, makes_own_calls
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.llm.client import LimitReached, ModelClient, Spend
 from tests.test_metering_proxy import Books
@@ -31,6 +31,8 @@ def test_a_key_means_metered_billing_and_no_key_means_the_users_claude_plan():
     assert billing_mode("anthropic", {}) == "claude-plan"
     assert "per attempt, not per call" in describe_billing("claude-plan", 2.0)
     assert "before every call" in describe_billing("api-key", 2.0)
+    assert makes_own_calls("builtin", "anthropic", {}) and makes_own_calls("claude-code", "anthropic", {"ANTHROPIC_API_KEY": "k"})
+    assert not makes_own_calls("claude-code", "anthropic", {})  # on a plan: no client of our own, no key needed
 
 
 @pytest.mark.parametrize(("provider", "env", "named"), [
@@ -88,3 +90,14 @@ def test_a_session_stopped_by_its_budget_stops_the_run_at_the_cap(tmp_path):
     with pytest.raises(LimitReached, match="cost cap"):
         plan.raise_if_capped()
     assert books.replayed().totals.cost_usd == pytest.approx(0.23)  # what Claude Code reports, past its budget
+
+
+def test_the_runs_first_line_says_who_pays():
+    from orchestrator.commands.output import describe
+    from orchestrator.store.event_kinds import RunStarted
+
+    started = dict(type="run_started", ts=0, run_id="r", spec="s", project="p", selected=1, already_passed=0,
+                   model="m", context="compressed")
+    line = describe(RunStarted(**started, billing=describe_billing("claude-plan", 1.0)))
+    assert line is not None and line.endswith("billing: " + describe_billing("claude-plan", 1.0))
+    assert "billing" not in (describe(RunStarted(**started)) or "")

@@ -16,7 +16,7 @@ import pytest
 from orchestrator.claude_code.billing import PlanAttempt
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.upstream import Upstream
-from orchestrator.demo.fake_api import AgentTurn, FakeAPI, text, tool_use
+from orchestrator.demo.fake_api import AgentTurn, FailCalls, FakeAPI, Fault, text, tool_use
 from orchestrator.llm.errors import LimitReached
 from tests.test_metering_proxy import REAL_KEY, Books, _billed
 
@@ -113,3 +113,40 @@ def test_on_a_plan_claude_code_stops_at_the_attempts_budget_and_its_reported_cos
     assert reported >= 0.3  # per attempt, not per call: the call that crossed the budget is spent
     state = books.replayed()
     assert state.totals.cost_usd == pytest.approx(reported) and state.totals.api_calls == 1
+
+
+def test_claude_code_working_until_the_cap_never_passes_it_and_the_books_match_the_bill(fake_api, upstream, tmp_path):
+    """A session that would go on for ever (a Bash call each turn) runs until the next call
+    could pass `--max-cost`; the books then hold what the fake billed, to the cent, under the cap."""
+    fake_api.default_plan = lambda turn: [tool_use("Bash", {"command": "true", "description": "again"})]
+    books = Books(tmp_path / "project", max_cost=0.5)
+    with _proxy(upstream, books) as proxy:
+        code, result = _run_cli(proxy, tmp_path, "--allowedTools", "Bash")
+    assert code != 0 and "cost cap" in result["result"]
+    answered = [r for r in fake_api.requests if r.status == 200]
+    assert len(answered) >= 3  # it worked for several turns before the cap
+    [model] = {r.body["model"] for r in answered}
+    billed = _billed(fake_api, model)[1]
+    state = books.replayed()
+    assert state.totals.cost_usd == pytest.approx(billed) and state.totals.cost_usd <= 0.5
+    print(f"\n{len(answered)} calls answered, booked ${state.totals.cost_usd:.4f} of a $0.50 cap, billed ${billed:.4f}")
+    assert state.totals.unconfirmed_cost_usd == 0
+
+
+@pytest.mark.parametrize("fault", [529, 429, Fault.stream_drop(after_events=4)], ids=["529", "429", "cut"])
+def test_api_faults_reach_claude_code_which_retries_them_itself(fake_api, upstream, tmp_path, fault):
+    """An error answer passes through (nothing booked) and a cut answer breaks the CLI's stream
+    (booked at its worst case); Claude Code's own retry then gets the answer."""
+    fake_api.faults = FailCalls([1], fault)  # the first call the fake accepts (the CLI's first is a 400 it retries)
+    books = Books(tmp_path / "project")
+    with _proxy(upstream, books) as proxy:
+        code, result = _run_cli(proxy, tmp_path)
+    assert code == 0 and result["subtype"] == "success", result
+    answered = [r for r in fake_api.requests if r.status == 200 and r.outcome == "ok"]
+    state = books.replayed()
+    [model] = {r.body["model"] for r in answered}
+    assert state.totals.api_calls == len(answered)
+    assert state.totals.cost_usd >= _billed(fake_api, model)[1] - 1e-9
+    cut = isinstance(fault, Fault)
+    assert (state.totals.unconfirmed_cost_usd > 0) == cut
+    assert books.kinds("warning")

@@ -11,7 +11,10 @@ Two ways, chosen from the run's environment (`billing_mode`):
   Claude Code reports for the attempt (`ResultMessage.total_cost_usd`) is booked when it ends.
   `--max-cost` is then enforced per attempt, not per call: Claude Code checks its budget
   between calls, so an attempt may pass it by the call that crossed it. An attempt killed
-  before it reports counts at its whole budget (nothing, without `--max-cost`).
+  before it reports counts at its whole budget (nothing, without `--max-cost`). The run then
+  makes no model call of its own (`makes_own_calls`): the Context Agent folds its summary
+  without the summarizer model, and a merge conflict under `--jobs` gets a new attempt
+  instead of the focused model step.
 
 Bedrock and Vertex (`--provider`, or Claude Code's CLAUDE_CODE_USE_BEDROCK / _VERTEX) are not
 supported with Claude Code: the proxy would have to sign their requests and read their
@@ -49,6 +52,12 @@ def billing_mode(provider: str, environ: Mapping[str, str] | None = None) -> Bil
             "only): use --agent builtin with that provider, or an ANTHROPIC_API_KEY"
         )
     return "api-key" if any(env.get(name) for name in _KEY_VARIABLES) else "claude-plan"
+
+
+def makes_own_calls(agent: str, provider: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a run makes model calls with its own client (and so needs a key): always, except
+    Claude Code on a Claude plan, where the summarizer is left out and Claude Code pays."""
+    return agent != "claude-code" or billing_mode(provider, environ) == "api-key"
 
 
 def describe_billing(mode: BillingMode, max_cost: float | None) -> str:

@@ -1,11 +1,12 @@
 """`orchestrate doctor`: what a run here would use, and where each choice came from.
 
-The sandbox (which one, and why), the agent (with the Agent SDK's and Claude Code's versions),
-the git and Python versions, whether an API key is set (never its value), the price table in use, and every setting with its value and its origin
+The sandbox (which one, and why), the agent (with the Agent SDK's and Claude Code's versions,
+and for Claude Code who pays: an API key metered per call, or the user's Claude plan capped
+per attempt), the git and Python versions, whether an API key is set (never its value), the price table in use, and every setting with its value and its origin
 (`default`, `orchestrate.toml`, `environment`, `command line`), and whether the `python3` the
 checks call can import pytest. Exit 0 when a run could start as configured, 2 when it could
 not (no API key for `--provider anthropic`, bad configuration, a `bwrap` sandbox that cannot run,
-`--agent claude-code` without its SDK).
+`--agent claude-code` without its SDK or on a provider it cannot be metered on).
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from context_agent import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.context_view import ContextView, feature_reader
 from orchestrator.run.checks.check_command import CheckVerifier
-from orchestrator.run.context_view import ContextView, feature_reader
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
@@ -40,7 +40,8 @@ def build_parts(
     client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend,
                          on_output=events.output_arriving)
     context_agent = ContextAgent(
-        paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
+        # No client of our own (Claude Code on a Claude plan): the summary is folded without a model.
+        paths.root, features=loaded.spec.features, model_call=client.summarizer_call if sdk is not None else None,
         summarizer_model=config.summarizer_model, on_event=events.context_event,
         read_feature=feature_reader(paths), redact=redact,
     )

@@ -21,6 +21,7 @@ from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STO
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
@@ -31,7 +32,6 @@ from orchestrator.run.checks.final_verification import final_verification
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, guard_budget
 from orchestrator.run.checks.trust import distrust_unproven_passes
-from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
@@ -54,6 +54,7 @@ class RunOptions:
     resets: list[str] = field(default_factory=list)
     # Where the agent works and checkpoints are made (`--branch`: a worktree); None: the project.
     workspace: Path | None = None
+    billing: str | None = None  # who pays the agent's calls, said at the start (`claude_code.billing`)
 
 
 @dataclass
@@ -116,7 +117,7 @@ class Runner:
         self.events.emit(
             "run_started", runId=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
             selected=len(self.selected), alreadyPassed=sum(self.books.status(f) == "passed" for f in self.selected),
-            model=self.config.model, context=self.config.context,
+            model=self.config.model, context=self.config.context, billing=self.options.billing,
         )
         verdict = (EXIT_OK, "passed", "")
         try:

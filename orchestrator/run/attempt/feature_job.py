@@ -22,12 +22,12 @@ from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, stop_note
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.recorder import FeatureRecorder
 from orchestrator.run.checks import check_influence, protect
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import AttemptRecord, Report, with_attempt
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import Feature, FeatureSpec
