@@ -82,13 +82,11 @@ def describe_agent(agent: str) -> tuple[str, bool]:
     return f"claude-code: {tools}", cli is not None
 
 
-def describe_payment(agent: str, provider: str, max_cost: float | None, environ: Mapping[str, str]) -> tuple[str, bool]:
-    """`doctor`'s and the run's line on who pays for Claude Code's calls; False when it cannot run so."""
+def describe_payment(provider: str, max_cost: float | None, environ: Mapping[str, str]) -> tuple[str, bool]:
+    """`doctor`'s line on who pays for Claude Code's calls; False when it cannot run so (Bedrock, Vertex)."""
     from orchestrator.claude_code.billing import billing_mode, describe_billing
     from orchestrator.config import ConfigError
 
-    if agent != "claude-code":
-        return "through this program's own client (--agent builtin): every call metered, the cap checked before each", True
     try:
         return describe_billing(billing_mode(provider, environ), max_cost), True
     except ConfigError as err:

@@ -68,9 +68,12 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
     from orchestrator.claude_code.availability import describe_agent, describe_payment
 
     agent, runnable = describe_agent(config.agent)
-    payment, payable = describe_payment(config.agent, config.provider, config.max_cost, environ)
-    rows += [("agent", agent), ("billing", payment)]
-    healthy = healthy and runnable and payable
+    rows.append(("agent", agent))
+    healthy = healthy and runnable
+    if config.agent == "claude-code":  # who pays for its calls, and how --max-cost holds then
+        payment, payable = describe_payment(config.provider, config.max_cost, environ)
+        rows.append(("billing", payment))
+        healthy = healthy and payable
     rows.append(("prices", _price_source(config)))
     rows.append(("checks' python3", _checks_python(environ)))
     origins = setting_origins(flags, project_root, environ)

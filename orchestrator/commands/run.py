@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -92,10 +91,6 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     from orchestrator.run.runner import RunOptions
 
     agent = agent_for(config)  # UsageError when --agent claude-code cannot run here
-    if config.agent == "claude-code":  # who pays, said before anything is spent
-        from orchestrator.claude_code.availability import describe_payment
-
-        _note(f"Claude Code billing: {describe_payment(config.agent, config.provider, config.max_cost, os.environ)[0]}")
     # On a Claude plan (no key) this program makes no model call of its own: Claude Code pays
     # through the user's sign-in, and the Context Agent compresses without its summarizer.
     sdk = make_sdk_client(config) if makes_own_calls(config.agent, config.provider) else None  # ConfigError: no key
