@@ -3,6 +3,9 @@ the built-in agent's tools otherwise; seen over HTTP with the `anthropic` SDK, a
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -114,3 +117,39 @@ def test_steps_count_replies_so_a_read_riding_along_adds_no_step(fake: FakeAPI) 
     )
 
     assert [(b.name, b.input) for b in second.content if b.type == "tool_use"] == [("Bash", {"command": "cat a.txt"})]
+
+
+def _post(fake: FakeAPI, body: dict[str, Any], beta: str | None) -> tuple[int, dict[str, Any]]:
+    headers = {"x-api-key": "test-key", "anthropic-version": "2023-06-01", "content-type": "application/json"}
+    if beta:
+        headers["anthropic-beta"] = beta
+    request = urllib.request.Request(f"{fake.base_url}/v1/messages?beta=true", json.dumps(body).encode(), headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_a_system_turn_is_taken_with_claude_codes_beta_and_refused_without_it(fake: FakeAPI) -> None:
+    """Claude Code sends its environment as a `system`-role turn under the per-turn-control beta."""
+    fake.plans["feat-01"] = [[edit_create("a.txt", "a")]]
+    system_turn: dict[str, Any] = {
+        "role": "system", "content": [{"type": "text", "text": ENVIRONMENT}], "output_config": {"effort": "medium"},
+    }
+    body = {"model": MODEL, "max_tokens": 1024, "tools": CLAUDE_CODE_TOOLS, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": FEATURE}]}, system_turn,
+    ]}
+
+    refused, error = _post(fake, body, None)
+    taken, message = _post(fake, body, "claude-code-20250219,per-turn-control-2026-07-01")
+    system_turn["content"] = [{"type": "image", "source": {"type": "url", "url": "http://x/y.png"}}]
+    not_text, _ = _post(fake, body, "per-turn-control-2026-07-01")
+
+    assert refused == 400 and "messages.1.role" in error["error"]["message"]
+    assert taken == 200
+    # ...and the working directory it states there is the one the agent's paths are made against.
+    assert _calls(message["content"]) == [
+        ("Read", {"file_path": f"{PROJECT}/a.txt"}), ("Write", {"file_path": f"{PROJECT}/a.txt", "content": "a"}),
+    ]
+    assert not_text == 400

@@ -163,8 +163,8 @@ def _handle(
     body: dict[str, Any] = entry.body
     endpoint = "count_tokens" if path == COUNT_TOKENS_PATH else "messages"
     beta = query.get("beta") == ["true"]
-    validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens)
     betas = call.betas if call else [b.strip() for b in entry.headers.get("anthropic-beta", "").split(",") if b.strip()]
+    validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens, betas=tuple(betas))
     validate_thinking(body, betas)
     if fake.known_models is not None and body["model"] not in fake.known_models:
         raise ApiError(404, f"model: {body['model']}", "not_found_error")
