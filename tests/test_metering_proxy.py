@@ -271,3 +271,11 @@ def test_an_answer_that_is_not_streamed_is_booked_from_its_body(fake_api, tmp_pa
     assert status == 200 and json.loads(body)["type"] == "message"
     state = books.replayed()
     assert state.totals.tokens == _billed(fake_api)[0] and state.totals.api_calls == 1
+
+
+def test_a_key_that_is_not_ascii_is_refused_like_any_wrong_key(fake_api, tmp_path):
+    books = Books(tmp_path)
+    with _proxy(fake_api, books) as proxy, httpx2.Client(timeout=10) as http:
+        headers = [(b"x-api-key", "clé".encode()), (b"anthropic-version", b"2023-06-01")]
+        response = http.post(proxy.base_url + "/v1/messages", json=_request(), headers=headers)
+    assert response.status_code == 401 and fake_api.calls == 0

@@ -61,6 +61,7 @@ def test_claude_codes_calls_are_booked_at_exactly_what_the_api_billed(fake_api, 
     assert state.totals.tokens == billed and state.totals.cost_usd == pytest.approx(cost)
     assert state.totals.api_calls == len(answered) == len(books.kinds("api_call"))
     assert billed.cache_write > 0  # Claude Code marks its prompt for caching; the cache fields are booked
+    assert {r.body["max_tokens"] for r in answered} == {8192}  # the run's max_output_tokens, as the built-in asks
 
 
 def test_at_the_cap_claude_code_is_refused_before_any_call_and_stops_without_retrying(fake_api, upstream, tmp_path):

@@ -3,8 +3,9 @@
 One proxy per attempt, on 127.0.0.1 and a free port. Per attempt rather than per run because
 attribution then holds by construction: every call that reaches it is that attempt's (its
 feature, its worker's `ModelClient` under `--jobs`), and a CLI left over from an attempt that
-has ended cannot spend at all, its proxy being gone. Starting one costs a socket and a thread
-(bench/bench_metering_proxy.py). Contract for the Claude Code backend:
+has ended cannot spend at all, its proxy being gone. Starting and closing one costs about 0.1 s
+(a socket, a thread, an HTTP client), and each call about 8 ms (`bench/metering_proxy.py`).
+Contract for the Claude Code backend:
 
     with MeteringProxy(upstream=Upstream.from_environment(), client=session.client,
                        feature_id=feature.id, attempt=attempt, on_event=session.on_event) as proxy:
@@ -14,12 +15,12 @@ has ended cannot spend at all, its proxy being gone. Starting one costs a socket
 
 What it does with each `POST /v1/messages`: the caps are checked and the call's worst case
 reserved and journaled before anything is forwarded, exactly as the built-in loop's calls
-(`ModelClient.open_call`: `--max-cost` with the pool's reservations under `--jobs`, the
+(`CallBooks.open_call`: `--max-cost` with the pool's reservations under `--jobs`, the
 per-feature token cap, `max_tokens` lowered to what the cap allows); when too little is left
 the call is refused with 402 `billing_error`, which Claude Code shows and stops on without a
 retry, and `refusal` keeps the `LimitReached`. Otherwise the request goes upstream with the
 real credentials, the answer comes back byte for byte while its usage is read from the
-events (`sse_usage`), and the call is booked (`ModelClient.close_call`): at its usage when
+events (`sse_usage`), and the call is booked (`CallBooks.close_call`): at its usage when
 complete, at nothing when the API answered with an error status (passed through, so Claude
 Code's own retries work), at its worst case when nobody knows whether it was billed (a
 stream cut, an `error` event mid-answer, the CLI gone, the proxy closed). Each answered call
@@ -46,8 +47,8 @@ import httpx2
 from orchestrator.claude_code.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
 from orchestrator.claude_code.sse_usage import StreamUsage, message_usage
 from orchestrator.claude_code.upstream import Upstream
-from orchestrator.llm.client import LimitReached, ModelClient
-from orchestrator.llm.errors import describe_error
+from orchestrator.llm.call_books import CallBooks
+from orchestrator.llm.errors import LimitReached, describe_error
 from orchestrator.llm.pricing import TokenUsage
 
 METERED_PATH = "/v1/messages"
@@ -79,7 +80,7 @@ class MeteringProxy:
     """A local Messages API for one attempt's Claude Code, metered into the run's books."""
 
     def __init__(
-        self, *, upstream: Upstream, client: ModelClient, feature_id: str, attempt: int,
+        self, *, upstream: Upstream, client: CallBooks, feature_id: str, attempt: int,
         on_event: Callable[..., Any],
     ) -> None:
         self.upstream = upstream
@@ -103,8 +104,12 @@ class MeteringProxy:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def environment(self) -> dict[str, str]:
-        """What the CLI needs to reach the API through this proxy, and nothing secret."""
-        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": self.token}
+        """What the CLI needs to reach the API through this proxy, and nothing secret. Its calls
+        ask for the run's `max_output_tokens`, as the built-in loop's do: Claude Code's own
+        default (up to 128,000) would make each call's worst case, reserved against `--max-cost`
+        before it is sent, up to $3 on Opus, and leave other workers little room under `--jobs`."""
+        return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": self.token,
+                "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.client.config.max_output_tokens)}
 
     def __enter__(self) -> MeteringProxy:
         self._server.start()
@@ -133,7 +138,7 @@ class MeteringProxy:
     # ---- one request ----------------------------------------------------------------------
     def _serve(self, handler: ProxyHandler) -> None:
         given = handler.headers.get("x-api-key") or handler.headers.get("authorization", "").removeprefix("Bearer ")
-        if not secrets.compare_digest(given.strip(), self.token):
+        if not secrets.compare_digest(given.strip().encode(), self.token.encode()):  # bytes: any header is comparable
             handler.send_error_json(401, "authentication_error", "orchestrate's metering proxy: not this attempt's key")
             return
         path = urlsplit(handler.path).path
