@@ -245,3 +245,17 @@ def test_without_the_sdk_claude_code_is_a_usage_error_naming_the_extra(tmp_path,
 def test_a_missing_mcp_config_file_stops_the_run_before_it_starts(tmp_path):
     with pytest.raises(UsageError, match="no such file"):
         agent_for(load_config({"agent": "claude-code", "mcp_config": str(tmp_path / "none.json")}, tmp_path, {}))
+
+
+def test_doctor_names_the_agent_its_versions_and_who_pays(tmp_path):
+    from orchestrator.commands.doctor import diagnose
+
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    rows, healthy = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none"}, env)
+    shown = dict(rows)
+    assert shown["agent"].startswith("claude-code: Claude Agent SDK ") and "Claude Code 2." in shown["agent"]
+    assert "your Claude plan" in shown["billing"] and "per attempt, not per call" in shown["billing"] and healthy
+    rows, _ = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none"}, {**env, "ANTHROPIC_API_KEY": "sk-x"})
+    assert "metered by orchestrate" in dict(rows)["billing"] and "sk-x" not in json.dumps(rows)
+    rows, healthy = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none", "provider": "bedrock"}, env)
+    assert dict(rows)["billing"].startswith("unusable") and not healthy

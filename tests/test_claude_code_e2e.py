@@ -91,39 +91,47 @@ def test_a_hostile_agent_cannot_write_protected_files_escape_the_project_or_read
     assert result.code == 0, result.stderr[-3000:]
 
 
-def _claude_processes_in(project: Path) -> list[int]:
-    """Processes (any of them) whose working directory is the project: the CLI and what it started."""
-    found = []
+def _processes_in(project: Path) -> list[int]:
+    """Processes (any of them) whose working directory is in the project or one of its worktrees:
+    the CLI and whatever it started."""
+    root, found = project.resolve(), []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if Path(os.readlink(f"/proc/{entry}/cwd")).resolve() == project.resolve():
-                    found.append(int(entry))
+                cwd = Path(os.readlink(f"/proc/{entry}/cwd"))
             except OSError:
                 continue
+            if cwd == root or root in cwd.parents:
+                found.append(int(entry))
     return found
 
 
-def test_ctrl_c_mid_call_ends_claude_code_too_and_the_run_resumes(api_env, tmp_path):
-    api_env.plans["feat-01"] = _builds("feat-01")
-    api_env.latency = 60.0  # the first call hangs until the interrupt
-    project, spec = _project(tmp_path)
-    proc = subprocess.Popen(orchestrate_command("run", str(spec), "--agent", "claude-code", *BWRAP), cwd=project,
-                            env=cli_env(api_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("stop,jobs", [(signal.SIGINT, 1), (signal.SIGTERM, 2)], ids=["ctrl-c", "sigterm-jobs-2"])
+def test_an_interrupt_mid_call_ends_claude_code_too_and_the_run_resumes(api_env, tmp_path, stop, jobs):
+    for fid in ("feat-01", "feat-02"):
+        api_env.plans[fid] = _builds(fid)
+    api_env.latency = 60.0  # the first calls hang until the interrupt
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    spec = write_spec(tmp_path, 2)
+    args = ("run", str(spec), "--agent", "claude-code", "--jobs", str(jobs), *BWRAP)
+    proc = subprocess.Popen(orchestrate_command(*args), cwd=project, env=cli_env(api_env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not api_env.agent_requests("feat-01") and time.monotonic() < deadline and proc.poll() is None:
+    while len(api_env.agent_requests()) < jobs and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
-    assert api_env.agent_requests("feat-01"), proc.communicate(timeout=30)
-    assert _claude_processes_in(project)  # Claude Code is at work in the project
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    assert len(api_env.agent_requests()) >= jobs, proc.communicate(timeout=30)
+    assert _processes_in(project)  # Claude Code is at work in the project
+    proc.send_signal(stop)
+    out, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err[-3000:]
     time.sleep(0.5)
-    assert _claude_processes_in(project) == []  # no orphan CLI, nothing it started
+    assert _processes_in(project) == []  # no orphan CLI, nothing it started
     api_env.latency = 0.0
-    resumed = run_cli(["run", str(spec), "--agent", "claude-code", *BWRAP], cwd=project, fake=api_env, timeout=300)
+    resumed = run_cli(list(args), cwd=project, fake=api_env, timeout=300)
     assert resumed.code == 0, resumed.stderr[-3000:]
-    assert (project / "features" / "feat-01.txt").exists()
+    assert (project / "features" / "feat-01.txt").exists() and (project / "features" / "feat-02.txt").exists()
 
 
 def test_without_a_sandbox_the_write_guard_alone_keeps_the_file_tools_off_protected_files(api_env, tmp_path):
