@@ -14,31 +14,3 @@ the run: the spec's features (`FeatureLike`), a model-call function, the feature
 
 It imports nothing from `orchestrator`: the arrow goes orchestrator -> context_agent only.
 """
-
-from .agent import DEFAULT_SUMMARIZER_MODEL, ContextAgent
-from .files import ContextFiles
-from .injected import ContextInjection
-from .interfaces import FeatureLike, ModelCall
-from .records import CheckSummary, FeatureReader, FeatureRecord
-from .render import render_project_context
-from .summarization import SummaryResult
-from .summarizer import SummarizerAnswer, answer_schema
-from .tokens import estimate_json_tokens, estimate_tokens
-
-__all__ = [
-    "DEFAULT_SUMMARIZER_MODEL",
-    "CheckSummary",
-    "ContextAgent",
-    "ContextFiles",
-    "ContextInjection",
-    "FeatureLike",
-    "FeatureReader",
-    "FeatureRecord",
-    "ModelCall",
-    "SummarizerAnswer",
-    "SummaryResult",
-    "answer_schema",
-    "estimate_json_tokens",
-    "estimate_tokens",
-    "render_project_context",
-]

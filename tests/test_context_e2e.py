@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from context_agent import DEFAULT_SUMMARIZER_MODEL, ContextAgent
+from context_agent.agent import DEFAULT_SUMMARIZER_MODEL
+from context_agent.agent import ContextAgent
 from context_agent.budget import INJECTION_BUDGET, MAX_STORED_DECISIONS
 from context_agent.tokens import estimate_tokens
 from tests.cli_helpers import cli_env, first_prompt, read_json, run_cli, write_spec

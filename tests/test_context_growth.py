@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from context_agent import ContextAgent, estimate_tokens, render_project_context
+from context_agent.agent import ContextAgent
+from context_agent.tokens import estimate_tokens
+from context_agent.render import render_project_context
 from context_agent.budget import (
     INJECTION_BUDGET,
     MAX_STORED_DECISIONS,

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from context_agent import ContextAgent, ContextInjection, estimate_tokens, render_project_context
+from context_agent.agent import ContextAgent
+from context_agent.injected import ContextInjection
+from context_agent.tokens import estimate_tokens
+from context_agent.render import render_project_context
 from context_agent.budget import INJECTION_BUDGET, SUMMARY_BUDGET
 from context_agent.stores import RunningSummary
 from orchestrator.store.atomic import write_json_atomic

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from context_agent import ContextAgent
+from context_agent.agent import ContextAgent
 from orchestrator.store.paths import ProjectPaths
 
 REPORT = {

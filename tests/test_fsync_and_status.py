@@ -18,7 +18,7 @@ import anthropic
 import pytest
 
 import orchestrator.commands.listing as inspect_module
-from context_agent import ContextAgent
+from context_agent.agent import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.store.events import EventSink
 from orchestrator.commands.output import PlainRenderer
@@ -26,7 +26,9 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.run.runner import RunOptions
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
-from orchestrator.store.state import FeatureState, RunState, StateStore
+from orchestrator.store.state import StateStore
+from orchestrator.store.run_state import FeatureState
+from orchestrator.store.run_state import RunState
 from tests.in_process import run_in_process
 from tests.cli_helpers import plain_summarizer, write_spec
 

@@ -174,7 +174,7 @@ def test_redact_value_reads_the_environment_once_per_value(monkeypatch: pytest.M
 
 
 def test_the_start_of_a_command_shown_in_events_keeps_no_fragment_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from orchestrator.tools import summarize_input
+    from orchestrator.tools.registry import summarize_input
 
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", PLAIN)
     for offset in range(len(PLAIN)):

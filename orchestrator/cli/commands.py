@@ -17,6 +17,7 @@ from typing import NoReturn
 
 import typer
 
+from context_agent.files import LinkRefused
 from orchestrator.cli.app import (
     BranchOption,
     JobsOption,
@@ -31,7 +32,6 @@ from orchestrator.cli.presentation import PROG_NAME, Command, Interrupted, Parse
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config import load_config
 from orchestrator.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from orchestrator.store.atomic import LinkRefused
 
 
 @app.command(cls=Command)

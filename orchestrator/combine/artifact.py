@@ -36,7 +36,8 @@ from orchestrator.safety.secrets import redact
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.run_state import CamelModel, RunState, now_ms
+from orchestrator.store.records import CamelModel
+from orchestrator.store.run_state import RunState, now_ms
 from orchestrator.store.state import StateStore
 
 FORMAT = "orchestrate-artifact"

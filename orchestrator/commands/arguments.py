@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from context_agent.files import LinkRefused
 from orchestrator.errors import UsageError
-from orchestrator.store.atomic import LinkRefused, refuse_links
+from orchestrator.store.atomic import refuse_links
 from orchestrator.store.paths import ProjectPaths
 
 if TYPE_CHECKING:
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 def read_spec(spec_path: Path) -> LoadedSpec:
     """The spec, every problem in it raised as one `UsageError`; its warnings go to stderr."""
     # Imported here: the spec's models are a tenth of a second that `status` and `logs` never need.
-    from orchestrator.spec.load import SpecError, load_spec
+    from orchestrator.spec.errors import SpecError
+    from orchestrator.spec.load import load_spec
 
     try:
         loaded = load_spec(spec_path)

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from context_agent import ContextAgent, estimate_tokens
+from context_agent.agent import ContextAgent
+from context_agent.tokens import estimate_tokens
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.output import PlainRenderer
@@ -19,13 +20,15 @@ from orchestrator.run.attempt.request_size import first_request, first_request_s
 from orchestrator.run.attempt.strategies import STRATEGIES
 from orchestrator.run.context_view import feature_reader
 from orchestrator.safety.secrets import redact
-from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
+from orchestrator.spec.load import LoadedSpec
+from orchestrator.spec.models import Feature, FeatureSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
-from orchestrator.store.state import RunState, StateStore, now_ms
-from orchestrator.tools import tool_definitions
+from orchestrator.store.run_state import RunState, now_ms
+from orchestrator.store.state import StateStore
+from orchestrator.tools.registry import tool_definitions
 
 
 def _spec_for(paths: ProjectPaths, spec_path: Path | None) -> LoadedSpec:

@@ -18,7 +18,8 @@ from orchestrator.errors import UsageError
 from orchestrator.json_types import JsonObject
 from orchestrator.store.feature_log import MAX_LOG_BYTES, UnusableLog, load_feature_log, log_json
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState, StateStore
+from orchestrator.store.run_state import RunState
+from orchestrator.store.state import StateStore
 from orchestrator.store.state_peek import peek_features
 
 _NUMBERS = frozenset({"attempts", "tokens", "cost (USD)"})

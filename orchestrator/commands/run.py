@@ -19,7 +19,7 @@ from orchestrator.spec.selection import SelectionError, describe_empty_selection
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState
+from orchestrator.store.run_state import RunState
 
 if TYPE_CHECKING:
     from orchestrator.run.runner import RunResult
@@ -161,7 +161,8 @@ def move_aside(paths: ProjectPaths) -> Path | None:
 
 def _keep_backups_out_of_git(paths: ProjectPaths) -> None:
     """Old events, logs and memory must never reach a checkpoint, nor the user's `git add -A`."""
-    from orchestrator.git.checkpoint import CheckpointError, exclude_run_state, is_git_repo
+    from orchestrator.git.checkpoint import exclude_run_state, is_git_repo
+    from orchestrator.git.run_git import CheckpointError
 
     if not paths.fresh_backups() or not is_git_repo(paths.root):
         return

@@ -29,7 +29,8 @@ from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.feature_log import find_feature_log, write_feature_log
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState, StateStore
+from orchestrator.store.run_state import RunState
+from orchestrator.store.state import StateStore
 
 
 def _warn(message: str) -> None:

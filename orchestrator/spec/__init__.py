@@ -2,7 +2,7 @@
 
 Owns:
     load        the one entry point: `load_spec(path)` / `parse_spec(bytes)` -> a checked spec,
-                or `SpecError` listing every problem with its location (re-exported here)
+                or `SpecError` listing every problem with its location
     models      `FeatureSpec`, `Feature`, `SpecSettings`: what the rest of the program reads
     fields      the constrained field types and limits (ids, commands, globs, sizes)
     decode      defensive JSON decoding and unknown-key warnings
@@ -14,29 +14,8 @@ Owns:
 May import: pydantic and the standard library only; nothing else of `orchestrator` (it is a
 bottom layer: commands -> run -> (context_agent, tools) -> store -> llm/spec/safety).
 
-    from orchestrator.spec import load_spec, LoadedSpec, Feature, SpecError
+    from orchestrator.spec.load import load_spec
+    from orchestrator.spec.models import Feature
+
+Each name is imported from the module that defines it; this file only documents.
 """
-
-from orchestrator.spec.load import (
-    Feature,
-    FeatureSpec,
-    LoadedSpec,
-    ParsedSpec,
-    SpecError,
-    SpecSettings,
-    dump_spec,
-    load_spec,
-    parse_spec,
-)
-
-__all__ = [
-    "Feature",
-    "FeatureSpec",
-    "LoadedSpec",
-    "ParsedSpec",
-    "SpecError",
-    "SpecSettings",
-    "dump_spec",
-    "load_spec",
-    "parse_spec",
-]

@@ -28,11 +28,6 @@ from orchestrator.spec.graph import check_features
 from orchestrator.spec.models import GRAPH_CHECKED, Feature, FeatureSpec, SpecSettings
 from orchestrator.spec.quickstart import QuickstartEntry, to_native
 
-__all__ = [
-    "Feature", "FeatureSpec", "LoadedSpec", "ParsedSpec", "SpecError", "SpecSettings",
-    "dump_spec", "load_spec", "parse_spec",
-]
-
 SourceFormat = Literal["native", "quickstart"]
 
 # Enough to act on; a crafted file with a million unknown keys must not flood the terminal.

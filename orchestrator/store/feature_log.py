@@ -22,18 +22,6 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, CheckResult, Footprint
 from orchestrator.store.run_state import FeatureState
 
-__all__ = [
-    "FeatureLog",
-    "ReplayStats",
-    "UnusableLog",
-    "build_feature_log",
-    "find_feature_log",
-    "load_feature_log",
-    "log_json",
-    "read_log_json",
-    "write_feature_log",
-]
-
 # A feature log is a few kilobytes; a bigger one is not ours, and not worth reading.
 MAX_LOG_BYTES = 16 * 1024 * 1024
 

@@ -20,7 +20,6 @@ MAX_ITEM = 2000
 MAX_ITEMS = 50
 MAX_NOTES = 8000
 
-__all__ = ["TOOL", "TOOL_NAME", "FeatureReport", "ToolInputError", "parse_report", "report_tool_definition"]
 
 
 class FeatureReport(BaseModel):

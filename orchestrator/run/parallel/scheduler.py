@@ -54,9 +54,9 @@ from orchestrator.run.parallel.worker_job import Lane, StoppingVerifier, WorkerJ
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.run.runner import Runner
 from orchestrator.safety.descendants import commands_run_concurrently
-from orchestrator.spec.load import Feature
+from orchestrator.spec.models import Feature
 from orchestrator.store.records import CheckResult
-from orchestrator.store.state import now_ms
+from orchestrator.store.run_state import now_ms
 
 GRACE_SECONDS = 3.0  # how long a stop waits for workers before it gives up on them
 
