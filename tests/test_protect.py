@@ -48,6 +48,9 @@ def names(root: Path, paths: list[Path]) -> list[str]:
         ("python3 -m pytest --rootdir=src tests/test_app.py", ["tests/test_app.py"]),
         ("pytest tests/test_app.py > report.txt 2>errors.log", ["tests/test_app.py"]),
         ("./prog < tests/data/input.txt", ["tests/data/input.txt"]),
+        # Operators split words with or without spaces; a subshell's `cd` still changes directory.
+        ("(cd tests && pytest test_app.py)", ["tests/test_app.py"]),
+        ("pytest tests/test_app.py>report.txt 2>&1", ["tests/test_app.py"]),
         ("pytest .", []),
         ("make -C src test", []),
         ("python3 ../outside.py", []),

@@ -7,13 +7,13 @@ import configparser
 import hashlib
 import json
 import os
-import re
-import shlex
 import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from orchestrator.run.checks.shell_words import is_operator, shell_words
 
 CONFTEST = "conftest.py"
 # pytest's configuration files, read whole; pyproject.toml and setup.cfg only in part (below).
@@ -49,7 +49,7 @@ class Snapshot:
 def take_snapshot(project_root: Path, check_command: str | None) -> Snapshot:
     """The check-influencing files of `project_root` for `check_command`, hashed."""
     root = project_root.resolve()
-    words = _words(check_command or "")
+    words = [word for word in shell_words(check_command or "") if not is_operator(word)]  # `cd tests&&pytest`
     named = _named_paths(root, words)
     files: dict[str, tuple[str, str]] = {}
     for directory in _directories_on_path(root, named):
@@ -79,15 +79,6 @@ def watched_entry(root: Path, relative: str, kind: str) -> tuple[str, str] | Non
 
 
 # ---- what the command names -------------------------------------------------------------------
-
-
-def _words(command: str) -> list[str]:
-    """The command's words, split at shell operators too (`cd tests&&pytest`)."""
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:
-        words = command.split()  # unbalanced quotes: the words are still worth a look
-    return [token for word in words for token in re.split(r"&&|\|\||[;|&()<>]", word) if token]
 
 
 def _named_paths(root: Path, words: list[str]) -> list[Path]:
