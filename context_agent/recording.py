@@ -70,12 +70,9 @@ def add_decision(
     if not text or not feature_id:
         return None
     same = _find_same([decision.text for decision in store.decisions], text, source)
-    if same is not None:
-        decision = store.decisions[same]
-        if source == "report" and decision.feature_id != feature_id:
-            renew(store, decision)
+    if _kept_as_stored(store, None if same is None else store.decisions[same], feature_id, source):
         return None
-    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    seq = _take_seq(store)
     decision = Decision(
         id=f"D{seq}", text=text, feature_id=feature_id, category=category,
         source=source, created_at=now, seq=seq,
@@ -87,10 +84,28 @@ def add_decision(
     return decision
 
 
+def _kept_as_stored(
+    store: KeyDecisions | ActiveConstraints, stored: Decision | Constraint | None, feature_id: str, source: ItemSource
+) -> bool:
+    """Whether the new item only repeats `stored` (then nothing is added). An agent's report
+    restating what another feature recorded renews it: the rule is still being followed."""
+    if stored is None:
+        return False
+    if source == "report" and stored.feature_id != feature_id:
+        renew(store, stored)
+    return True
+
+
+def _take_seq(store: KeyDecisions | ActiveConstraints) -> int:
+    """The next recording order number of `store` (recency decides eviction)."""
+    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    return seq
+
+
 def renew(store: KeyDecisions | ActiveConstraints, item: Decision | Constraint, wording: str = "") -> None:
     """`item` was stated again: it counts as recorded now (recency decides eviction), and takes
     `wording` when given (the summarizer said its restatement `replaces` the stored text)."""
-    item.seq, store.next_seq = store.next_seq, store.next_seq + 1
+    item.seq = _take_seq(store)
     if isinstance(item, Decision):
         item.text = clip_item(wording, DECISION_TOKENS) or item.text
         return
@@ -120,12 +135,9 @@ def add_constraint(
         return None
     index = _constraint_index(store)
     same = index.near_duplicate(description)
-    if same is not None:
-        existing = store.constraints[same]
-        if source == "report" and existing.feature_id != feature_id:
-            renew(store, existing)
+    if _kept_as_stored(store, None if same is None else store.constraints[same], feature_id, source):
         return None
-    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    seq = _take_seq(store)
     constraint = Constraint(
         id=f"C{seq}", description=description, feature_id=feature_id, category=category,
         source=source, created_at=now, seq=seq,

@@ -72,7 +72,7 @@ def export_artifact(paths: ProjectPaths, directory: Path, branch: str | None) ->
     for source in sorted(paths.logs_dir.glob("*.json")):
         if is_safe_id(source.stem):
             _copy_text(source, records / "logs" / source.name)
-    for source in sorted(paths.context_dir.glob("*.json*")):
+    for source in sorted(paths.context.directory.glob("*.json*")):
         _copy_text(source, records / "context" / source.name)
     manifest = Manifest(
         branch=branch if head else None, head=head, run_id=state.run_id, spec=state.spec_path,
