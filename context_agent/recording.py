@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, TypeVar
 
 from .budget import (
     CONSTRAINT_TOKENS,
@@ -53,6 +53,8 @@ from .text_index import TextIndex
 from .tokens import estimate_json_tokens, estimate_tokens
 from .words import find_near_duplicate, normalized_key
 
+_Item = TypeVar("_Item", Decision, Failure)
+
 
 def _find_same(existing: list[str], new: str, source: ItemSource) -> int | None:
     """Index of the stored text that `new` repeats, or None."""
@@ -77,10 +79,7 @@ def add_decision(
         id=f"D{seq}", text=text, feature_id=feature_id, category=category,
         source=source, created_at=now, seq=seq,
     )
-    store.decisions.append(decision)
-    if len(store.decisions) > MAX_STORED_DECISIONS:
-        store.decisions.sort(key=lambda item: item.seq)
-        del store.decisions[: len(store.decisions) - MAX_STORED_DECISIONS]
+    store.decisions = _newest(store.decisions, decision, MAX_STORED_DECISIONS)
     return decision
 
 
@@ -96,10 +95,19 @@ def _kept_as_stored(
     return True
 
 
-def _take_seq(store: KeyDecisions | ActiveConstraints) -> int:
+def _take_seq(store: KeyDecisions | ActiveConstraints | FailureMemory) -> int:
     """The next recording order number of `store` (recency decides eviction)."""
     seq, store.next_seq = store.next_seq, store.next_seq + 1
     return seq
+
+
+def _newest(items: list[_Item], new: _Item, cap: int) -> list[_Item]:
+    """`items` with `new` added, keeping the `cap` most recently recorded (by `seq`)."""
+    items.append(new)
+    if len(items) > cap:
+        items.sort(key=lambda item: item.seq)
+        del items[: len(items) - cap]
+    return items
 
 
 def renew(store: KeyDecisions | ActiveConstraints, item: Decision | Constraint, wording: str = "") -> None:
@@ -195,7 +203,7 @@ def add_failure(
     Returns the new entry, or None when it was a repeat or empty."""
     if not description:
         return None
-    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    seq = _take_seq(store)
     key = normalized_key(description)
     for failure in store.failures:
         if failure.feature_id == feature_id and normalized_key(failure.description) == key:
@@ -207,10 +215,7 @@ def add_failure(
         prevention=clip_item(prevention, PREVENTION_TOKENS),
         prevention_source=prevention_source, created_at=now, seq=seq,
     )
-    store.failures.append(failure)
-    if len(store.failures) > MAX_STORED_FAILURES:
-        store.failures.sort(key=lambda item: item.seq)
-        del store.failures[: len(store.failures) - MAX_STORED_FAILURES]
+    store.failures = _newest(store.failures, failure, MAX_STORED_FAILURES)
     return failure
 
 
