@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 import anthropic
 
-from context_agent.injected import ContextInjection
+from context_agent.context_injection import ContextInjection
 from context_agent.tokens import estimate_tokens
 from context_agent.render import render_project_context
 from orchestrator.config import ContextStrategy, RunConfig

@@ -57,7 +57,7 @@ def _state(statuses: dict[str, str]) -> Any:
 
 
 def _features(*ids: str, depends: dict[str, list[str]] | None = None) -> list[Any]:
-    from orchestrator.spec.models import Feature
+    from orchestrator.spec.feature_spec import Feature
 
     return [Feature.model_validate({"id": fid, "name": fid, "description": "d", "depends_on": (depends or {}).get(fid, [])})
             for fid in ids]

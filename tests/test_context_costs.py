@@ -17,7 +17,7 @@ import pytest
 import context_agent.text_index as text_index_module
 from context_agent.agent import ContextAgent
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
-from context_agent.recording import add_constraint, enforce_constraint_limit
+from context_agent.store_updates import add_constraint, enforce_constraint_limit
 from context_agent.stores import ActiveConstraints
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.run.context_view import feature_reader

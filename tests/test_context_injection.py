@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from context_agent.agent import ContextAgent
-from context_agent.injected import ContextInjection
+from context_agent.context_injection import ContextInjection
 from context_agent.tokens import estimate_tokens
 from context_agent.render import render_project_context
 from context_agent.budget import INJECTION_BUDGET, SUMMARY_BUDGET

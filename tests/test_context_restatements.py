@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from context_agent.agent import ContextAgent
-from context_agent.recording import add_constraint
+from context_agent.store_updates import add_constraint
 from context_agent.stores import ActiveConstraints
 from context_agent.words import claim_words, find_near_duplicate
 from orchestrator.store.paths import ProjectPaths

@@ -18,7 +18,7 @@ from orchestrator.plan.schema import PLANNED_FEATURE_FIELDS, spec_tool
 from orchestrator.store.records import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.spec.load import parse_spec
-from orchestrator.spec.models import Feature
+from orchestrator.spec.feature_spec import Feature
 from tests.cli_helpers import run_cli
 from tests.environments import unsandboxed
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.spec.models import Feature
-from orchestrator.spec.models import FeatureSpec
-from orchestrator.spec.errors import SpecError
+from orchestrator.spec.feature_spec import Feature
+from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.spec.spec_errors import SpecError
 from orchestrator.spec.load import dump_spec
 from orchestrator.spec.load import load_spec
 from orchestrator.spec.load import parse_spec

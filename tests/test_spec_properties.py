@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orchestrator.spec.models import FeatureSpec
-from orchestrator.spec.errors import SpecError
+from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.spec.spec_errors import SpecError
 from orchestrator.spec.load import dump_spec
 from orchestrator.spec.load import parse_spec
 

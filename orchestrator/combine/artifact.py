@@ -29,7 +29,6 @@ from orchestrator.combine.untrusted import (
     inspect_tree,
     read_bounded,
 )
-from orchestrator.errors import UsageError
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git
 from orchestrator.safety.secrets import redact
@@ -39,6 +38,7 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CamelModel
 from orchestrator.store.run_state import RunState, now_ms
 from orchestrator.store.state import StateStore
+from orchestrator.user_errors import UsageError
 
 FORMAT = "orchestrate-artifact"
 MANIFEST = "manifest.json"

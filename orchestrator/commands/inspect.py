@@ -14,14 +14,13 @@ from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
-from orchestrator.errors import UsageError
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.request_size import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
 from orchestrator.run.context_view import feature_reader
 from orchestrator.safety.secrets import redact
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.spec.models import Feature, FeatureSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
@@ -29,6 +28,7 @@ from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import RunState, now_ms
 from orchestrator.store.state import StateStore
 from orchestrator.tools.registry import tool_definitions
+from orchestrator.user_errors import UsageError
 
 
 def _spec_for(paths: ProjectPaths, spec_path: Path | None) -> LoadedSpec:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.commands.live_view import make_renderer
 from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.config import RunConfig
-from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
@@ -20,6 +19,7 @@ from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
+from orchestrator.user_errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from orchestrator.run.runner import RunResult

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from orchestrator.config import ConfigError, RunConfig
-from orchestrator.errors import UsageError
 from orchestrator.json_types import ApiRequest
+from orchestrator.user_errors import UsageError
 
 
 def counted_tokens(config: RunConfig, request: ApiRequest) -> tuple[int | None, str]:

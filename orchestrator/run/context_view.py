@@ -11,12 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from context_agent.agent import ContextAgent
-from context_agent.injected import ContextInjection
-from context_agent.records import FeatureRecord
+from context_agent.context_injection import ContextInjection
+from context_agent.feature_records import FeatureRecord
 from context_agent.summarization import SummaryResult
 from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named
-from orchestrator.spec.models import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult

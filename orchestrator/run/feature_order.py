@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from orchestrator.spec.models import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.run_state import RunState
 
 DONE = {"passed", "failed", "blocked", "skipped"}

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.spec.models import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, CheckResult, Footprint

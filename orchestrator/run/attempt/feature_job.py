@@ -28,7 +28,7 @@ from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.context_view import ContextView
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.spec.models import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import AttemptRecord, CheckResult
 from orchestrator.store.run_state import AwaitingCheck, PassToFinish, now_ms
 from orchestrator.tools.context import ToolContext

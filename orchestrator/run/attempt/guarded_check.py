@@ -19,7 +19,7 @@ from orchestrator.run.checks import check_influence, protect
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.check_paths import check_file_keys
 from orchestrator.run.checks.integrity import FeatureWatch
-from orchestrator.spec.models import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import CheckFiles
 

@@ -15,7 +15,7 @@ from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_loop import AttemptOutcome
 from orchestrator.run.books import RunBooks
 from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.spec.models import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import ReplayStats, build_feature_log
 from orchestrator.store.records import Assessment, AttemptRecord, CheckResult

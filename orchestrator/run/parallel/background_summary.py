@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 
-from orchestrator.spec.models import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.run_state import SETTLED_STATUSES, RunState
 
 

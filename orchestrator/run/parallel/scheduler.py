@@ -54,7 +54,7 @@ from orchestrator.run.parallel.worker_job import Lane, StoppingVerifier, WorkerJ
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.run.runner import Runner
 from orchestrator.safety.descendants import commands_run_concurrently
-from orchestrator.spec.models import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import now_ms
 

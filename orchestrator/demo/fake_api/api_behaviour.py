@@ -14,10 +14,10 @@ import traceback
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from . import cloud_providers
 from . import plans as plan_builders
-from . import providers
-from .agent import agent_turn
-from .errors import ApiError, error_body, invalid_request, new_id
+from .agent_turn import agent_turn
+from .api_errors import ApiError, error_body, invalid_request, new_id
 from .faults import Fault
 from .forced_tools import forced_tool_name
 from .ledger import RecordedRequest
@@ -57,7 +57,7 @@ class FakeAPI(Protocol):
     latency: float
     stream_gap: float
     tool_answers: ToolAnswerer
-    providers: providers.ProviderSettings
+    providers: cloud_providers.ProviderSettings
 
     def record_error(self, error: BaseException) -> None: ...
 
@@ -76,7 +76,7 @@ def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], r
     except (ValueError, UnicodeDecodeError):
         body = None
     url = urlsplit(target)
-    call = providers.provider_call(method, url.path, body)  # Bedrock's or Vertex's shape
+    call = cloud_providers.provider_call(method, url.path, body)  # Bedrock's or Vertex's shape
     entry = fake.ledger.record(
         method=method, path=url.path, headers=headers, body=call.body if call else body, raw=raw, time=time.time(),
         provider=call.provider if call else "anthropic",
@@ -123,7 +123,7 @@ def _classify(fake: FakeAPI, entry: RecordedRequest, path: str) -> None:
 
 def _handle(
     fake: FakeAPI, entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str,
-    call: providers.ProviderCall | None = None,
+    call: cloud_providers.ProviderCall | None = None,
 ) -> Reply:
     if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) or entry.method != "POST":
         raise ApiError(404, f"Not Found: {entry.method} {path}", "not_found_error")
@@ -137,7 +137,7 @@ def _handle(
     if call is None:
         _authenticate(fake, entry.headers)
     else:  # Bedrock's SigV4 signature or Vertex's bearer token
-        providers.authenticate(fake.providers, call, entry.method, entry.path, entry.headers, entry.raw)
+        cloud_providers.authenticate(fake.providers, call, entry.method, entry.path, entry.headers, entry.raw)
 
     delay = fake.latency  # a model's time, when the test or benchmark wants one
     fault = fake.faults(entry.index, entry.body) if fake.faults is not None else None
@@ -153,7 +153,7 @@ def _handle(
             delay = fault.delay
 
     if call is not None:
-        providers.require_version(call)  # in the body, where these providers want it
+        cloud_providers.require_version(call)  # in the body, where these providers want it
     elif not entry.headers.get("anthropic-version"):
         raise invalid_request("anthropic-version: header is required")
     if entry.body is None:

@@ -34,7 +34,7 @@ from .budget import (
     RECENT_NOTE_TOKENS,
     SUMMARY_STORE_CAP,
 )
-from .reports import AgentReport
+from .report_reading import AgentReport
 from .stores import (
     ActiveConstraints,
     Constraint,
