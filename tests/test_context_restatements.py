@@ -24,7 +24,7 @@ def _agent(root: Path, call: Any, events: list[tuple[str, dict[str, Any]]]) -> C
 
 
 def _stored(root: Path, name: str, key: str) -> list[dict[str, Any]]:
-    path = getattr(ProjectPaths.for_project(root), name)
+    path = getattr(ProjectPaths.for_project(root).context, name)
     items: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))[key]
     return items
 
