@@ -23,6 +23,7 @@ The modules, by what happens to memory:
     report_reading     the agent's `report_feature` payload, read leniently
     feature_records    what the agent is told of each feature (`FeatureRecord`, `read_feature`)
     logs, failure_text what the summarizer reads of a feature; a failed check in one line
+    summary_notes      the running summary's recent notes and the cap on its file
     summarization      one summarization: the call or the fallback, merged, `SummaryResult`
     summarizer_call    the summarizer's one model call: schema, request, answer (`SummarizerAnswer`)
     merge, fallback    the answer merged as a delta; the summary when the call fails

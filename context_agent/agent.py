@@ -26,9 +26,10 @@ from .interfaces import FeatureLike, ModelCall
 from .logs import read_outcome
 from .pending import append_report, read_pending
 from .report_reading import parse_report
-from .store_updates import add_failure, add_recent_note, enforce_summary_cap, ingest_report, set_prevention
+from .store_updates import add_failure, ingest_report, set_prevention
 from .stores import ContextStores, FailureMemory, load_store, load_stores, save_store
 from .summarization import Summarization, SummaryResult
+from .summary_notes import add_recent_note, enforce_summary_cap
 
 DEFAULT_SUMMARIZER_MODEL = "claude-haiku-5-5"
 """The summarizer's model when none is given (the orchestrator's default when the SDK lists no Haiku)."""

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from .agent_events import EventHandler, EventReporter
 from .files import ContextFiles
-from .store_updates import add_constraint, add_decision, add_failure, add_recent_note, enforce_summary_cap
+from .store_updates import add_constraint, add_decision, add_failure
 from .stores import ContextStores, RetiredConstraint, load_stores, save_stores
+from .summary_notes import add_recent_note, enforce_summary_cap
 
 
 @dataclass

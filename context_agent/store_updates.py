@@ -26,13 +26,10 @@ from .budget import (
     CONSTRAINT_TOKENS,
     DECISION_TOKENS,
     MAX_ACTIVE_CONSTRAINTS,
-    MAX_RECENT_NOTES,
     MAX_RETIRED_CONSTRAINTS,
     MAX_STORED_DECISIONS,
     MAX_STORED_FAILURES,
     PREVENTION_TOKENS,
-    RECENT_NOTE_TOKENS,
-    SUMMARY_STORE_CAP,
 )
 from .report_reading import AgentReport
 from .stores import (
@@ -44,13 +41,10 @@ from .stores import (
     FailureMemory,
     ItemSource,
     KeyDecisions,
-    RecentNote,
     RetiredConstraint,
-    RunningSummary,
 )
-from .text import clip_item, fit_lines
+from .text import clip_item
 from .text_index import TextIndex
-from .tokens import estimate_json_tokens, estimate_tokens
 from .words import find_near_duplicate, normalized_key
 
 _Item = TypeVar("_Item", Decision, Failure)
@@ -235,36 +229,6 @@ def set_prevention(
     for item in targets:
         item.prevention, item.prevention_source = prevention, source
     return len(targets)
-
-
-def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int, cap: bool = True) -> None:
-    """Keep the agent's report summary until the next summarization folds it in. With `cap`
-    False the caller enforces the store's cap once, after adding several (measuring the store
-    costs as much as the whole summary)."""
-    summary = clip_item(summary, RECENT_NOTE_TOKENS)
-    store.recent = [note for note in store.recent if note.feature_id != feature_id]
-    if summary:
-        store.recent.append(RecentNote(feature_id=feature_id, summary=summary, recorded_at=now))
-    del store.recent[: max(0, len(store.recent) - MAX_RECENT_NOTES)]
-    if cap:
-        enforce_summary_cap(store)
-
-
-def enforce_summary_cap(store: RunningSummary) -> None:
-    """Keep running-summary.json within its cap: drop the oldest recent notes first, then cut
-    the summary at a line or sentence boundary."""
-    while store.recent and _summary_tokens(store) > SUMMARY_STORE_CAP:
-        store.recent.pop(0)
-    excess = _summary_tokens(store) - SUMMARY_STORE_CAP
-    while excess > 0 and store.summary:
-        # JSON escapes make the file count at least the text count, so cutting `excess` text
-        # tokens removes at least `excess` file tokens; the loop is for estimator rounding.
-        store.summary = fit_lines(store.summary, max(0, estimate_tokens(store.summary) - excess))
-        excess = _summary_tokens(store) - SUMMARY_STORE_CAP
-
-
-def _summary_tokens(store: RunningSummary) -> int:
-    return estimate_json_tokens(store.model_dump(by_alias=True, mode="json"))
 
 
 def ingest_report(stores: ContextStores, feature_id: str, report: AgentReport, category: str, now: int) -> tuple[int, int]:

@@ -19,9 +19,10 @@ from .json_shapes import ApiRequest
 from .logs import FeatureOutcome
 from .merge import MergeOutcome, merge_answer, summary_rejection
 from .pending import clear_pending
-from .store_updates import enforce_constraint_limit, enforce_summary_cap, ingest_report
+from .store_updates import enforce_constraint_limit, ingest_report
 from .stores import Constraint, ContextStores, save_stores
 from .summarizer_call import SummarizerError, build_request, parse_answer
+from .summary_notes import enforce_summary_cap
 from .tokens import estimate_tokens
 
 _EVICTED_NAMED = 10  # constraints named in the eviction message; the event's data lists all
