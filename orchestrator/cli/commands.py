@@ -220,7 +220,7 @@ def _caused_by_interrupt(err: BaseException) -> bool:
 
 def _leave_with_error(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One clear line (or block) on stderr, secrets redacted, then exit."""
-    from orchestrator.safety.secrets import redact
+    from orchestrator.safety.redaction import redact
 
     _leave(f"orchestrate: error: {redact(message)}\n", code)
 

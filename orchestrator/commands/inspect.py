@@ -18,7 +18,7 @@ from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_syste
 from orchestrator.run.attempt.request_size import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
 from orchestrator.run.context_view import feature_reader
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink

@@ -22,7 +22,7 @@ from orchestrator.run.checks.check_pool import CheckRun, check_runner, default_c
 from orchestrator.run.checks.clean_checkout import VerificationTree, uncommitted, verification_tree
 from orchestrator.run.checks.final_verification import mark_regressed, passed_checks, verify_passed
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.feature_log import find_feature_log, write_feature_log

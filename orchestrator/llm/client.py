@@ -44,7 +44,7 @@ from orchestrator.llm.sdk import credentials_hint, make_sdk_client
 from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
 from orchestrator.llm.streaming import StreamBroken, is_transient, stream_message
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 
 __all__ = [
     "ApiAuthError", "ApiUnavailable", "CallResult", "LimitReached", "MalformedResponse", "ModelClient",

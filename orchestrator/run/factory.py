@@ -16,7 +16,7 @@ from orchestrator.run.context_view import ContextView, feature_reader
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
