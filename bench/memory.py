@@ -33,7 +33,7 @@ from context_agent.agent import ContextAgent
 from context_agent.tokens import estimate_tokens
 from context_agent.budget import MAX_STORED_DECISIONS, SUMMARY_BUDGET
 from context_agent.words import find_near_duplicate
-from orchestrator.run.context_view import feature_reader
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.store.paths import ProjectPaths
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.run.attempt.assessment import named_files
+from orchestrator.run.checks.assessment import named_files
 from orchestrator.run.checks.check_pool import check_runner, run_checks
 from orchestrator.run.checks.regression import RegressionGuard, broken_result
 from orchestrator.spec.feature_spec import FeatureSpec

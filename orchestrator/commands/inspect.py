@@ -14,10 +14,10 @@ from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.request_size import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
-from orchestrator.run.context_view import feature_reader
 from orchestrator.safety.redaction import redact
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
@@ -99,8 +99,8 @@ def _runs_no_check(command: str, workspace: Path) -> CheckResult:
 
 
 def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, config: RunConfig) -> str:
-    """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.attempt.assessment`)."""
-    from orchestrator.run.attempt.assessment import assess, prompt_line
+    """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.checks.assessment`)."""
+    from orchestrator.run.checks.assessment import assess, prompt_line
     from orchestrator.run.checks.regression import RegressionGuard
 
     guard = RegressionGuard(spec, state, mode=config.regression, concurrency=1, runner=_runs_no_check)

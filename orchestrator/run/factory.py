@@ -11,8 +11,8 @@ from typing import Any
 from context_agent.agent import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.run.attempt.context_view import ContextView, feature_reader
 from orchestrator.run.checks.check_command import CheckVerifier
-from orchestrator.run.context_view import ContextView, feature_reader
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment

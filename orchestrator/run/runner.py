@@ -20,6 +20,7 @@ from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
@@ -31,7 +32,6 @@ from orchestrator.run.checks.final_verification import final_verification
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, guard_budget
 from orchestrator.run.checks.trust import distrust_unproven_passes
-from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher

@@ -21,12 +21,12 @@ from orchestrator.json_types import AgentReport
 from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, run_agent
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
 from orchestrator.run.attempt.recorder import FeatureRecorder
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.context_view import ContextView
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import AttemptRecord, CheckResult
