@@ -31,3 +31,9 @@ class FeatureLogs:
         if log is None:
             return [], None
         return list(log.attempt_history), log.report
+
+
+def with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:
+    """`history` with `record` in it once: a check re-run after a kill replaces its attempt's record (cut-short stay)."""
+    kept = [entry for entry in history if not (entry.attempt == record.attempt and entry.stop != "interrupted")]
+    return [*kept, record]
