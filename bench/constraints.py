@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from bench.memory import VOCABULARY, no_fsync
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.store.paths import ProjectPaths
 
 SUMMARIZE_EVERY = 5

@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 from bench.plans import spec_features
 from bench.summarizers import CarelessSummarizer
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.tokens import estimate_tokens
 from context_agent.budget import MAX_STORED_DECISIONS, SUMMARY_BUDGET
 from context_agent.words import find_near_duplicate

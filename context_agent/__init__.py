@@ -1,7 +1,7 @@
 """The Context Agent: compressed project memory injected into every feature's prompt under a
 hard token budget (product spec, section 6).
 
-    agent = ContextAgent(project_root, features=spec.features, model_call=call,   # agent
+    agent = ContextAgent(project_root, features=spec.features, model_call=call,   # project_memory
                          read_feature=read_feature, redact=redact)
     section = render_project_context(agent.get_injection("todo-api"))            # render
 
@@ -15,7 +15,7 @@ the run: the spec's features (`FeatureLike`), a model-call function, the feature
 It imports nothing from `orchestrator`: the arrow goes orchestrator -> context_agent only.
 
 The modules, by what happens to memory:
-    agent              `ContextAgent`, the one handle; every method degrades, none raises
+    project_memory     `ContextAgent`, the one handle; every method degrades, none raises
     stores, files      the four stores' formats, loading, saving; the file names (`ContextFiles`)
     store_updates      adding to and retiring from the stores: caps, eviction, renewing restatements
     store_union        another project's stores merged into these (`orchestrate combine`)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import context_agent.text_index as text_index_module
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
 from context_agent.store_updates import add_constraint, enforce_constraint_limit
 from context_agent.stores import ActiveConstraints

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.tokens import estimate_tokens
 from context_agent.render import render_project_context
 from context_agent.budget import (

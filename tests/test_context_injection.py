@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.context_injection import ContextInjection
 from context_agent.tokens import estimate_tokens
 from context_agent.render import render_project_context

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_STORED_DECISIONS, MAX_STORED_FAILURES
 from orchestrator.store.paths import ProjectPaths
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.store_updates import add_constraint
 from context_agent.stores import ActiveConstraints
 from context_agent.words import claim_words, find_near_duplicate

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.store.paths import ProjectPaths
 
 REPORT = {

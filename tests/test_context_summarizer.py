@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.summarizer_call import SummarizerAnswer
 from context_agent.summarizer_call import answer_schema
 from context_agent.budget import SUMMARY_BUDGET

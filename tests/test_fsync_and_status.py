@@ -18,7 +18,7 @@ import anthropic
 import pytest
 
 import orchestrator.commands.listing as inspect_module
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.store.events import EventSink
 from orchestrator.commands.output import PlainRenderer

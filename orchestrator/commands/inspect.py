@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.tokens import estimate_tokens
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.listing import load_state, shown, warn
@@ -16,7 +16,7 @@ from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
 from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
-from orchestrator.run.attempt.request_size import first_request, first_request_size
+from orchestrator.run.attempt.first_request import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
 from orchestrator.safety.redaction import redact
 from orchestrator.spec.feature_spec import Feature, FeatureSpec

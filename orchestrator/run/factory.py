@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from context_agent.agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from context_agent.agent import ContextAgent
 from context_agent.context_injection import ContextInjection
 from context_agent.feature_records import FeatureRecord
+from context_agent.project_memory import ContextAgent
 from context_agent.summarization import SummaryResult
 from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named
