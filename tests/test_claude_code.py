@@ -36,7 +36,7 @@ from orchestrator.run.attempt.agent_loop import AttemptOutcome  # noqa: E402
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox  # noqa: E402
-from orchestrator.tools import ToolContext  # noqa: E402
+from orchestrator.tools.context import ToolContext  # noqa: E402
 from orchestrator.tools.shell_policy import ShellPolicy  # noqa: E402
 
 
