@@ -71,8 +71,9 @@ class ClaudeCodeAgent:
             claude_settings=self.claude_settings, mcp_config=Path(self.mcp_config) if self.mcp_config else None,
         )
         tools = session.tool_context
-        with self._paid(session, feature_id) as payment, CliLaunch(Path(self.cli), tools.environment,
-                                                                   payment.endpoint) as launch:
+        with self._paid(session, feature_id) as payment, CliLaunch(
+            Path(self.cli), tools.environment, payment.endpoint, max_output_tokens=session.max_output_tokens,
+        ) as launch:
             options = session_options(settings, tools, report_server(inbox), launch.wrapper, launch.variables)
             options.stderr, options.max_budget_usd = stderr.append, payment.budget
             try:

@@ -14,7 +14,7 @@ import traceback
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from . import cloud_providers
+from . import claude_code_turns, cloud_providers
 from . import plans as plan_builders
 from .agent_turn import agent_turn
 from .api_errors import ApiError, invalid_request, new_id
@@ -163,8 +163,8 @@ def _handle(
     body: dict[str, Any] = entry.body
     endpoint = "count_tokens" if path == COUNT_TOKENS_PATH else "messages"
     beta = query.get("beta") == ["true"]
-    validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens)
     betas = call.betas if call else [b.strip() for b in entry.headers.get("anthropic-beta", "").split(",") if b.strip()]
+    validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens, betas=tuple(betas))
     validate_thinking(body, betas)
     if fake.known_models is not None and body["model"] not in fake.known_models:
         raise ApiError(404, f"model: {body['model']}", "not_found_error")
@@ -221,7 +221,7 @@ def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, An
     if turn is None:
         return [plan_builders.text(NO_FEATURE_REPLY)]
     plan = fake.plans.get(turn.feature_id, fake.default_plan)
-    blocks = plan_builders.play(plan, turn)
+    blocks = claude_code_turns.spoken(plan_builders.play(plan, turn), body)  # Claude Code's tools when offered
     if thinking_on(body):  # the "model" thinks first; its blocks must come back unchanged
         blocks = thinking_blocks(turn.feature_id, turn.step, json.dumps(body["messages"][-1])) + blocks
     return blocks
