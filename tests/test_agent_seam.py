@@ -10,7 +10,7 @@ from pathlib import Path
 from orchestrator.json_types import ApiMessage
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
-from orchestrator.spec.load import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.tools.report import FeatureReport
 from tests.test_feature_job import InProcessModel, ScriptedVerifier, _job
 

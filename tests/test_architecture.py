@@ -21,22 +21,10 @@ MAX_MODULE_LINES = 300
 # `test_the_known_exceptions_still_need_to_be_there`, so the list can only shrink.
 KNOWN_LONG_MODULES: dict[str, str] = {}
 KNOWN_CYCLES: dict[tuple[str, str], str] = {}
+# File names that more than one module carries (a newcomer opening `errors.py` must know which).
+# `__init__` and `__main__` are the language's, not ours.
+KNOWN_SHARED_NAMES: dict[str, str] = {}
 # (A, B): wing A imports wing B although B imports A; the arrow A -> B is the one to remove.
-# File names that more than one module carries (a newcomer opening `errors.py` must know which):
-# i31c gives each a name of its own. `__init__` and `__main__` are the language's, not ours.
-KNOWN_SHARED_NAMES: dict[str, str] = {
-    "agent.py": "context_agent's ContextAgent and the fake API's scripted agent",
-    "combine.py": "the combine command and context_agent's merge of two runs' records",
-    "dispatch.py": "the tool dispatcher and the fake API's request router",
-    "errors.py": "the exit codes, the spec's, llm's and the fake API's errors",
-    "events.py": "the run's event sink and context_agent's events",
-    "json_types.py": "the free-form JSON names of each top package",
-    "models.py": "the spec's models and llm's model ids",
-    "providers.py": "llm's provider ids and the fake API's provider routes",
-    "records.py": "the store's records and context_agent's",
-    "reports.py": "the report commands and context_agent's reports",
-    "summarizer.py": "context_agent's summarizer and the fake API's scripted one",
-}
 KNOWN_WING_CYCLES: dict[tuple[str, str], str] = {}
 
 
@@ -222,7 +210,7 @@ def test_the_checker_finds_a_cycle():
 # Plain mappings are for JSON whose shape is not ours (the API's, a tool input, the agent's
 # report), and each kind has a name in a `json_types` module; our own files and results are models.
 # The fake Messages API (shipped for `orchestrate demo`) speaks nothing but that API's JSON.
-FREE_FORM_HOMES = {"orchestrator.json_types", "context_agent.json_types", "orchestrator.spec.decode"}
+FREE_FORM_HOMES = {"orchestrator.json_types", "context_agent.json_shapes", "orchestrator.spec.decode"}
 FREE_FORM_PACKAGES = ("orchestrator.demo.fake_api",)
 
 

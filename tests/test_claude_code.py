@@ -31,12 +31,12 @@ from orchestrator.claude_code.report_server import QUALIFIED_NAME, ReportInbox, 
 from orchestrator.claude_code.stream import StreamRecorder  # noqa: E402
 from orchestrator.claude_code.write_guard import refusal, unattended, write_guard  # noqa: E402
 from orchestrator.config import ConfigError, load_config  # noqa: E402
-from orchestrator.errors import UsageError  # noqa: E402
+from orchestrator.user_errors import UsageError  # noqa: E402
 from orchestrator.run.attempt.agent_loop import AttemptOutcome  # noqa: E402
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox  # noqa: E402
-from orchestrator.tools import ToolContext  # noqa: E402
+from orchestrator.tools.context import ToolContext  # noqa: E402
 from orchestrator.tools.shell_policy import ShellPolicy  # noqa: E402
 
 

@@ -35,7 +35,7 @@ from orchestrator.json_types import ApiMessage
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt
-from orchestrator.spec.load import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.event_kinds import Notice
 
 STOP_POLL_SECONDS = 0.2  # how often a session looks whether the run is stopping

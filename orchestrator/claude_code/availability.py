@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from orchestrator.errors import UsageError
+from orchestrator.user_errors import UsageError
 
 DISTRIBUTION = "claude-agent-sdk"
 INSTALL = "pip install 'orchestrate[claude-code]'"

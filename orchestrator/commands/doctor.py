@@ -24,12 +24,12 @@ import typer
 
 from orchestrator import __version__
 from orchestrator.config import ConfigError, RunConfig, load_config, setting_origins
-from orchestrator.errors import EXIT_OK, EXIT_USAGE
 from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
 from orchestrator.run.checks.check_tools import module_problem
 from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
 from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment
 from orchestrator.tools.shell_policy import configured_policy
+from orchestrator.user_errors import EXIT_OK, EXIT_USAGE
 
 Row = tuple[str, str]
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # what `--provider anthropic` runs with

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt, feature_turn, strategy_system_prompt
 from orchestrator.run.feature_order import ordered

@@ -12,7 +12,7 @@ Owns:
     models        the default agent and summarizer model ids, read from the installed SDK
     conversation  cache breakpoints, observation masking and the kept request size of an attempt
 
-May import: `orchestrator.safety` (redaction), `orchestrator.errors` (UsageError),
+May import: `orchestrator.safety` (redaction), `orchestrator.user_errors` (UsageError),
 `context_agent.tokens` (the one token estimator), the SDK and tenacity. Nothing above it: not
 `orchestrator.store`, `tools`, `run`, `commands` (the arrows: commands -> run ->
 (context_agent, tools) -> store -> llm/spec/safety). `anthropic` is imported by `client` and `sdk`

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orchestrator.errors import UsageError
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
+from orchestrator.user_errors import UsageError
 
 
 class ClientSetupError(UsageError):

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.json_types import JsonSchema
+from orchestrator.spec.feature_spec import Feature, SpecSettings
 from orchestrator.spec.fields import Command, Text
-from orchestrator.spec.models import Feature, SpecSettings
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
     from anthropic.types import ToolParam

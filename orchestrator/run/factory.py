@@ -6,7 +6,7 @@ benchmark that swaps one part (a timed verifier, a store that cannot write) and 
 
 from __future__ import annotations
 
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.llm.streaming import SdkClient
@@ -16,7 +16,7 @@ from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths

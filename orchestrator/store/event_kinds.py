@@ -14,8 +14,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.store.records import CheckResult, Influencer
-from orchestrator.store.run_state import CamelModel
+from orchestrator.store.records import CamelModel, CheckResult, Influencer
 
 
 def _absent(value: object) -> bool:

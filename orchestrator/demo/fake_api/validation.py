@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import sdk_facts
-from .errors import invalid_request
+from .api_errors import invalid_request
 from .prompt import cache_controls
 from .validation_tools import check_tool_choice, check_tool_pairing, check_tools
 
