@@ -7,6 +7,7 @@ happened (`attempt_started`, `verified`, `finished`), so the loop reads as the s
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,4 +153,11 @@ class FeatureRecorder:
             "feature_finished", id=self.feature.id, status=entry.status, attempts=entry.attempts,
             durationMs=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens.dump(),
             costUsd=round(entry.cost_usd, 6), reason=entry.reason, failedBranch=entry.failed_branch,
+            cpuMs=round(time.process_time() * 1000), childrenCpuMs=_children_cpu_ms(),
         )
+
+
+def _children_cpu_ms() -> int:
+    """User + sys CPU of the run's subprocesses that have ended (checks, git), in milliseconds."""
+    used = os.times()
+    return round((used.children_user + used.children_system) * 1000)
