@@ -23,9 +23,11 @@ from typing import Any, Callable, Iterator
 
 import anthropic
 
-from context_agent import ContextInjection, estimate_tokens, render_project_context
+from context_agent.context_injection import ContextInjection
+from context_agent.tokens import estimate_tokens
+from context_agent.render import render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
-from orchestrator.run.context_view import ContextView
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.runner import Runner, RunOptions
 from orchestrator.run.factory import build_parts
 from orchestrator.run.checks.check_command import Verifier

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from context_agent import ContextFiles
-from context_agent.combine import merge_store_files
-from context_agent.events import EventReporter
-from context_agent.recording import add_constraint, add_decision, add_failure
+from context_agent.files import ContextFiles
+from context_agent.store_union import merge_store_files
+from context_agent.agent_events import EventReporter
+from context_agent.store_updates import add_constraint, add_decision, add_failure
 from context_agent.stores import load_stores, save_stores
 from orchestrator.combine.integration import CherryPick, CombinedBranch, checkpoint_feature
 from orchestrator.combine.state_union import CombinedImports, grown_totals
@@ -18,7 +18,7 @@ from orchestrator.git.checkpoint import exclude_run_state
 from orchestrator.merge.queue import MergeQueue
 from orchestrator.store.records import CheckResult
 from orchestrator.git.worktrees import Worktrees
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.run_state import RunTotals
 from tests.git_helpers import git, init_repo, subjects
 

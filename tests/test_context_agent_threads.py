@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from context_agent import ContextAgent
-from orchestrator.run.context_view import feature_reader
+from context_agent.project_memory import ContextAgent
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths
 from tests.test_context_summarizer import _write_log, answer, fake_message
 

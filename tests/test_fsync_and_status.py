@@ -18,7 +18,7 @@ import anthropic
 import pytest
 
 import orchestrator.commands.listing as inspect_module
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.store.events import EventSink
 from orchestrator.commands.output import PlainRenderer
@@ -26,7 +26,9 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.run.runner import RunOptions
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
-from orchestrator.store.state import FeatureState, RunState, StateStore
+from orchestrator.store.state import StateStore
+from orchestrator.store.run_state import FeatureState
+from orchestrator.store.run_state import RunState
 from tests.in_process import run_in_process
 from tests.cli_helpers import plain_summarizer, write_spec
 
@@ -78,7 +80,7 @@ def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_p
     # Two summarizations (after 5 and 10 features), each writing the stores that changed (file
     # and directory): at most 8 each. Every report used to cost 4 or 6 more.
     assert fsyncs.by_dir["context"] <= 2 * 8
-    assert not paths.pending_reports.exists()
+    assert not paths.context.pending_reports.exists()
 
 
 # ---- orchestrate status -----------------------------------------------------------------------

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config import load_config
-from orchestrator.errors import UsageError
+from orchestrator.user_errors import UsageError
 from orchestrator.regression_budget import parse_budget
 from orchestrator.run.checks.check_pool import check_runner
 from orchestrator.run.checks.footprint import ChangeWatch, HashCache
 from orchestrator.run.checks.guard_plan import Candidate, plan_checks
 from orchestrator.run.checks.regression import RegressionGuard
-from orchestrator.spec.models import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.environments import unsandboxed

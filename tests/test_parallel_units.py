@@ -17,7 +17,7 @@ from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.spend import SpendEntry
 from orchestrator.merge.queue import MergeQueue
 from orchestrator.git.worktrees import Worktrees, prepare_repository, work_branch
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from tests.sdk_doubles import StreamsCreate

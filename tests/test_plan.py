@@ -16,8 +16,9 @@ from orchestrator.plan.result import planned_spec_json
 from orchestrator.plan.runners import detect_runner
 from orchestrator.plan.schema import PLANNED_FEATURE_FIELDS, spec_tool
 from orchestrator.store.records import CheckResult
-from orchestrator.spec import load_spec, parse_spec
-from orchestrator.spec.models import Feature
+from orchestrator.spec.load import load_spec
+from orchestrator.spec.load import parse_spec
+from orchestrator.spec.feature_spec import Feature
 from tests.cli_helpers import run_cli
 from tests.environments import unsandboxed
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.run.attempt.assessment import named_files
+from orchestrator.run.checks.assessment import named_files
 from orchestrator.run.checks.check_pool import check_runner, run_checks
 from orchestrator.run.checks.regression import RegressionGuard, broken_result
-from orchestrator.spec.models import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.environments import unsandboxed

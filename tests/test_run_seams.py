@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from context_agent import ContextInjection
+from context_agent.context_injection import ContextInjection
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.strategies import REQUEST_MARKER, STRATEGIES, strategy_named
 from orchestrator.run.checks.check_command import CheckVerifier
-from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.paths import ProjectPaths
 from tests.environments import unsandboxed
 

@@ -18,7 +18,9 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.run.runner import RunOptions
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
-from orchestrator.store.state import MAX_JOURNAL_BYTES, FeatureState, RunState, StateStore
+from orchestrator.store.state import MAX_JOURNAL_BYTES, StateStore
+from orchestrator.store.run_state import FeatureState
+from orchestrator.store.run_state import RunState
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.run.checks.check_command import DEFAULT_OUTPUT_LIMIT
 from tests.in_process import run_in_process

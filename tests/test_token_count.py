@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 
 
-from context_agent import estimate_json_tokens
+from context_agent.tokens import estimate_json_tokens
 from orchestrator.llm.client import request_tokens
 from orchestrator.llm.conversation import RequestSize, cached_system, with_cached_tools
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
-from orchestrator.tools import tool_definitions
+from orchestrator.tools.registry import tool_definitions
 from tests.cli_helpers import run_cli, write_spec
 from tests.fake_api.providers import TEST_VERTEX_TOKEN
 

@@ -1,10 +1,12 @@
 """`orchestrate doctor`: what a run here would use, and where each choice came from.
 
-The sandbox (which one, and why), the git and Python versions, whether an API key is set (never
-its value), the price table in use, and every setting with its value and its origin
+The sandbox (which one, and why), the agent (with the Agent SDK's and Claude Code's versions,
+and for Claude Code who pays: an API key metered per call, or the user's Claude plan capped
+per attempt), the git and Python versions, whether an API key is set (never its value), the price table in use, and every setting with its value and its origin
 (`default`, `orchestrate.toml`, `environment`, `command line`), and whether the `python3` the
 checks call can import pytest. Exit 0 when a run could start as configured, 2 when it could
-not (no API key for `--provider anthropic`, bad configuration, a `bwrap` sandbox that cannot run).
+not (no API key for `--provider anthropic`, bad configuration, a `bwrap` sandbox that cannot run,
+`--agent claude-code` without its SDK or on a provider it cannot be metered on).
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ import typer
 
 from orchestrator import __version__
 from orchestrator.config import ConfigError, RunConfig, load_config, setting_origins
-from orchestrator.errors import EXIT_OK, EXIT_USAGE
 from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
 from orchestrator.run.checks.check_tools import module_problem
 from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
 from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment
+from orchestrator.user_errors import EXIT_OK, EXIT_USAGE
 
 Row = tuple[str, str]
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # what `--provider anthropic` runs with
@@ -57,11 +59,21 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
     # The SDK would refuse to start a run without a key; the other providers' credentials are
     # the cloud's own chain, which only a call can test.
     healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES)
+    healthy = healthy or config.agent == "claude-code"  # with no key, Claude Code runs on the user's Claude plan
     try:
         rows.append(("sandbox", _describe_sandbox(_sandbox(config, project_root))))
     except SandboxUnavailable as err:
         rows.append(("sandbox", f"unusable: {err}"))
         healthy = False
+    from orchestrator.claude_code.availability import describe_agent, describe_payment
+
+    agent, runnable = describe_agent(config.agent)
+    rows.append(("agent", agent))
+    healthy = healthy and runnable
+    if config.agent == "claude-code":  # who pays for its calls, and how --max-cost holds then
+        payment, payable = describe_payment(config.provider, config.max_cost, environ)
+        rows.append(("billing", payment))
+        healthy = healthy and payable
     rows.append(("prices", _price_source(config)))
     rows.append(("checks' python3", _checks_python(environ)))
     origins = setting_origins(flags, project_root, environ)

@@ -11,10 +11,6 @@ from orchestrator.store.feature_log import FeatureLog, find_feature_log, write_f
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import AttemptRecord
 
-Report = AgentReport  # the agent's `report_feature` input, as the feature log holds it
-
-__all__ = ["AttemptRecord", "FeatureLogs", "Report"]
-
 
 class FeatureLogs:
     """Reads and writes the feature logs of one project."""
@@ -29,9 +25,15 @@ class FeatureLogs:
     def write(self, log: FeatureLog) -> None:
         write_feature_log(self.paths, log)
 
-    def previous(self, feature_id: str) -> tuple[list[AttemptRecord], Report | None]:
+    def previous(self, feature_id: str) -> tuple[list[AttemptRecord], AgentReport | None]:
         """The `attemptHistory` ([] when none) and the agent's last report a previous run logged."""
         log = self.read(feature_id)
         if log is None:
             return [], None
         return list(log.attempt_history), log.report
+
+
+def with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:
+    """`history` with `record` in it once: a check re-run after a kill replaces its attempt's record (cut-short stay)."""
+    kept = [entry for entry in history if not (entry.attempt == record.attempt and entry.stop != "interrupted")]
+    return [*kept, record]

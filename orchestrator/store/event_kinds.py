@@ -13,8 +13,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.store.records import Influencer
-from orchestrator.store.run_state import CamelModel
+from orchestrator.store.records import CamelModel, Influencer
 
 
 def _absent(value: object) -> bool:
@@ -37,6 +36,7 @@ class RunStarted(_Event):
     already_passed: int
     model: str
     context: str
+    billing: str | None = Field(None, exclude_if=_absent)  # who pays Claude Code's calls (`--agent claude-code`)
 
 
 class FeatureStarted(_Event):

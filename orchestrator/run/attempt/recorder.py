@@ -12,14 +12,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_loop import AttemptOutcome
 from orchestrator.run.books import RunBooks
-from orchestrator.run.feature_logs import AttemptRecord, FeatureLogs, Report
-from orchestrator.spec.load import Feature
+from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import ReplayStats, build_feature_log
-from orchestrator.store.records import Assessment, CheckResult
-from orchestrator.store.state import FeatureState
+from orchestrator.store.records import Assessment, AttemptRecord, CheckResult
+from orchestrator.store.run_state import FeatureState
 from orchestrator.store.working_memory import WorkingMemory
 
 
@@ -37,7 +38,7 @@ class FeatureLogDraft:
     """The feature log as it grows: its attempts, the agent's last report, replay's stats."""
 
     attempts: list[AttemptRecord] = field(default_factory=list)
-    report: Report | None = None
+    report: AgentReport | None = None
     replay_stats: dict[str, int] | None = None
     assessment: Assessment | None = None
 
