@@ -118,6 +118,11 @@ class FeatureFinished(_Event):
     cost_usd: float
     reason: str | None = None
     failed_branch: str | None = Field(None, exclude_if=_absent)  # where a failed feature's work was kept
+    # The orchestrator process's own CPU time (user + sys, every thread) since it started, and its
+    # finished subprocesses' (checks, git, sandbox) at this event: what the run costs the machine,
+    # which a loaded machine does not inflate as it does wall time. Absent in runs before they existed.
+    cpu_ms: int | None = Field(None, exclude_if=_absent)
+    children_cpu_ms: int | None = Field(None, exclude_if=_absent)
 
 
 class RegressionCheck(_Event):

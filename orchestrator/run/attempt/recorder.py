@@ -7,6 +7,7 @@ happened (`attempt_started`, `verified`, `finished`), so the loop reads as the s
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -153,4 +154,11 @@ class FeatureRecorder:
             id=self.feature.id, status=entry.status, attempts=entry.attempts,
             duration_ms=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens,
             cost_usd=round(entry.cost_usd, 6), reason=entry.reason, failed_branch=entry.failed_branch,
+            cpu_ms=round(time.process_time() * 1000), children_cpu_ms=_children_cpu_ms(),
         ))
+
+
+def _children_cpu_ms() -> int:
+    """User + sys CPU of the run's subprocesses that have ended (checks, git), in milliseconds."""
+    used = os.times()
+    return round((used.children_user + used.children_system) * 1000)
