@@ -7,7 +7,7 @@ from typing import Any
 from context_agent.tokens import estimate_tokens
 from orchestrator.llm.conversation import (
     MASK_TEXT,
-    for_api,
+    ObservationBook,
     mask_old_observations,
     with_conversation_breakpoint,
 )
@@ -33,26 +33,29 @@ def conversation(turns: int) -> list[dict[str, Any]]:
 
 def masked_flags(messages: list[dict[str, Any]]) -> list[bool]:
     return [
-        bool(block.get("masked"))
+        block["content"] == MASK_TEXT.format(tool="bash")
         for message in messages
         for block in message["content"]
         if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
 
 
-NAMES = {f"toolu_{i:02d}": "bash" for i in range(100)}
+def book() -> ObservationBook:
+    return ObservationBook(tool_names={f"toolu_{i:02d}": "bash" for i in range(100)})
+
+
 SIZE = estimate_tokens(OUTPUT)
 
 
 def test_nothing_is_masked_under_the_threshold() -> None:
     messages = conversation(4)
-    assert mask_old_observations(messages, 4 * SIZE, NAMES) == 0
+    assert mask_old_observations(messages, 4 * SIZE, book()) == 0
     assert masked_flags(messages) == [False] * 4
 
 
 def test_past_the_threshold_the_oldest_are_masked_down_to_half_of_it() -> None:
     messages = conversation(10)
-    masked = mask_old_observations(messages, 8 * SIZE, NAMES)
+    masked = mask_old_observations(messages, 8 * SIZE, book())
     # 10 outputs against a threshold of 8: mask the oldest until at most 4 remain.
     assert masked == 6
     assert masked_flags(messages) == [True] * 6 + [False] * 4
@@ -61,11 +64,11 @@ def test_past_the_threshold_the_oldest_are_masked_down_to_half_of_it() -> None:
 
 
 def test_masking_happens_seldom_so_the_cached_prefix_mostly_holds() -> None:
-    messages = conversation(1)
+    messages, kept = conversation(1), book()
     maskings = 0
     for index in range(1, 41):
         messages += turn(index)
-        if mask_old_observations(messages, 8 * SIZE, NAMES):
+        if mask_old_observations(messages, 8 * SIZE, kept):
             maskings += 1
     # 41 turns, one output each; masking down to half leaves room for about 4 turns between maskings.
     assert 6 <= maskings <= 10, maskings
@@ -75,18 +78,27 @@ def test_masking_happens_seldom_so_the_cached_prefix_mostly_holds() -> None:
 
 def test_the_newest_outputs_are_never_masked_however_large() -> None:
     messages = conversation(2) + turn(2, OUTPUT * 20)
-    mask_old_observations(messages, 4 * SIZE, NAMES)
+    mask_old_observations(messages, 4 * SIZE, book())
     assert masked_flags(messages) == [True, True, False]
     assert messages[-1]["content"][0]["content"] == OUTPUT * 20
 
 
 def test_a_masked_block_stays_masked_and_the_api_never_sees_the_bookkeeping() -> None:
-    messages = conversation(6)
-    mask_old_observations(messages, 4 * SIZE, NAMES)
+    messages, kept = conversation(6), book()
+    mask_old_observations(messages, 4 * SIZE, kept)
     before = [dict(b) for m in messages for b in m["content"]]
-    assert mask_old_observations(messages, 4 * SIZE, NAMES) == 0
+    assert mask_old_observations(messages, 4 * SIZE, kept) == 0
     assert [dict(b) for m in messages for b in m["content"]] == before
-    sent = with_conversation_breakpoint(for_api(messages))
-    assert all("masked" not in block for message in sent for block in message["content"])
+    assert kept.masked  # the bookkeeping is the book's, not the blocks'
+    sent = with_conversation_breakpoint(messages)
+    api_keys = {"type", "tool_use_id", "content", "id", "name", "input", "text", "cache_control"}
+    assert all(set(block) <= api_keys for message in sent for block in message["content"])
     assert sent[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert sum("cache_control" in block for message in sent for block in message["content"]) == 1
+
+
+def test_a_request_already_built_does_not_change_when_masking_rewrites_the_attempt() -> None:
+    messages, kept = conversation(6), book()
+    sent = with_conversation_breakpoint(messages)
+    assert mask_old_observations(messages, 4 * SIZE, kept) > 0
+    assert all(block["content"] == OUTPUT for m in sent for block in m["content"] if block["type"] == "tool_result")

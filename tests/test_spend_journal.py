@@ -21,9 +21,9 @@ import context_agent.tokens as tokens_module
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ApiUnavailable, ModelClient, Spend, SpendEntry, request_tokens
 from orchestrator.llm.conversation import (
+    ObservationBook,
     RequestSize,
     cached_system,
-    for_api,
     mask_old_observations,
     with_cached_tools,
     with_conversation_breakpoint,
@@ -205,15 +205,15 @@ def _conversation_step(messages: list[dict[str, Any]], index: int, names: dict[s
 def test_the_kept_size_equals_measuring_the_whole_request_every_time() -> None:
     system, tools = cached_system("You build software.  " * 40), with_cached_tools(tool_definitions())
     messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "## Feature\nID: x"}]}]
-    size, names = RequestSize(system, tools), {}
+    size, book = RequestSize(system, tools), ObservationBook()
     for index in range(40):
-        _conversation_step(messages, index, names)
+        _conversation_step(messages, index, book.tool_names)
         rewritten: set[int] = set()
-        masked = mask_old_observations(messages, 2500, names, rewritten)
+        masked = mask_old_observations(messages, 2500, book, rewritten)
         request = {"model": MODEL, "max_tokens": 10, "system": system, "tools": tools,
-                   "messages": with_conversation_breakpoint(for_api(messages))}
+                   "messages": with_conversation_breakpoint(messages)}
         assert size.tokens(messages, rewritten) == request_tokens(request), (index, masked)
-    assert any(block.get("masked") for m in messages for block in m["content"] if isinstance(block, dict))
+    assert book.masked
 
 
 def test_an_attempt_measures_its_text_about_once_not_once_per_turn(tmp_path: Path, monkeypatch) -> None:

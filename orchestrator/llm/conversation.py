@@ -6,8 +6,8 @@ and writes only what is new. Masking replaces old tool outputs, oldest first, on
 outputs in the conversation pass a token threshold, down to half of it; a masked block stays
 masked, so the cached prefix changes once in a while rather than on every call.
 
-Sizes are kept, not measured again on every call: each tool output's estimate is kept in its
-block, and `RequestSize` measures each message once (again only when masking rewrote it), so
+Sizes are kept, not measured again on every call: each tool output's estimate is kept in the
+attempt's `ObservationBook` (beside the messages, so the messages stay the API's own shape), and `RequestSize` measures each message once (again only when masking rewrote it), so
 a long attempt costs time linear in its turns, not quadratic.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from context_agent.tokens import estimate_json_tokens, estimate_tokens
@@ -29,9 +30,6 @@ if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the chec
 
 EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
 MASK_TEXT = "[output elided to save context: {tool} result from an earlier step; run it again if you need it]"
-# Keys kept in the attempt's own blocks that the API never sees (`for_api` strips them).
-_MASKED, _TOKENS = "masked", "estimated_tokens"
-_BOOKKEEPING = frozenset({_MASKED, _TOKENS})
 # What the conversation's breakpoint adds to the JSON of the block it goes on.
 _BREAKPOINT_JSON = ',"cache_control":{"type":"ephemeral"}'
 
@@ -48,8 +46,11 @@ def cached_system(text: str) -> list[TextBlockParam]:
 
 
 def with_conversation_breakpoint(messages: list[ApiMessage]) -> list[ApiMessage]:
-    """A copy of `messages` with one breakpoint on the last block of the last user message."""
-    out = [dict(m) for m in messages]
+    """A copy of `messages` with one breakpoint on the last block of the last user message.
+
+    Each block is copied too: masking rewrites the attempt's blocks in place later, and a
+    request already built must not change under whoever holds it."""
+    out = [_copied(m) for m in messages]
     for index in range(len(out) - 1, -1, -1):
         if out[index]["role"] != "user":
             continue
@@ -64,6 +65,13 @@ def with_conversation_breakpoint(messages: list[ApiMessage]) -> list[ApiMessage]
     return out
 
 
+def _copied(message: ApiMessage) -> ApiMessage:
+    content = message["content"]
+    if isinstance(content, list):
+        content = [dict(block) for block in content]
+    return {"role": message["role"], "content": content}
+
+
 def _result_text(block: ApiBlock) -> str:
     content = block.get("content")
     if isinstance(content, str):
@@ -73,69 +81,74 @@ def _result_text(block: ApiBlock) -> str:
     return ""
 
 
-def _result_tokens(block: ApiBlock) -> int:
-    """The estimated size of a tool output, measured once and kept in its block."""
-    size = block.get(_TOKENS)
-    if not isinstance(size, int):
-        size = block[_TOKENS] = estimate_tokens(_result_text(block))
-    return size
+BlockAt = tuple[int, int]  # (message index, block index) in the attempt's message list
+
+
+@dataclass
+class ObservationBook:
+    """What the attempt knows of its tool outputs that the API never sees, kept beside the
+    messages rather than in their blocks, so the messages are sent as they are."""
+
+    tool_names: dict[str, str] = field(default_factory=dict)  # tool_use id -> tool name
+    sizes: dict[BlockAt, int] = field(default_factory=dict)  # estimated tokens, measured once
+    masked: set[BlockAt] = field(default_factory=set)
+
+    def result_tokens(self, at: BlockAt, block: ApiBlock) -> int:
+        """The estimated size of a tool output, measured once."""
+        size = self.sizes.get(at)
+        if size is None:
+            size = self.sizes[at] = estimate_tokens(_result_text(block))
+        return size
+
+
+def _tool_results(message: ApiMessage, index: int) -> list[tuple[BlockAt, ApiBlock]]:
+    content = message["content"] if message["role"] == "user" else None
+    if not isinstance(content, list):
+        return []
+    return [((index, place), block) for place, block in enumerate(content) if block.get("type") == "tool_result"]
 
 
 def mask_old_observations(
-    messages: list[ApiMessage], keep_tokens: int, tool_names: dict[str, str], touched: set[int] | None = None
+    messages: list[ApiMessage], keep_tokens: int, book: ObservationBook, touched: set[int] | None = None
 ) -> int:
     """Once the unmasked tool outputs pass `keep_tokens`, mask the oldest down to half of it. In place.
 
     Masking to half rather than just under the threshold leaves room for several more turns
     before the next masking: each masking changes the cached prefix from the first masked
     block on, so it should happen seldom. The outputs of the newest message, which the model
-    has not seen yet, are never masked. Returns the number of blocks masked now; `tool_names`
-    maps tool_use ids to tool names; the indexes of the messages it changed are added to
-    `touched` (for `RequestSize`).
+    has not seen yet, are never masked. Returns the number of blocks masked now; `book` keeps
+    which are masked, their sizes and the tool names; the indexes of the messages it changed
+    are added to `touched` (for `RequestSize`).
     """
     results = [
-        (index, block, _result_tokens(block))
+        (at, block, book.result_tokens(at, block))
         for index, message in enumerate(messages[:-1])
-        if message["role"] == "user" and isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result" and not block.get(_MASKED)
+        for at, block in _tool_results(message, index)
+        if at not in book.masked
     ]
-    newest = messages[-1]["content"] if messages and isinstance(messages[-1]["content"], list) else []
-    total = sum(size for _, _, size in results) + sum(
-        _result_tokens(block) for block in newest if block.get("type") == "tool_result"
-    )
+    newest = _tool_results(messages[-1], len(messages) - 1) if messages else []
+    total = sum(size for _, _, size in results) + sum(book.result_tokens(at, block) for at, block in newest)
     if total <= keep_tokens:
         return 0
     masked = 0
-    for index, block, size in results:  # oldest first
+    for at, block, size in results:  # oldest first
         if total <= keep_tokens // 2:
             break
-        tool = tool_names.get(block.get("tool_use_id", ""), "tool")
+        tool = book.tool_names.get(block.get("tool_use_id", ""), "tool")
         block["content"] = MASK_TEXT.format(tool=tool)
-        block[_MASKED] = True
+        book.masked.add(at)
         total -= size
         masked += 1
         if touched is not None:
-            touched.add(index)
+            touched.add(at[0])
     return masked
-
-
-def for_api(messages: list[ApiMessage]) -> list[ApiMessage]:
-    """Strip bookkeeping keys the API does not know."""
-    clean = []
-    for message in messages:
-        content = message["content"]
-        if isinstance(content, list):
-            content = [{k: v for k, v in block.items() if k not in _BOOKKEEPING} for block in content]
-        clean.append({"role": message["role"], "content": content})
-    return clean
 
 
 class RequestSize:
     """The estimated input tokens of an attempt's requests, kept as the conversation grows.
 
-    Equal to measuring `{"system", "tools", "messages": with_conversation_breakpoint(for_api(
-    messages)), "output_config"}` whole, plus the tools' overhead (`tool_overhead`), as the
+    Equal to measuring `{"system", "tools", "messages": with_conversation_breakpoint(messages),
+    "output_config"}` whole, plus the tools' overhead (`tool_overhead`), as the
     model client otherwise would on every call (`request_tokens`):
     the JSON of a list is its items' JSON joined by commas, and no estimated piece spans two
     items. The system prompt and tools are measured once, each message when it is added (and
@@ -173,8 +186,8 @@ class RequestSize:
         content = message["content"]
         if isinstance(content, list) and content and isinstance(content[-1], dict) and "cache_control" not in content[-1]:
             return estimate_tokens(_BREAKPOINT_JSON)  # one key added to the last block
-        return estimate_json_tokens(with_conversation_breakpoint(for_api([message]))[0]) - size
+        return estimate_json_tokens(with_conversation_breakpoint([message])[0]) - size
 
 
 def _message_tokens(message: ApiMessage) -> int:
-    return estimate_json_tokens(for_api([message])[0])
+    return estimate_json_tokens(message)

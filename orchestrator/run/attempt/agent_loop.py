@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from orchestrator.json_types import ApiBlock, ApiMessage, JsonObject
 from orchestrator.llm.client import CallResult, ModelClient, ModelRequestRejected
 from orchestrator.llm.conversation import (
+    ObservationBook,
     RequestSize,
     cached_system,
-    for_api,
     mask_old_observations,
     with_cached_tools,
     with_conversation_breakpoint,
@@ -113,7 +113,7 @@ class _Loop:
 
     def __init__(self, session: AgentSession, feature_id: str, messages: list[ApiMessage]) -> None:
         self.session, self.feature_id, self.messages = session, feature_id, messages
-        self.tool_names: dict[str, str] = {}
+        self.book = ObservationBook()  # masking's bookkeeping, beside the messages the API sees
         self.system = cached_system(session.system)
         self.tools = with_cached_tools(session.tools)
         self.size = RequestSize(self.system, self.tools)
@@ -123,11 +123,11 @@ class _Loop:
     def _request(self) -> tuple[JsonObject, int]:
         rewritten: set[int] = set()
         self.outcome.masked += mask_old_observations(
-            self.messages, self.session.mask_after_tokens, self.tool_names, rewritten
+            self.messages, self.session.mask_after_tokens, self.book, rewritten
         )
         request = {
             "model": self.session.model, "max_tokens": self.session.max_output_tokens, "system": self.system,
-            "tools": self.tools, "messages": with_conversation_breakpoint(for_api(self.messages)),
+            "tools": self.tools, "messages": with_conversation_breakpoint(self.messages),
             **self.session.request_fields,
         }
         return request, self.size.tokens(self.messages, rewritten)
@@ -187,7 +187,7 @@ class _Loop:
 
     def _result(self, turn: int, use: ToolUseBlock, cut: bool) -> ToolResultBlockParam:
         session, outcome = self.session, self.outcome
-        self.tool_names[use.id] = use.name
+        self.book.tool_names[use.id] = use.name
         outcome.tool_calls += 1
         if cut:
             tool_result = ToolResult(CUT_TOOL_RESULT.format(max_tokens=session.max_output_tokens), is_error=True)

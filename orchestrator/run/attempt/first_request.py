@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from context_agent.tokens import estimate_json_tokens
 from orchestrator.json_types import ApiMessage, ApiRequest
-from orchestrator.llm.conversation import cached_system, for_api, with_cached_tools, with_conversation_breakpoint
+from orchestrator.llm.conversation import cached_system, with_cached_tools, with_conversation_breakpoint
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
@@ -42,7 +42,7 @@ def first_request(
     return {
         "system": cached_system(system),
         "tools": with_cached_tools(tools),
-        "messages": with_conversation_breakpoint(for_api(messages)),
+        "messages": with_conversation_breakpoint(messages),
     }
 
 
