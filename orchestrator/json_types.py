@@ -10,7 +10,10 @@ which; `tests/test_architecture.py` keeps `dict[str, Any]` out of every other mo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ContentBlockParam
 
 JsonObject = dict[str, Any]
 """A JSON object with no schema of ours: a model dumped for writing, or read before validation."""
@@ -21,8 +24,9 @@ ApiRequest = dict[str, Any]
 ApiMessage = dict[str, Any]
 """One message of a request: role and content, the API's shape."""
 
-ApiBlock = dict[str, Any]
-"""One content block (text, tool_use, tool_result, thinking, ...), the API's shape."""
+ApiBlock: TypeAlias = "ContentBlockParam"
+"""One content block of a request (text, tool_use, tool_result, thinking, ...): the SDK's own
+TypedDicts; read back by narrowing on its `type`."""
 
 JsonSchema = dict[str, Any]
 """A JSON schema (a structured answer's, a tool's input)."""

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from context_agent.tokens import estimate_json_tokens, estimate_tokens
-from orchestrator.json_types import ApiBlock, ApiMessage
+from orchestrator.json_types import ApiMessage
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
-    from anthropic.types import CacheControlEphemeralParam, TextBlockParam, ToolUnionParam
+    from anthropic.types import CacheControlEphemeralParam, TextBlockParam, ToolResultBlockParam, ToolUnionParam
 
 # The Messages API's messages ({"role", "content"}) and content blocks (text, tool_use,
 # tool_result, ...) are JSON whose shapes are the API's; the SDK takes them as plain dicts.
@@ -72,12 +72,12 @@ def _copied(message: ApiMessage) -> ApiMessage:
     return {"role": message["role"], "content": content}
 
 
-def _result_text(block: ApiBlock) -> str:
+def _result_text(block: ToolResultBlockParam) -> str:
     content = block.get("content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return "".join(part["text"] for part in content if isinstance(part, dict) and part.get("type") == "text")
     return ""
 
 
@@ -93,7 +93,7 @@ class ObservationBook:
     sizes: dict[BlockAt, int] = field(default_factory=dict)  # estimated tokens, measured once
     masked: set[BlockAt] = field(default_factory=set)
 
-    def result_tokens(self, at: BlockAt, block: ApiBlock) -> int:
+    def result_tokens(self, at: BlockAt, block: ToolResultBlockParam) -> int:
         """The estimated size of a tool output, measured once."""
         size = self.sizes.get(at)
         if size is None:
@@ -101,7 +101,7 @@ class ObservationBook:
         return size
 
 
-def _tool_results(message: ApiMessage, index: int) -> list[tuple[BlockAt, ApiBlock]]:
+def _tool_results(message: ApiMessage, index: int) -> list[tuple[BlockAt, ToolResultBlockParam]]:
     content = message["content"] if message["role"] == "user" else None
     if not isinstance(content, list):
         return []

@@ -10,9 +10,9 @@ ids); empty text is dropped; any other type is left out, and named so the caller
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
-from orchestrator.json_types import ApiBlock
+from orchestrator.json_types import ApiBlock, JsonObject
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
     from anthropic.types import ContentBlock
@@ -26,7 +26,7 @@ ROUND_TRIP_TYPES = frozenset({
 })
 
 
-def block_dict(block: ContentBlock | ApiBlock) -> ApiBlock:
+def block_dict(block: ContentBlock | ApiBlock) -> JsonObject:
     """An SDK content block (or a plain dict) as the plain dict sent back."""
     if isinstance(block, dict):
         return dict(block)
@@ -34,8 +34,14 @@ def block_dict(block: ContentBlock | ApiBlock) -> ApiBlock:
         return {"type": "text", "text": block.text}
     if block.type == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    dumped: ApiBlock = block.model_dump(exclude_none=True)  # thinking with its signature, server tool blocks
+    dumped: JsonObject = block.model_dump(exclude_none=True)  # thinking with its signature, server tool blocks
     return dumped
+
+
+def _round_trips(plain: JsonObject) -> TypeGuard[ApiBlock]:
+    """A dumped answer block of a type the API takes back is that type's block param: the SDK's
+    answer models and its params carry the same fields for these types."""
+    return plain.get("type") in ROUND_TRIP_TYPES
 
 
 def reply_blocks(content: Sequence[ContentBlock | ApiBlock]) -> tuple[list[ApiBlock], list[str]]:
@@ -47,7 +53,7 @@ def reply_blocks(content: Sequence[ContentBlock | ApiBlock]) -> tuple[list[ApiBl
         kind = str(plain.get("type"))
         if kind == "text" and not plain.get("text"):
             continue  # an empty text block: nothing said, and refused when sent back
-        if kind not in ROUND_TRIP_TYPES:
+        if not _round_trips(plain):
             if kind not in unknown:
                 unknown.append(kind)
             continue

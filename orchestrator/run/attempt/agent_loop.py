@@ -149,7 +149,7 @@ class _Loop:
         _call_event(session, self.feature_id, turn, result)
         blocks = self._blocks(message.content)
         self.messages.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "(no content)"}]})
-        text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and b.get("text"))
+        text = "\n".join(b["text"] for b in blocks if b["type"] == "text" and b["text"])
         outcome.final_text = text or outcome.final_text
         if stop_reason == PAUSED:
             return False  # the API paused a long turn: sent back as it is, the model goes on
