@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 # ---- `orchestrate run SPEC --html PATH`, end to end against the fake API ------------------------
 
 
@@ -50,6 +52,7 @@ def test_run_with_html_writes_the_report_when_the_run_fails(fake_api, tmp_path):
     assert "AssertionError: no widget" in page  # the failed check's error line, in the table
 
 
+@pytest.mark.slow
 def test_in_a_browser_the_report_names_its_bars_and_scales_and_lists_footprint_files(fake_api, tmp_path):
     """Issue 27: a screenshot or CI artifact reads without hovering: the charts name their bars
     and scales, the footprint column shows files, the feature column does not wrap."""

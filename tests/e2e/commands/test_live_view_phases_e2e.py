@@ -34,6 +34,7 @@ def _snapshots_in_tmux(tmp_path: Path, command: list[str], env: dict[str, str], 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed: no real terminal to run the live view in")
 @pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.slow
 def test_in_a_terminal_the_row_names_the_check_the_regression_checks_and_the_merge(fake_api, tmp_path, jobs) -> None:
     project = init_repo(tmp_path / "project")
     slow = "sleep 1.5 && test -f features/{id}.txt"  # long enough for a few screens of each phase

@@ -25,6 +25,7 @@ def _events(project: Path) -> list[dict[str, Any]]:
 # ---- item 18: no summarizer call under window or replay ----------------------------------------
 
 @pytest.mark.parametrize("strategy", ["window", "replay"])
+@pytest.mark.slow
 def test_window_and_replay_runs_send_no_summarizer_request_yet_keep_memory_folded(fake_api, project, strategy):
     spec = write_spec(project, 6)
 

@@ -291,6 +291,7 @@ KILLED_CHECKPOINTS = textwrap.dedent(
 
 
 @pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="needs Linux /proc")
+@pytest.mark.slow
 def test_random_kills_during_checkpoints_never_leave_an_index_lock_that_stops_the_next(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "project")
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))

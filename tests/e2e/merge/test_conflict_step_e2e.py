@@ -7,6 +7,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli_helpers import run_cli, write_spec
 from tests.fake_api import ScriptedToolAnswers, bash, report
 
@@ -31,6 +33,7 @@ def _attempts(events: list[dict[str, Any]]) -> dict[str, int]:
     return {e["id"]: e["attempts"] for e in events if e["type"] == "feature_finished"}
 
 
+@pytest.mark.slow
 def test_six_features_on_one_file_cost_at_most_half_again_the_serial_calls(tmp_path: Path, fake_api: Any) -> None:
     serial_root, spec = _shared_file_spec(tmp_path / "serial", fake_api)
     serial = run_cli(["run", str(spec), "--json"], cwd=serial_root, fake=fake_api)
@@ -62,6 +65,7 @@ def test_six_features_on_one_file_cost_at_most_half_again_the_serial_calls(tmp_p
     assert "<<<<<<<" not in (root / "shared.txt").read_text()
 
 
+@pytest.mark.slow
 def test_an_unusable_resolution_falls_back_to_a_new_attempt(tmp_path: Path, fake_api: Any) -> None:
     fake_api.tool_answers = ScriptedToolAnswers({}, fallback=lambda _name, _request: {"hunks": []})
     root, spec = _shared_file_spec(tmp_path, fake_api)

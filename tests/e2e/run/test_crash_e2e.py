@@ -233,6 +233,7 @@ def test_a_kill_after_a_passing_check_never_sends_the_feature_again_nor_commits_
     assert state["summarization"]["unsummarized"] == []  # every feature counted and summarized
 
 
+@pytest.mark.slow
 def test_random_kills_redo_no_passed_feature_lose_no_attempt_and_commit_each_feature_once(fake_api, project):
     """Issue 13, items 1 and 2, over many random kill -9s: half of them aimed at the moments
     after a check passed (the run records the pass, then commits), half anywhere. Odd features
@@ -321,6 +322,7 @@ def test_a_kill_while_a_call_is_answered_still_counts_that_call(fake_api, projec
     assert state.totals.unconfirmed_cost_usd > 0
 
 
+@pytest.mark.slow
 def test_random_kills_never_record_less_than_the_api_billed_and_the_cap_holds(fake_api, project):
     """Issue 13, item 3: calls are slowed so that many kills land while one is in flight
     (billed by the API, never answered to the run); the cap is counted across the resumes."""

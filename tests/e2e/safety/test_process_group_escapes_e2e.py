@@ -117,6 +117,7 @@ STRESS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_two_hundred_starts_interrupted_by_ctrl_c_under_load_leave_no_process(tmp_path: Path, tokens) -> None:
     token = tokens()
     load = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.nice(10))
