@@ -25,7 +25,7 @@ import anthropic
 
 from context_agent import ContextInjection, estimate_tokens, render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
-from orchestrator.run.context_view import ContextView
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.runner import Runner, RunOptions
 from orchestrator.run.factory import build_parts
 from orchestrator.run.checks.check_command import Verifier

@@ -32,7 +32,7 @@ from bench.summarizers import CarelessSummarizer
 from context_agent import ContextAgent, estimate_tokens
 from context_agent.budget import MAX_STORED_DECISIONS, SUMMARY_BUDGET
 from context_agent.words import find_near_duplicate
-from orchestrator.run.context_view import feature_reader
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.store.paths import ProjectPaths
 

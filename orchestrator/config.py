@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from orchestrator.agent_settings import AgentSettings
 from orchestrator.errors import UsageError
 from orchestrator.llm.models import default_agent_model, default_summarizer_model, thinking_problem
 from orchestrator.llm.pricing import ModelPrice, PriceTable
@@ -26,7 +27,6 @@ ContextStrategy = Literal["compressed", "replay", "window"]
 Provider = Literal["anthropic", "bedrock", "vertex"]
 MIN_THINKING_BUDGET = 1024  # the API's floor for budget_tokens
 SandboxMode = Literal["auto", "bwrap", "none"]
-
 
 # Settings as one layer gives them, before RunConfig checks them: free-form by nature (any
 # key a user may misspell, any value a TOML file or a flag may hold).
@@ -71,7 +71,7 @@ class SandboxOptions(BaseModel):
         return checked_hosts(hosts)
 
 
-class RunConfig(BaseModel):
+class RunConfig(AgentSettings):
     """Everything a run needs besides the spec."""
 
     # No inf or nan in any number: `--max-cost inf` is no cap at all, and arithmetic on it

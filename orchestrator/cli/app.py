@@ -62,3 +62,14 @@ SandboxOption = typer.Option(
     None, "--sandbox", metavar="MODE",
     help="auto | bwrap | none: run the agent's commands and the checks in a bubblewrap sandbox (default auto: when it works).",
 )
+AgentOption = typer.Option(
+    None, "--agent", metavar="NAME",
+    help="builtin (default) | claude-code: who makes each attempt; claude-code needs pip install 'orchestrate[claude-code]'.",
+)
+McpConfigOption = typer.Option(
+    None, "--mcp-config", metavar="FILE", help="Claude Code only: give it the MCP servers of FILE ({\"mcpServers\": {...}}).",
+)
+ClaudeSettingsOption = typer.Option(
+    None, "--claude-settings", metavar="WHICH",
+    help="Claude Code only: none (default) | project (read the project's CLAUDE.md and .claude/settings.json).",
+)

@@ -18,8 +18,11 @@ from typing import NoReturn
 import typer
 
 from orchestrator.cli.app import (
+    AgentOption,
     BranchOption,
+    ClaudeSettingsOption,
     JobsOption,
+    McpConfigOption,
     ProjectDirOption,
     RegressionOption,
     SandboxOption,
@@ -63,6 +66,9 @@ def run(
     regression_budget: str | None = typer.Option(None, "--regression-budget", metavar="BUDGET", help="Time for the guard's checks after a feature: 3x its own check (default) or 20s; the rest wait for final verification."),
     no_final_verify: bool = typer.Option(False, "--no-final-verify", help="Do not re-run every passed feature's check at the end."),
     sandbox: str | None = SandboxOption,
+    agent: str | None = AgentOption,
+    mcp_config: Path | None = McpConfigOption,
+    claude_settings: str | None = ClaudeSettingsOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
@@ -83,7 +89,7 @@ def run(
         "strict_checks": True if strict_checks else None, "branch": branch, "sandbox": sandbox,
         "jobs": jobs, "regression": regression, "regression_budget": regression_budget, "final_verify": False if no_final_verify else None,
         "escalate_model": escalate_model, "escalate_on": escalate_on, "thinking": thinking, "provider": provider,
-        "html": html,
+        "html": html, "agent": agent, "mcp_config": mcp_config, "claude_settings": claude_settings,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
@@ -149,11 +155,12 @@ def demo(
     directory: Path | None = typer.Option(None, "--dir", metavar="DIR", help="Where to build (default: a new temporary directory); a demo that stopped there resumes."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, show_default=False, help="More output (tool calls)."),
+    agent: str | None = AgentOption,
 ) -> None:
     """Build the textkit example offline with a scripted demo model: no key, no network, ~20 s."""
     from orchestrator.commands.demo import demo_command
 
-    raise typer.Exit(demo_command(directory, json_output, verbose))
+    raise typer.Exit(demo_command(directory, json_output, verbose, agent=agent))
 
 
 # After the building commands, so that `--help` lists them first.

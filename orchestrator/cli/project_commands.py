@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from orchestrator.cli.app import ProjectDirOption, SandboxOption, SpecArgument, app
+from orchestrator.cli.app import AgentOption, ProjectDirOption, SandboxOption, SpecArgument, app
 from orchestrator.cli.presentation import Command
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config import load_config
@@ -96,12 +96,13 @@ def summarize(
 def doctor(
     project_dir: Path | None = ProjectDirOption,
     sandbox: str | None = typer.Option(None, "--sandbox", metavar="MODE", help="auto | bwrap | none: the sandbox to look at."),
+    agent: str | None = AgentOption,
 ) -> None:
-    """Show what a run here would use: the sandbox and why, git, Python, the key (set or not), prices, each setting's origin."""
+    """Show what a run here would use: the sandbox and why, the agent, git, Python, the key (set or not), prices, each setting's origin."""
     from orchestrator.commands.doctor import print_doctor
 
     paths = open_project(project_dir, may_be_missing=True)
-    raise typer.Exit(print_doctor(paths.root, {"sandbox": sandbox}))
+    raise typer.Exit(print_doctor(paths.root, {"sandbox": sandbox, "agent": agent}))
 
 
 @app.command("export", cls=Command)

@@ -35,8 +35,8 @@ _API_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 INTERRUPT_AT = "case-conversion"
 
 
-def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int = 0) -> int:
-    """Build textkit in `directory` (default: a new temporary directory) with the demo model."""
+def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int = 0, agent: str | None = None) -> int:
+    """Build textkit in `directory` (default: a new temporary directory) with the demo model and `agent`."""
     from orchestrator.demo.scripted import DEMO_MODEL, DEMO_SUMMARIZER_MODEL, press_ctrl_c_during
     from orchestrator.demo.spec_bundle import write_spec
 
@@ -53,7 +53,8 @@ def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int
         _git_init(demo.project)
     out.flush()
     paths = open_project(demo.project, may_be_missing=True)
-    flags = {"model": DEMO_MODEL, "summarizer_model": DEMO_SUMMARIZER_MODEL, "commit": True, "html": str(demo.html)}
+    flags = {"model": DEMO_MODEL, "summarizer_model": DEMO_SUMMARIZER_MODEL, "commit": True, "html": str(demo.html),
+             "agent": agent}
     config = load_config(flags, paths.root)
     request = RunRequest(json_mode=json_mode, verbosity=verbosity)
     with _demo_model_env() as fake:

@@ -1,10 +1,12 @@
 """`orchestrate doctor`: what a run here would use, and where each choice came from.
 
-The sandbox (which one, and why), the git and Python versions, whether an API key is set (never
-its value), the price table in use, and every setting with its value and its origin
+The sandbox (which one, and why), the agent (with the Agent SDK's and Claude Code's versions,
+and for Claude Code who pays: an API key metered per call, or the user's Claude plan capped
+per attempt), the git and Python versions, whether an API key is set (never its value), the price table in use, and every setting with its value and its origin
 (`default`, `orchestrate.toml`, `environment`, `command line`), and whether the `python3` the
 checks call can import pytest. Exit 0 when a run could start as configured, 2 when it could
-not (no API key for `--provider anthropic`, bad configuration, a `bwrap` sandbox that cannot run).
+not (no API key for `--provider anthropic`, bad configuration, a `bwrap` sandbox that cannot run,
+`--agent claude-code` without its SDK or on a provider it cannot be metered on).
 """
 
 from __future__ import annotations
@@ -56,17 +58,35 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
         return [*rows, ("configuration", str(err))], False
     # The SDK would refuse to start a run without a key; the other providers' credentials are
     # the cloud's own chain, which only a call can test.
-    healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES)
+    healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES) \
+        or config.agent == "claude-code"  # no key: Claude Code on the user's Claude plan (the billing row)
     try:
         rows.append(("sandbox", _describe_sandbox(_sandbox(config, project_root))))
     except SandboxUnavailable as err:
         rows.append(("sandbox", f"unusable: {err}"))
         healthy = False
+    from orchestrator.claude_code.availability import describe_agent
+
+    agent, runnable = describe_agent(config.agent)
+    rows.append(("agent", agent))
+    healthy = healthy and runnable
+    if config.agent == "claude-code":
+        rows.append(("billing", _billing(config, environ)))
+        healthy = healthy and not rows[-1][1].startswith("unusable")
     rows.append(("prices", _price_source(config)))
     rows.append(("checks' python3", _checks_python(environ)))
     origins = setting_origins(flags, project_root, environ)
     rows += [(f"setting {name}", f"{_value(config, name)}  ({origins[name]})") for name in RunConfig.model_fields]
     return rows, healthy
+
+
+def _billing(config: RunConfig, environ: Mapping[str, str]) -> str:
+    from orchestrator.claude_code.billing import billing_mode, describe_billing
+
+    try:
+        return describe_billing(billing_mode(config.provider, environ), config.max_cost)
+    except ConfigError as err:
+        return f"unusable: {err}"
 
 
 def _sandbox(config: RunConfig, project_root: Path) -> Sandbox:

@@ -14,10 +14,10 @@ from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
 from orchestrator.errors import UsageError
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.request_size import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
-from orchestrator.run.context_view import feature_reader
 from orchestrator.safety.secrets import redact
 from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
 from orchestrator.store.events import EventSink
@@ -96,8 +96,8 @@ def _runs_no_check(command: str, workspace: Path) -> CheckResult:
 
 
 def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, config: RunConfig) -> str:
-    """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.attempt.assessment`)."""
-    from orchestrator.run.attempt.assessment import assess, prompt_line
+    """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.checks.assessment`)."""
+    from orchestrator.run.checks.assessment import assess, prompt_line
     from orchestrator.run.checks.regression import RegressionGuard
 
     guard = RegressionGuard(spec, state, mode=config.regression, concurrency=1, runner=_runs_no_check)

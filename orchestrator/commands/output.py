@@ -56,7 +56,7 @@ def describe(event: Event, verbose: bool = False) -> str | None:
     if isinstance(event, RunStarted):
         return (
             f"run {event.run_id}: {event.selected} feature(s) selected, {event.already_passed} already passed, "
-            f"model {event.model}, context {event.context}"
+            f"model {event.model}, context {event.context}" + (f"; billing: {event.billing}" if event.billing else "")
         )
     if isinstance(event, FeatureStarted):
         on = f", escalated to {event.model}" if event.escalated else ""

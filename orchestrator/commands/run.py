@@ -84,11 +84,16 @@ def _nothing_selected(loaded: LoadedSpec, config: RunConfig, request: RunRequest
 def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> RunResult:
     """The run itself, under the project's lock; its result (for the reports and the exit code)."""
     # The SDK takes seconds to import: only a real run needs it.
+    from orchestrator.claude_code.billing import makes_own_calls
+    from orchestrator.claude_code.choice import agent_for
     from orchestrator.llm.client import make_sdk_client
     from orchestrator.run.factory import build_runner
     from orchestrator.run.runner import RunOptions
 
-    sdk = make_sdk_client(config)  # ConfigError (a UsageError) without a key
+    agent = agent_for(config)  # UsageError when --agent claude-code cannot run here
+    # On a Claude plan (no key) this program makes no model call of its own: Claude Code pays
+    # through the user's sign-in, and the Context Agent compresses without its summarizer.
+    sdk = make_sdk_client(config) if makes_own_calls(config.agent, config.provider) else None  # ConfigError: no key
     if config.jobs > 1 and not config.commit:
         raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
     _create_project_dir(paths)
@@ -98,7 +103,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     events = EventSink(
         make_renderer(request.json_mode, request.verbosity, config.max_cost, tagged=config.jobs > 1), paths.events_log
     )
-    options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets))
+    options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets), billing=billing_line(config))
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
             if config.jobs > 1:  # worktrees need a repository with a commit (a new or empty directory gets one)
@@ -109,7 +114,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
                 clear_stale_index_lock(options.workspace or paths.root, events.warn)
             try:
-                runner = build_runner(loaded, config, options, paths, events, sdk=sdk)
+                runner = build_runner(loaded, config, options, paths, events, sdk=sdk, agent=agent)
             except SelectionError as err:
                 raise UsageError(str(err)) from err
             return runner.run()
@@ -117,6 +122,15 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
         raise UsageError(str(err)) from err
     finally:
         events.close()
+
+
+def billing_line(config: RunConfig) -> str | None:
+    """Who pays Claude Code's calls and how `--max-cost` holds, in one line; None for the built-in agent."""
+    if config.agent != "claude-code":
+        return None
+    from orchestrator.claude_code.billing import billing_mode, describe_billing
+
+    return describe_billing(billing_mode(config.provider), config.max_cost)
 
 
 def _branch_workspace(paths: ProjectPaths, config: RunConfig, request: RunRequest) -> Path | None:

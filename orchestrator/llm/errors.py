@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from orchestrator.safety.secrets import redact
+
 
 class LimitReached(Exception):
     """A cost or token cap would be passed by the next call (exit 3, resumable)."""
@@ -21,3 +23,18 @@ class ModelRequestRejected(Exception):
 
 class MalformedResponse(Exception):
     """The API answered 200 with something that is not a message."""
+
+
+def describe_error(err: BaseException | None) -> str:
+    """`err` in one line for a warning: the API's own words when it gave some, redacted."""
+    if err is None:
+        return "unknown error"
+    status = getattr(err, "status_code", None)
+    api_message = getattr(err, "api_message", None)  # the API's own words, without the JSON around them
+    if isinstance(api_message, str) and api_message:
+        kind = getattr(err, "type", None) or type(err).__name__
+        where = "mid-stream" if status == 200 else str(status)
+        return f"{kind} {where}: {redact(api_message).splitlines()[0][:300]}"
+    text = redact(str(err)).splitlines()[0] if str(err) else type(err).__name__
+    text = text[:300]
+    return f"{type(err).__name__} {status}: {text}" if status else f"{type(err).__name__}: {text}"

@@ -32,7 +32,9 @@ class SpendEntry(BaseModel):
     `reserve` before a call is sent (its worst case in `cost_usd`), `call` with its usage and
     cost when its answer arrives (`unconfirmed`, without usage, when it was interrupted in
     flight), `release` when the API answered with an error. `model` names the model of a
-    reserve or call line (absent from lines written before escalation existed).
+    reserve or call line (absent from lines written before escalation existed). `call` tells
+    apart the calls of one feature in flight at once (Claude Code's, through the metering
+    proxy); absent where calls go one at a time.
     """
 
     model_config = ConfigDict(populate_by_name=True)
@@ -44,6 +46,7 @@ class SpendEntry(BaseModel):
     usage: TokenUsage | None = None
     unconfirmed: bool = False
     model: str | None = None
+    call: str | None = None
 
     def dump(self) -> JsonObject:
         """The line's JSON: only the keys its kind uses, as the journal has always held them."""
@@ -56,6 +59,8 @@ class SpendEntry(BaseModel):
             data["unconfirmed"] = True
         if self.model is not None:
             data["model"] = self.model
+        if self.call is not None:
+            data["call"] = self.call
         return data
 
 

@@ -1,1 +1,6 @@
-"""Bringing a feature's work onto a branch: the merge queue, its batches, landing, conflicts (used by `--jobs` and `combine`)."""
+"""Bringing a feature's work onto a branch, one at a time and checked: the merge queue, merge
+batches, where and how work lands, the user's edits kept aside, and the focused conflict step.
+Used by `--jobs N` (`orchestrator.run.parallel`) and by `combine`.
+
+May import `orchestrator.{git,store,llm,spec,safety}`; never `run` (a re-check is passed in).
+"""

@@ -182,7 +182,11 @@ def read_answer(content: list[object]) -> dict[tuple[str, int], str] | None:
 
 
 def model_ask(client: ModelClient, model: str, description: str, check: str | None) -> Ask:
-    """The focused step's call: one forced tool call on the agent's `model`, booked to the feature."""
+    """The focused step's call: one forced tool call on the agent's `model`, booked to the feature.
+    With no client of the run's own (Claude Code on a Claude plan) there is no call: no answer,
+    and a new attempt resolves the conflict instead."""
+    if client.sdk is None:
+        return lambda _hunks: None
 
     def ask(hunks: list[Hunk]) -> dict[tuple[str, int], str] | None:
         result = client.create(

@@ -11,8 +11,9 @@ from typing import Any
 from context_agent import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.context_view import ContextView, feature_reader
 from orchestrator.run.checks.check_command import CheckVerifier
-from orchestrator.run.context_view import ContextView, feature_reader
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
@@ -26,37 +27,40 @@ from orchestrator.store.working_memory import WorkingMemory
 
 def build_parts(
     loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *, sdk: Any = None,
-    store: StateStore | None = None,
+    store: StateStore | None = None, agent: Agent = BUILTIN_AGENT,
 ) -> RunParts:
     """The model client (on `sdk`, an `anthropic.Anthropic`), the Context Agent's view, the
     state store (`store`, or the project's), the working memory, the verifier and the feature
-    logs of one project. The client journals its spend to the store."""
+    logs of one project, and the `agent` that makes the attempts. The client journals its spend to
+    the store."""
     store = store or StateStore(paths, on_warning=events.warn)
     # SandboxUnavailable: exit 2, nothing run. Every command the model causes runs in this one.
     environment = command_environment(config, paths.root, loaded.path, events.warn)
     spend = Spend()
     client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend,
                          on_output=events.output_arriving)
-    agent = ContextAgent(
-        paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
+    context_agent = ContextAgent(
+        # No client of our own (Claude Code on a Claude plan): the summary is folded without a model.
+        paths.root, features=loaded.spec.features, model_call=client.summarizer_call if sdk is not None else None,
         summarizer_model=config.summarizer_model, on_event=events.context_event,
         read_feature=feature_reader(paths), redact=redact,
     )
     return RunParts(
         client=client,
         spend=spend,
-        context=ContextView(agent, loaded.spec, paths, strategy=config.context, depth=config.context_depth),
+        context=ContextView(context_agent, loaded.spec, paths, strategy=config.context, depth=config.context_depth),
         store=store,
         memory=WorkingMemory(paths.working_memory, on_warning=events.warn, backups_dir=paths.backups_dir),
         verifier=CheckVerifier(environment, timeout=config.check_timeout),
         logs=FeatureLogs(paths),
         environment=environment,
+        agent=agent,
     )
 
 
 def build_runner(
     loaded: LoadedSpec, config: RunConfig, options: RunOptions, paths: ProjectPaths, events: EventSink, *,
-    sdk: Any = None,
+    sdk: Any = None, agent: Agent = BUILTIN_AGENT,
 ) -> Runner:
     """A `Runner` with the real collaborators; with `config.jobs` > 1, a `ParallelRunner`."""
     if config.jobs > 1:
@@ -64,9 +68,9 @@ def build_runner(
         from orchestrator.run.parallel.shared_books import SharedStateStore
 
         store = SharedStateStore(paths, on_warning=events.warn)
-        parts = build_parts(loaded, config, paths, events, sdk=sdk, store=store)
+        parts = build_parts(loaded, config, paths, events, sdk=sdk, store=store, agent=agent)
         return ParallelRunner(loaded, config, options, paths, events, parts)
-    parts = build_parts(loaded, config, paths, events, sdk=sdk)
+    parts = build_parts(loaded, config, paths, events, sdk=sdk, agent=agent)
     if options.workspace is not None:  # --branch: checks run where the agent works
         parts.environment = parts.environment.at(options.workspace)
         parts.verifier = CheckVerifier(parts.environment, timeout=config.check_timeout)

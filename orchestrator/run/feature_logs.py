@@ -13,7 +13,7 @@ from orchestrator.store.records import AttemptRecord
 
 Report = AgentReport  # the agent's `report_feature` input, as the feature log holds it
 
-__all__ = ["AttemptRecord", "FeatureLogs", "Report"]
+__all__ = ["AttemptRecord", "FeatureLogs", "Report", "with_attempt"]
 
 
 class FeatureLogs:
@@ -35,3 +35,9 @@ class FeatureLogs:
         if log is None:
             return [], None
         return list(log.attempt_history), log.report
+
+
+def with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:
+    """`history` with `record` in it once: a check re-run after a kill replaces its attempt's record (cut-short stay)."""
+    kept = [entry for entry in history if not (entry.attempt == record.attempt and entry.stop != "interrupted")]
+    return [*kept, record]

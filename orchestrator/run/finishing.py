@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.books import RunBooks
-from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import FeatureLogs, Report
 from orchestrator.store.events import EventSink
 from orchestrator.store.state import PassToFinish

@@ -20,8 +20,9 @@ from orchestrator.config import RunConfig
 from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
+from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
-from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
 from orchestrator.run.checks.check_command import Verifier
@@ -31,7 +32,6 @@ from orchestrator.run.checks.final_verification import final_verification
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, guard_budget
 from orchestrator.run.checks.trust import distrust_unproven_passes
-from orchestrator.run.context_view import ContextView
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
@@ -54,6 +54,7 @@ class RunOptions:
     resets: list[str] = field(default_factory=list)
     # Where the agent works and checkpoints are made (`--branch`: a worktree); None: the project.
     workspace: Path | None = None
+    billing: str | None = None  # who pays the agent's calls, said at the start (`claude_code.billing`)
 
 
 @dataclass
@@ -68,6 +69,7 @@ class RunParts:
     verifier: Verifier
     logs: FeatureLogs
     environment: CommandEnvironment  # where every command the model causes runs (the verifier holds it too)
+    agent: Agent = BUILTIN_AGENT  # who makes each attempt (`--agent`)
 
 
 @dataclass
@@ -92,7 +94,7 @@ class Runner:
         self.books = RunBooks(parts.store, parts.spend)
         self.workspace = options.workspace or paths.root
         self.finisher = PassFinisher(self.books, parts.context, self.workspace, config.commit, events)
-        self.system = strategy_system_prompt(self.spec, config.context)
+        self.system = parts.agent.system_prompt(self.spec, config.context)
         self.selected = select(
             self.spec.ids(), {f.id: f.depends_on for f in self.spec.features}, options.only, options.shard
         )
@@ -115,7 +117,7 @@ class Runner:
         self.events.emit(
             "run_started", runId=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
             selected=len(self.selected), alreadyPassed=sum(self.books.status(f) == "passed" for f in self.selected),
-            model=self.config.model, context=self.config.context,
+            model=self.config.model, context=self.config.context, billing=self.options.billing,
         )
         verdict = (EXIT_OK, "passed", "")
         try:
@@ -192,6 +194,7 @@ class Runner:
         settings = JobSettings(
             config=self.config, spec=self.spec, system=self.system, environment=self.environment,
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
+            agent=self.parts.agent,
         )
         return FeatureJob(
             feature, workspace=self.workspace, client=self.parts.client, context=self.parts.context,

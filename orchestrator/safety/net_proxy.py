@@ -153,7 +153,7 @@ def proxy_socket(allow_hosts: tuple[str, ...]) -> str:
         found = _running.get(allow_hosts)
         if found is not None and os.path.exists(found):
             return found
-        directory = _private_directory()
+        directory = private_directory()
         path = str(directory / "proxy.sock")
         server = _ProxyServer(path, allow_hosts)
         threading.Thread(target=server.serve_forever, name="sandbox-proxy", daemon=True).start()
@@ -162,7 +162,7 @@ def proxy_socket(allow_hosts: tuple[str, ...]) -> str:
         return path
 
 
-def _private_directory() -> Path:
+def private_directory() -> Path:
     """A new directory only this user can enter, short enough for a socket path inside it."""
     base = tempfile.gettempdir()
     if len(base) + 40 > _MAX_SOCKET_PATH:

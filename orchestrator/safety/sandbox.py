@@ -36,6 +36,7 @@ from typing import Literal
 
 from orchestrator.errors import UsageError
 from orchestrator.safety.net_proxy import proxy_socket
+from orchestrator.safety.port_forward import forward_socket
 from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
@@ -82,18 +83,25 @@ class Sandbox:
     def active(self) -> bool:
         return self.kind == "bwrap"
 
-    def wrap(self, argv: Sequence[str], workspace: Path) -> list[str]:
-        """`argv` as it runs in the sandbox, with `workspace` writable and its working directory."""
+    def wrap(self, argv: Sequence[str], workspace: Path, forward_ports: Sequence[int] = ()) -> list[str]:
+        """`argv` as it runs in the sandbox, with `workspace` writable and its working directory;
+        `forward_ports` of the host's loopback reachable on the sandbox's (`port_forward`)."""
         if not self.active:
             return list(argv)
         command = [self.bwrap, *_namespace_flags(self.network), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for kind, path in self._mounts(Path(workspace)):
             command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, path)
+        init: list[str] = []
         if self.allow_hosts and not self.network:
             # Into the fresh /tmp, mounted above: the bridge's end of the proxy, the only socket file in reach.
             command += ["--ro-bind", proxy_socket(self.allow_hosts), PROXY_INSIDE]
-            # The first program forks the bridge, then installs the filter itself.
-            return [*command, "--chdir", str(workspace), "--", *init_command(), "--proxy", PROXY_INSIDE, "--", *argv]
+            init += ["--proxy", PROXY_INSIDE]
+        for port in forward_ports if not self.network else ():  # with the host's network, the port is there
+            inside = f"/tmp/.orchestrate-forward-{port}.sock"
+            command += ["--ro-bind", forward_socket(port), inside]
+            init += ["--forward", str(port), inside]
+        if init:  # the first program forks the bridges, then installs the filter itself
+            return [*command, "--chdir", str(workspace), "--", *init_command(), *init, "--", *argv]
         # bwrap installs the filter (read from fd 9, which sh opens): no Python start-up per command.
         return with_filter([*command, "--chdir", str(workspace), "--", *argv])
 

@@ -3,7 +3,7 @@ becomes the command. Run by path with `python -I -S`, so it imports the standard
 
     python -I -S sandbox_init.py [--proxy SOCKET] -- ARGV...
 
-1. With `--proxy`, a bridge is forked: it listens on 127.0.0.1:PROXY_PORT in the sandbox's own
+1. With `--proxy`, a bridge is forked (and one per `--forward PORT SOCKET`, on 127.0.0.1:PORT): it listens on 127.0.0.1:PROXY_PORT in the sandbox's own
    network namespace and carries each connection to SOCKET, the host proxy's Unix socket bound
    into the sandbox (`orchestrator.safety.net_proxy`, which allows only `[sandbox] allow_hosts`).
    The bridge is made before the filter below, so it alone can open a Unix socket, and it is not
@@ -101,8 +101,8 @@ def _fail(message: str) -> None:
     os._exit(126)
 
 
-def start_bridge(proxy_socket: str) -> None:
-    """Fork the bridge (127.0.0.1:PROXY_PORT -> `proxy_socket`); returns once it listens."""
+def start_bridge(proxy_socket: str, port: int = PROXY_PORT) -> None:
+    """Fork the bridge (127.0.0.1:`port` -> `proxy_socket`); returns once it listens."""
     import socket
     import threading
 
@@ -131,7 +131,7 @@ def start_bridge(proxy_socket: str) -> None:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        listener.bind(("127.0.0.1", PROXY_PORT))
+        listener.bind(("127.0.0.1", port))
         listener.listen(64)
     except OSError as err:
         _fail(f"could not start the network proxy's bridge: {err}")
@@ -153,8 +153,12 @@ def main(argv: list[str]) -> None:
     proxy = None
     if argv[:1] == ["--proxy"]:
         proxy, argv = argv[1], argv[2:]
+    while argv[:1] == ["--forward"] and len(argv) >= 3 and argv[1].isdigit():
+        # One port of the host's loopback, carried to its socket (`orchestrator.safety.port_forward`).
+        start_bridge(argv[2], int(argv[1]))
+        argv = argv[3:]
     if argv[:1] != ["--"] or len(argv) < 2:
-        _fail("usage: sandbox_init.py [--proxy SOCKET] -- ARGV...")
+        _fail("usage: sandbox_init.py [--proxy SOCKET] [--forward PORT SOCKET]... -- ARGV...")
     command = argv[1:]
     if proxy is not None:
         start_bridge(proxy)

@@ -37,6 +37,7 @@ class RunStarted(_Event):
     already_passed: int
     model: str
     context: str
+    billing: str | None = Field(None, exclude_if=_absent)  # who pays Claude Code's calls (`--agent claude-code`)
 
 
 class FeatureStarted(_Event):

@@ -66,15 +66,26 @@ class CheckResult(CamelModel):
         return self.dump()
 
 
-class ReCheck(CamelModel):
-    """One passed feature's check, run again: by the regression guard, final verification or `verify`."""
+class ReCheck(CheckResult):
+    """A passed feature's check run again (by the regression guard, final verification or
+    `verify`): its `CheckResult`, with whose check it was and how long it took. Saved without the
+    output, the attempt and the influencers: a log lists many re-checks and keeps them short."""
 
-    id: str  # the feature whose check it is
-    command: str | None = None
-    success: bool = False
-    exit_code: int | None = None
-    error: str | None = None
+    id: str = ""  # the feature whose check it is
     duration_ms: int = 0
+    output: str = Field("", exclude=True)
+    skipped: bool = Field(False, exclude=True)
+    attempt: int = Field(0, exclude=True)
+    influencers: list[Influencer] = Field(default_factory=list, exclude=True)
+
+    @classmethod
+    def of(cls, feature_id: str, result: CheckResult, duration_ms: int) -> ReCheck:
+        return cls(**{**dict(result), "id": feature_id, "duration_ms": duration_ms})
+
+    @model_serializer(mode="wrap")
+    def _id_first(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)  # the keys in the order logs always had them
+        return {"id": data.pop("id"), **data}
 
 
 class AttemptRecord(CamelModel):

@@ -29,6 +29,13 @@ class SpendEntry(ModelCallSpend):
             raise ValueError(f"feature id {feature_id[:60]!r} is not a safe id")
         return feature_id
 
+    @field_validator("call")
+    @classmethod
+    def _short_call(cls, call: str | None) -> str | None:
+        if call is not None and len(call) > 64:
+            raise ValueError("call is not a short call id")
+        return call
+
     @field_validator("cost_usd", mode="before")
     @classmethod
     def _finite_amount(cls, cost: object) -> object:
@@ -37,14 +44,15 @@ class SpendEntry(ModelCallSpend):
         return cost
 
 
-# Calls sent and not answered yet, by (purpose, feature): with `--jobs N` several workers'
-# calls are in flight at once, and each answer closes its own worker's reservation.
-OpenCalls = dict[tuple[str | None, str | None], SpendEntry]
+# Calls sent and not answered yet, by (purpose, feature, call): with `--jobs N` several workers'
+# calls are in flight at once, and each answer closes its own worker's reservation; Claude Code
+# may have several of one feature's in flight, told apart by `call`.
+OpenCalls = dict[tuple[str | None, str | None, str | None], SpendEntry]
 
 
 def replay_spend(state: RunState, spend: SpendEntry, open_calls: OpenCalls) -> None:
     """Apply one spend line to `state`, keeping `open_calls` (reservations not answered yet) up to date."""
-    key = (spend.purpose, spend.feature)
+    key = (spend.purpose, spend.feature, spend.call)
     if spend.kind == "reserve":
         earlier = open_calls.get(key)
         if earlier is not None:  # two reservations in a row for one caller: the first one's answer never came

@@ -19,8 +19,10 @@ MAX_SUMMARY = 4000
 MAX_ITEM = 2000
 MAX_ITEMS = 50
 MAX_NOTES = 8000
+# What the agent hears when its report is accepted (the built-in loop and Claude Code alike).
+REPORT_RECEIVED = "Report received. The orchestrator will now run the feature's check."
 
-__all__ = ["TOOL", "TOOL_NAME", "FeatureReport", "ToolInputError", "parse_report", "report_tool_definition"]
+__all__ = ["REPORT_RECEIVED", "TOOL", "TOOL_NAME", "FeatureReport", "ToolInputError", "parse_report", "report_tool_definition"]
 
 
 class FeatureReport(BaseModel):

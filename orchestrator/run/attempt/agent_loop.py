@@ -25,8 +25,8 @@ from orchestrator.llm.conversation import (
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.reply_blocks import reply_blocks
 from orchestrator.tools import ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
+from orchestrator.tools.report import REPORT_RECEIVED, FeatureReport, parse_report
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
-from orchestrator.tools.report import FeatureReport, parse_report
 
 MAX_TOOL_LINES = 200
 
@@ -69,6 +69,7 @@ class AgentSession:
     tools: list[ToolDefinition] = field(default_factory=tool_definitions)
     # Added to every request of the attempt: `thinking` and its beta header (`AttemptModel.request_fields`).
     request_fields: JsonObject = field(default_factory=dict)
+    attempt: int = 1  # which attempt of the feature this is (the metering proxy journals it)
 
 
 # How an answer can end besides a tool call or the end of its turn, as the API names them.
@@ -213,5 +214,5 @@ def _run_tool(session: AgentSession, use: ApiBlock, outcome: AttemptOutcome) -> 
             outcome.report = parse_report(use.get("input"))
         except ValueError as err:
             return ToolResult(f"report not accepted: {err}", is_error=True)
-        return ToolResult("Report received. The orchestrator will now run the feature's check.")
+        return ToolResult(REPORT_RECEIVED)
     return execute_tool(use["name"], use.get("input"), session.tool_context)

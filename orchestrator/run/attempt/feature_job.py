@@ -1,7 +1,7 @@
 """One feature, run to its end: attempts, each verified by its check, and every step recorded.
 
 A `FeatureJob` is given all it works with (workspace, model client, context view, verifier,
-recorder); the coordinator owns the order of features, summaries and the verdict, a job its feature.
+recorder, agent); the runner owns the order of features, summaries and the verdict, a job its feature.
 
 Every step is journaled before the next begins, so a kill at any instant resumes where it was:
 the agent's finished work is recorded before its check runs (a resumed run runs only the check),
@@ -20,14 +20,15 @@ from orchestrator.config import RunConfig
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
-from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, run_agent, stop_note
+from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, stop_note
+from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.recorder import FeatureRecorder
 from orchestrator.run.checks import check_influence, protect
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.context_view import ContextView
-from orchestrator.run.feature_logs import AttemptRecord, Report
+from orchestrator.run.feature_logs import AttemptRecord, Report, with_attempt
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import Feature, FeatureSpec
 from orchestrator.store.records import CheckResult
@@ -51,6 +52,7 @@ class JobSettings:
     max_attempts: int
     index: int  # the feature's position among the selected ones, for progress
     total: int
+    agent: Agent = BUILTIN_AGENT  # who makes the attempts (`--agent`)
 
 
 @dataclass
@@ -162,7 +164,8 @@ class FeatureJob:
         )
         self.unrestored = None
         self.influence.before_attempt(self.feature.id, self.command)
-        outcome = run_agent(self._session(guard.files, attempt), turn.context.history, turn.prompt, self.feature.id)
+        session = self._session(guard.files, attempt)
+        outcome = self.settings.agent.attempt(session, turn.context.history, turn.prompt, self.feature.id)
         recorder.agent_done(attempt, outcome)
         self.hopeless = outcome.final
         if changed := protect.guard_changes(guard):
@@ -215,7 +218,7 @@ class FeatureJob:
         entry, recorder = self.recorder.entry, self.recorder
         step.record.verification = step.verification
         step.record.regression_checks = self.watch.records() if self.watch else []
-        recorder.draft.attempts = _with_attempt(recorder.draft.attempts, step.record)
+        recorder.draft.attempts = with_attempt(recorder.draft.attempts, step.record)
         recorder.draft.report = step.report
         entry.attempts = attempt
         entry.awaiting_check = None
@@ -282,7 +285,7 @@ class FeatureJob:
         return AgentSession(
             client=self.client, model=chosen.model, system=self.settings.system, tool_context=tool_context,
             max_turns=config.max_turns, max_output_tokens=config.max_output_tokens,
-            mask_after_tokens=config.mask_after_tokens, on_event=self.recorder.agent_event,
+            mask_after_tokens=config.mask_after_tokens, on_event=self.recorder.agent_event, attempt=attempt,
             request_fields=chosen.request_fields(),
         )
 
@@ -292,9 +295,3 @@ def _attempt_record(attempt: int, outcome: AttemptOutcome) -> AttemptRecord:
     return AttemptRecord(attempt=attempt, stop=outcome.stop, turns=outcome.turns, tool_calls=outcome.tool_calls,
                          masked_outputs=outcome.masked, error=outcome.error, model=outcome.model, tokens=outcome.usage,
                          cost_usd=round(outcome.cost_usd, 6), tools=outcome.tool_lines)
-
-
-def _with_attempt(history: list[AttemptRecord], record: AttemptRecord) -> list[AttemptRecord]:
-    """`history` with `record` in it once: a check re-run after a kill replaces its attempt's record (cut-short stay)."""
-    kept = [entry for entry in history if not (entry.attempt == record.attempt and entry.stop != "interrupted")]
-    return [*kept, record]

@@ -39,21 +39,40 @@ def system_prompt(spec: FeatureSpec, *, replay: bool = False) -> str:
         "- `report_feature` reports what you did: a summary, the decisions you made, constraints "
         "later features must respect, and notes.",
         "",
-        "Rules:",
-        "- Stay inside the project directory; never touch files outside it.",
-        "- Do not edit the feature's check (its test files or verify command); make the code pass it. "
-        "Check files are protected: changing them fails the attempt.",
-        "- `.autonomous/` and `.git/` are read-only for you; the orchestrator keeps its records there and commits for you.",
-        "- When the feature is done and you have run its check yourself, call `report_feature` once. "
-        "The orchestrator then runs the check; its exit code, not your report, decides.",
-        "- Keep decisions and constraints short, one sentence each, useful to whoever builds the next feature.",
+        *RULES,
     ]
     if replay:
         parts += ["", REPLAY_NOTE]
-    parts += ["", f"# Project: {spec.project}"]
-    if spec.description:
-        parts += ["", spec.description]
-    return "\n".join(parts)
+    return "\n".join([*parts, "", project_section(spec)])
+
+
+def appended_system_prompt(spec: FeatureSpec) -> str:
+    """For an agent with a system prompt and tools of its own (Claude Code): the rules and the project."""
+    parts = [
+        "You are working as an autonomous software engineer for an orchestrator that builds a project one "
+        "feature at a time. Work in the current directory (the project). When you are done, call the "
+        "`report_feature` tool of the `orchestrate` MCP server once.",
+        "",
+        *RULES,
+    ]
+    return "\n".join([*parts, "", project_section(spec)])
+
+
+RULES = (
+    "Rules:",
+    "- Stay inside the project directory; never touch files outside it.",
+    "- Do not edit the feature's check (its test files or verify command); make the code pass it. "
+    "Check files are protected: changing them fails the attempt.",
+    "- `.autonomous/` and `.git/` are read-only for you; the orchestrator keeps its records there and commits for you.",
+    "- When the feature is done and you have run its check yourself, call `report_feature` once. "
+    "The orchestrator then runs the check; its exit code, not your report, decides.",
+    "- Keep decisions and constraints short, one sentence each, useful to whoever builds the next feature.",
+)
+
+
+def project_section(spec: FeatureSpec) -> str:
+    """`# Project: NAME` and the spec's description: the end of every system prompt of the run."""
+    return f"# Project: {spec.project}" + (f"\n\n{spec.description}" if spec.description else "")
 
 
 def last_verification_section(verification: CheckResult | None) -> str:

@@ -77,11 +77,7 @@ class CheckRun:
         return self.result.success
 
     def record(self) -> ReCheck:
-        result = self.result
-        return ReCheck(
-            id=self.feature_id, command=result.command, success=result.success, exit_code=result.exit_code,
-            error=result.error, duration_ms=self.duration_ms,
-        )
+        return ReCheck.of(self.feature_id, self.result, self.duration_ms)
 
 
 Progress = Callable[[int, int], None]  # (checks done, checks in all): for the live view

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.run_git import CheckpointError
-from orchestrator.run.attempt.assessment import assess, prompt_line
+from orchestrator.run.checks.assessment import assess, prompt_line
 from orchestrator.run.checks.check_pool import CheckRun, Progress
 from orchestrator.run.checks.failed_work import StartOfRun, park_failed_work
 from orchestrator.run.checks.footprint import ChangeWatch, HashCache, footprint

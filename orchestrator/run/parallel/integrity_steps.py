@@ -22,7 +22,7 @@ from pathlib import Path
 from orchestrator.git.run_git import run_git
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.queue import Recheck
-from orchestrator.run.attempt.assessment import assess
+from orchestrator.run.checks.assessment import assess
 from orchestrator.run.checks.check_pool import CheckRunner, run_checks
 from orchestrator.run.checks.integrity import Integrity, elapsed_ms
 from orchestrator.run.checks.regression import broken_result, failures

@@ -221,6 +221,8 @@ class ParallelRunner(Runner):
         settings = JobSettings(
             config=self.config, spec=self.spec, system=self.system, environment=self.parts.environment.at(workspace),
             max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
+
+            agent=self.parts.agent,
         )
         return WorkerJob(
             feature, workspace=workspace, client=client, context=self.parts.context, verifier=verifier,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from context_agent import ContextAgent
-from orchestrator.run.context_view import feature_reader
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths
 from tests.unit.context_agent.test_context_summarizer import (
     _write_log,

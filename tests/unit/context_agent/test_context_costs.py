@@ -19,7 +19,7 @@ from context_agent import ContextAgent
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
 from context_agent.recording import add_constraint, enforce_constraint_limit
 from context_agent.stores import ActiveConstraints
-from orchestrator.run.context_view import feature_reader
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import read_json

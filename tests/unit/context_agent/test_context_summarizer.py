@@ -13,7 +13,7 @@ import pytest
 from context_agent import ContextAgent, SummarizerAnswer, answer_schema
 from context_agent.budget import SUMMARY_BUDGET
 from orchestrator.store.atomic import write_json_atomic
-from orchestrator.run.context_view import feature_reader
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths
 
 

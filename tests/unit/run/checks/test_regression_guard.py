@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.run.attempt.assessment import named_files
+from orchestrator.run.checks.assessment import named_files
 from orchestrator.run.checks.check_pool import check_runner
 from orchestrator.run.checks.regression import RegressionGuard
 from orchestrator.spec.models import FeatureSpec

@@ -1,0 +1,133 @@
+"""`--agent claude-code`: each attempt is one fresh Claude Code session through the Agent SDK.
+
+The feature job hands it what it hands the built-in loop (`run.attempt.agent_seam.Agent`): the
+prompt with the same sections, the attempt's tool context (workspace, sandbox, variables,
+protected files), model and turn limit. The session runs on an event loop of the job's own
+thread; the run's stop switch (Ctrl-C under `--jobs N`, a limit, an error) or an interrupt in the
+main thread cancels it, and the launch stops whatever the CLI left running before the
+interrupt goes on (exit 130, and a resumed run makes the attempt again).
+
+Who pays (`billing`): with an API key every call goes through the attempt's metering proxy (the
+caps checked before each call, the spend booked and journaled, `api_call` events), and the CLI
+holds only the proxy's dummy key; on a Claude plan the CLI signs in itself, within the budget
+of the attempt (`PlanAttempt`), and its reported cost is booked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage, query
+
+from orchestrator.claude_code.billing import BillingMode, PlanAttempt
+from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch
+from orchestrator.claude_code.metering_proxy import MeteringProxy
+from orchestrator.claude_code.options import SessionSettings, session_options
+from orchestrator.claude_code.report_server import ReportInbox, report_server
+from orchestrator.claude_code.stream import StreamRecorder
+from orchestrator.claude_code.upstream import Upstream
+from orchestrator.json_types import ApiMessage
+from orchestrator.llm.client import ModelClient
+from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
+from orchestrator.run.attempt.feature_prompt import appended_system_prompt
+from orchestrator.spec.load import FeatureSpec
+
+STOP_POLL_SECONDS = 0.2  # how often a session looks whether the run is stopping
+STDERR_LINES = 20  # the CLI's last lines kept for the message of a session that failed
+
+@dataclass(frozen=True)
+class Payment:
+    """How one attempt's calls are paid: where they go, the attempt's budget, what books its result."""
+
+    endpoint: ApiEndpoint | None  # None: the CLI's own sign-in (a Claude plan)
+    budget: float | None  # the SDK's max_budget_usd (a Claude plan with --max-cost)
+    on_result: Callable[[ResultMessage], None]
+
+
+@dataclass(frozen=True)
+class ClaudeCodeAgent:
+    """The Claude Code agent of one run."""
+
+    cli: str  # the Claude Code CLI (`availability.bundled_cli`)
+    claude_settings: str
+    mcp_config: str | None
+    billing: BillingMode
+    name: str = "claude-code"
+
+    def system_prompt(self, spec: FeatureSpec, strategy: str) -> str:
+        return appended_system_prompt(spec)
+
+    def attempt(self, session: AgentSession, history: list[ApiMessage], prompt: str, feature_id: str) -> AttemptOutcome:
+        outcome = AttemptOutcome(stop="end_turn", model=session.model)
+        inbox, recorder = ReportInbox(), StreamRecorder(outcome, feature_id, session.on_event)
+        stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        settings = SessionSettings(
+            model=session.model, max_turns=session.max_turns, system_append=session.system,
+            claude_settings=self.claude_settings, mcp_config=Path(self.mcp_config) if self.mcp_config else None,
+        )
+        tools = session.tool_context
+        with self._paid(session, feature_id) as payment, CliLaunch(Path(self.cli), tools.environment,
+                                                                   payment.endpoint) as launch:
+            options = session_options(settings, tools, report_server(inbox), launch.wrapper, launch.variables)
+            options.stderr, options.max_budget_usd = stderr.append, payment.budget
+            try:
+                asyncio.run(_converse(prompt, options, recorder, payment.on_result, _stopping(session.client)))
+            except ClaudeSDKError as err:
+                tail = " | ".join(stderr)
+                outcome.stop, outcome.error = "error", f"Claude Code failed: {err}" + (f" ({tail})" if tail else "")
+                outcome.final = outcome.error if isinstance(err, CLINotFoundError) else None
+                session.on_event("warning", message=f"{feature_id}: {outcome.error}"[:1000], id=feature_id)
+        if inbox.report is not None:
+            outcome.report, outcome.stop = inbox.report, "reported"
+        return outcome
+
+    @contextlib.contextmanager
+    def _paid(self, session: AgentSession, feature_id: str) -> Iterator[Payment]:
+        """The attempt's billing around its session; LimitReached after it when a cap stopped it."""
+        if self.billing == "api-key":  # every call through the metering proxy, the real key on its side only
+            with MeteringProxy(upstream=Upstream.from_environment(), client=session.client, feature_id=feature_id,
+                               attempt=session.attempt, on_event=session.on_event) as proxy:
+                yield Payment(ApiEndpoint(proxy.base_url, proxy.token), None, lambda _result: None)
+            proxy.raise_if_refused()
+            return
+        with PlanAttempt(session.client, model=session.model, feature_id=feature_id, attempt=session.attempt,
+                         on_event=session.on_event) as plan:
+            yield Payment(None, plan.budget, plan.record)
+        plan.raise_if_capped()
+
+
+async def _converse(
+    prompt: str, options: ClaudeAgentOptions, recorder: StreamRecorder, on_result: Callable[[ResultMessage], None],
+    stopping: Callable[[], bool],
+) -> None:
+    """The session, message by message; cancelled (KeyboardInterrupt) when the run stops."""
+    main = asyncio.current_task()
+    assert main is not None
+
+    async def watch() -> None:
+        while not stopping():
+            await asyncio.sleep(STOP_POLL_SECONDS)
+        main.cancel()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        async for message in query(prompt=prompt, options=options):
+            recorder.take(message)
+            if isinstance(message, ResultMessage):
+                on_result(message)
+    except asyncio.CancelledError:
+        if stopping():
+            raise KeyboardInterrupt("the run is stopping") from None
+        raise
+    finally:
+        watcher.cancel()
+
+
+def _stopping(client: ModelClient) -> Callable[[], bool]:
+    pool = client.pool
+    return (lambda: pool.stopping) if pool is not None else (lambda: False)

@@ -1,0 +1,125 @@
+"""How the Claude Code CLI is started for one attempt: its own environment, home and sandbox.
+
+The SDK starts the CLI at `cli_path` with the parent's whole environment merged under ours;
+we point `cli_path` at a small wrapper written for the attempt, which throws that environment
+away and executes the real CLI with only what the attempt allows: the `CommandEnvironment`'s
+variables (no secrets), an empty home of its own, the API endpoint (the metering proxy with a
+dummy key), and the few variables the SDK itself sets for the CLI. On a Claude plan (no
+endpoint) the CLI keeps the user's home instead, where its own sign-in lives. With a bubblewrap sandbox
+the CLI runs inside it, like the agent's commands: the workspace writable, the protected paths
+read-only, the real home hidden. The wrapper also starts a session of its own and dies with
+its parent, and every process it leads carries the attempt's marker, so that an interrupt or
+the attempt's end leaves none of them running (`orchestrator.safety.descendants`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import tempfile
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from orchestrator.safety.descendants import CommandProcesses
+from orchestrator.safety.environment import CommandEnvironment
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+PLAN_HOSTS = ("api.anthropic.com", "*.anthropic.com", "claude.ai")  # a Claude plan: the API and the sign-in's
+TERM_GRACE = 2.0  # seconds the CLI's leftovers get between SIGTERM and SIGKILL
+# What the SDK sets for the CLI and the wrapper keeps (see ClaudeAgentOptions.env).
+SDK_VARIABLES = ("CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP", "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP")
+QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # no telemetry, updates or error reports: the API alone
+    "CLAUDE_CODE_ENTRYPOINT": "sdk-py",
+    "CLAUDE_CODE_SDK_READS_SESSION_STATE": "1",  # the SDK waits for the CLI's idle state before closing
+    "DISABLE_AUTOUPDATER": "1",
+}
+_WRAPPER = '''#!{python} -IS
+# Written by orchestrate for one Claude Code attempt: the CLI with this environment only.
+import ctypes, json, os, sys
+plan = json.loads({plan!r})
+ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGKILL when orchestrate dies
+os.setsid()  # a group of its own: the attempt stops it whole
+env = dict(plan["env"])
+env.update({{name: os.environ[name] for name in plan["keep"] if name in os.environ}})
+os.execve(plan["argv"][0], plan["argv"] + sys.argv[1:], env)
+'''
+
+
+@dataclass(frozen=True)
+class ApiEndpoint:
+    """Where the CLI sends its Messages API calls, and the key it sends there."""
+
+    base_url: str
+    api_key: str  # a dummy when the metering proxy adds the real credentials
+
+
+class CliLaunch:
+    """The attempt's wrapper, home and marker; `with` it around the session."""
+
+    def __init__(self, cli: Path, environment: CommandEnvironment, endpoint: ApiEndpoint | None) -> None:
+        """`endpoint` None: a Claude plan, through the CLI's own sign-in in the user's home (`billing`)."""
+        self.cli, self.environment, self.endpoint = cli, environment, endpoint
+        self.directory = Path(tempfile.mkdtemp(prefix="orchestrate-claude-"))
+        self.home = self.directory / "home" if endpoint is not None else _user_home(environment)
+        self.home.mkdir(exist_ok=True)
+        self.processes = CommandProcesses()
+        self.variables = self._variables()
+        self.wrapper = self.directory / "claude"
+        self.argv = self._argv()  # the CLI's command line before the SDK's arguments
+        plan = {"argv": self.argv, "env": self.variables, "keep": list(SDK_VARIABLES)}
+        self.wrapper.write_text(_WRAPPER.format(python=sys.executable, plan=json.dumps(plan)), encoding="utf-8")
+        self.wrapper.chmod(0o700)
+
+    def _variables(self) -> dict[str, str]:
+        """All the CLI sees of the environment: built from the attempt's variables, never ours whole."""
+        env = self.processes.environment(self.environment.variables)
+        env.update(QUIET)
+        env.update({"HOME": str(self.home), "PWD": str(self.environment.workspace)})
+        if self.endpoint is not None:
+            env.update({"ANTHROPIC_BASE_URL": self.endpoint.base_url, "ANTHROPIC_API_KEY": self.endpoint.api_key})
+        return env
+
+    def _argv(self) -> list[str]:
+        """The CLI, inside the sandbox when there is one: its home and its own files visible, and of
+        the network only the API endpoint (on this machine's loopback: the metering proxy)."""
+        sandbox = self.environment.sandbox
+        if not sandbox.active:
+            return [str(self.cli)]
+        if self.endpoint is None:  # its sign-in in the user's home, and Anthropic's hosts
+            sign_in = tuple(path for path in (self.home / ".claude", self.home / ".claude.json") if path.exists())
+            sandbox = dataclasses.replace(sandbox, read=(*sandbox.read, self.cli.parent),
+                                          write=(*sandbox.write, *sign_in), allow_hosts=(*sandbox.allow_hosts, *PLAN_HOSTS))
+            return sandbox.wrap([str(self.cli)], self.environment.workspace)
+        address = urllib.parse.urlsplit(self.endpoint.base_url)
+        host, port = address.hostname or "", address.port or (443 if address.scheme == "https" else 80)
+        loopback = host in LOOPBACK
+        sandbox = dataclasses.replace(
+            sandbox, read=(*sandbox.read, self.cli.parent), write=(*sandbox.write, self.home),
+            # An endpoint elsewhere (no proxy in between) is one more host its proxy lets through.
+            allow_hosts=sandbox.allow_hosts if loopback or not host else (*sandbox.allow_hosts, host),
+        )
+        return sandbox.wrap([str(self.cli)], self.environment.workspace, forward_ports=[port] if loopback else [])
+
+    def __enter__(self) -> CliLaunch:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> list[int]:
+        """Stop whatever the CLI left running, remove the attempt's files; the pids that would not stop."""
+        try:
+            return self.processes.stop_leftovers(grace=TERM_GRACE)
+        finally:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _user_home(environment: CommandEnvironment) -> Path:
+    """The user's home, where Claude Code keeps its sign-in (read by the CLI alone, never by us)."""
+    return Path(environment.variables.get("HOME") or os.path.expanduser("~"))

@@ -1,0 +1,73 @@
+"""What the Agent SDK is given for one attempt: `ClaudeAgentOptions`, built in one place.
+
+A fresh session each attempt (never `--continue` or `--resume`: what the agent knows of the
+project is what this program injects); Claude Code's own system prompt with the run's rules and
+project appended; no settings files unless `--claude-settings project`; the user's MCP servers
+only from `--mcp-config`, beside the in-process `report_feature`; permissions that let it act
+unattended, with the write guard deciding before every tool call.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig, SettingSource
+
+from orchestrator.claude_code.report_server import SERVER_NAME
+from orchestrator.claude_code.write_guard import unattended, write_guard
+from orchestrator.tools.context import ToolContext
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """The run's choices for every Claude Code session."""
+
+    model: str
+    max_turns: int
+    system_append: str  # the project and its rules, after Claude Code's own system prompt
+    claude_settings: str  # "none" | "project"
+    mcp_config: Path | None
+
+
+def session_options(
+    settings: SessionSettings, tools: ToolContext, report: McpSdkServerConfig, cli_path: Path, env: dict[str, str],
+) -> ClaudeAgentOptions:
+    """The options of one attempt's session in `tools.environment`'s workspace."""
+    sources: list[SettingSource] = ["project"] if settings.claude_settings == "project" else []
+    servers: dict[str, object] = dict(_user_servers(settings.mcp_config))
+    servers[SERVER_NAME] = report  # ours wins over a user's server of the same name
+    return ClaudeAgentOptions(
+        cwd=str(tools.environment.workspace),
+        model=settings.model,
+        max_turns=settings.max_turns,
+        system_prompt={"type": "preset", "preset": "claude_code", "append": settings.system_append},
+        setting_sources=sources,
+        mcp_servers=servers,  # type: ignore[arg-type]  # the user's file is JSON, checked by the CLI
+        strict_mcp_config=True,  # no .mcp.json of a cloned repository, no user-level servers
+        # Unattended: what would prompt a user is answered by `unattended` (not bypassPermissions,
+        # which the CLI refuses to root); the hook denies writes to protected paths before that.
+        permission_mode="acceptEdits",
+        can_use_tool=unattended(tools),
+        hooks={"PreToolUse": [write_guard(tools)]},
+        continue_conversation=False,
+        resume=None,
+        cli_path=str(cli_path),
+        env=env,
+        verbatim_prompts=True,  # the prompt holds text of the spec and of earlier agents: no @file expansion
+    )
+
+
+def _user_servers(path: Path | None) -> dict[str, object]:
+    """The `mcpServers` of the user's `--mcp-config` file; a file that cannot serve is a `ValueError`."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"--mcp-config {path}: cannot be read as JSON: {err}") from err
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ValueError(f'--mcp-config {path}: needs an object "mcpServers" naming each server')
+    return dict(servers)

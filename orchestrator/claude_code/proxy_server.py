@@ -1,0 +1,134 @@
+"""The metering proxy's HTTP plumbing: a threading stdlib server on 127.0.0.1 and the replies it writes.
+
+HTTP/1.1 with keep-alive, as Claude Code's client pools connections. The server keeps its open
+connections so that stopping it ends idle keep-alive waits and replies in flight at once. Its
+handler threads are not waited for: one may wait minutes on the API's next byte, so the proxy
+books such a call itself when it closes, and the handler books nothing after that.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# Headers of one connection, not of the message: never passed on (RFC 9110, 7.6.1), nor the
+# length, which each side sets for the body it writes.
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
+    "trailer", "trailers", "transfer-encoding", "upgrade", "content-length", "host",
+})
+
+
+class ProxyServer(ThreadingHTTPServer):
+    """Serves every request with `serve(handler)`; `stop()` ends open connections, `join()` frees the port."""
+
+    daemon_threads = True  # not waited for: see above
+
+    def __init__(self, serve: Callable[[ProxyHandler], None]) -> None:
+        super().__init__(("127.0.0.1", 0), ProxyHandler)
+        self.serve = serve
+        self._connections: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="metering-proxy", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self._lock:
+            self._connections.add(request)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._lock:
+                self._connections.discard(request)
+
+    def stop(self) -> None:
+        """Stop accepting and shut the open connections (their handlers end as soon as they next read or write)."""
+        self.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def join(self) -> None:
+        self.server_close()
+        self._thread.join(timeout=5)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client gone mid-reply is normal here (the CLI stopped, the attempt ended): the
+        # handler has booked its call in a `finally`; there is nothing else to say.
+        pass
+
+
+class ProxyHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "orchestrate-metering-proxy"
+    disable_nagle_algorithm = True  # the head and each event go out at once, not 40 ms later
+    server: ProxyServer
+
+    def do_POST(self) -> None:
+        self.server.serve(self)
+
+    do_GET = do_PUT = do_DELETE = do_PATCH = do_POST
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # nothing of a request is logged: its headers carry the dummy key, its body the prompt
+
+    def read_body(self, limit: int) -> bytes | None:
+        """The request's body, or None when it has no length or is larger than `limit`."""
+        try:
+            length = int(self.headers.get("content-length", ""))
+        except ValueError:
+            return None
+        if not 0 <= length <= limit:
+            return None
+        return self.rfile.read(length)
+
+    def send_error_json(self, status: int, error_type: str, message: str, headers: Iterable[tuple[str, str]] = ()) -> None:
+        """An error in the API's own shape, so Claude Code shows `message` as the API's words."""
+        body = json.dumps({"type": "error", "error": {"type": error_type, "message": message}}).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def start_reply(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
+        """The head of a reply whose body follows in `send_chunk`s (chunked: its length is not known)."""
+        self.send_response_only(status)
+        for name, value in headers:
+            if name.lower() not in HOP_BY_HOP:
+                self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+
+    def send_chunk(self, data: bytes) -> None:
+        if data:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+    def end_reply(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def cut(self) -> None:
+        """End the connection without finishing the reply: the client sees the stream break
+        (as it would have from the API) and retries."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
