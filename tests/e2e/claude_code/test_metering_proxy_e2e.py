@@ -16,10 +16,9 @@ import httpx2
 import pytest
 
 from orchestrator.claude_code.metering_proxy import MeteringProxy
-from orchestrator.claude_code.sse_usage import StreamUsage
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.config import RunConfig
-from orchestrator.demo.fake_api import FailFirst, Fault, FakeAPI
+from orchestrator.demo.fake_api import FailFirst, FakeAPI, Fault
 from orchestrator.llm.client import LimitReached, ModelClient, Spend
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from orchestrator.llm.sdk import Credentials
@@ -218,26 +217,6 @@ def test_closing_the_proxy_mid_answer_ends_the_call_at_once_and_books_its_worst_
     assert not caller.is_alive()
     state = books.replayed()
     assert state.totals.unconfirmed_cost_usd > 0 and state.totals.cost_usd >= _billed(fake_api)[1]
-
-
-def test_usage_is_read_from_events_split_anywhere_and_the_later_count_wins():
-    stream = (
-        b'event: message_start\r\ndata: {"type":"message_start","message":{"model":"m","usage":'
-        b'{"input_tokens":5,"output_tokens":1,"cache_read_input_tokens":7,"cache_creation_input_tokens":3}}}\r\n\r\n'
-        b'event: ping\ndata: {"type":"ping"}\n\n'
-        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},'
-        b'"usage":{"output_tokens":42,"cache_read_input_tokens":null}}\n\n'
-        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
-    )
-    for size in (1, 7, len(stream)):
-        reader = StreamUsage()
-        for start in range(0, len(stream), size):
-            reader.feed(stream[start:start + size])
-        assert reader.complete and reader.stop_reason == "tool_use" and reader.model == "m"
-        assert reader.usage == TokenUsage(input=5, output=42, cache_read=7, cache_write=3)
-    broken = StreamUsage()
-    broken.feed(stream.split(b"event: message_stop")[0] + b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error"}}\n\n')
-    assert not broken.complete and broken.error_type == "overloaded_error"
 
 
 def test_a_proxy_killed_mid_answer_never_records_less_than_the_api_billed(fake_api, tmp_path):

@@ -18,7 +18,7 @@ from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.demo.fake_api import AgentTurn, FailCalls, FakeAPI, Fault, text, tool_use
 from orchestrator.llm.errors import LimitReached
-from tests.test_metering_proxy import REAL_KEY, Books, _billed
+from tests.e2e.claude_code.test_metering_proxy_e2e import REAL_KEY, Books, _billed
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")
 CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
