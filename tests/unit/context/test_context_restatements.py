@@ -15,7 +15,7 @@ from context_agent.recording import add_constraint
 from context_agent.stores import ActiveConstraints
 from context_agent.words import claim_words, find_near_duplicate
 from orchestrator.store.paths import ProjectPaths
-from tests.unit.context_agent.test_context_summarizer import (
+from tests.unit.context.test_context_summarizer import (
     Recorder,
     _write_log,
     answer,

@@ -10,7 +10,7 @@ from typing import Any
 from context_agent import ContextAgent
 from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths
-from tests.unit.context_agent.test_context_summarizer import (
+from tests.unit.context.test_context_summarizer import (
     _write_log,
     answer,
     fake_message,
