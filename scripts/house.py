@@ -5,7 +5,7 @@
 
 A *room* is a module or a subpackage directly inside a package; an *arrow* is "room A imports
 room B" inside that package; a *floor* is a step in the longest chain of arrows. The whole
-house has no cycle and no arrow that runs back up: `tests/test_architecture.py` checks it.
+house has no cycle and no arrow that runs back up: `tests/unit/test_architecture.py` checks it.
 """
 
 from __future__ import annotations
