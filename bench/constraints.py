@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from bench.memory import VOCABULARY, no_fsync
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.store.paths import ProjectPaths
 
 SUMMARIZE_EVERY = 5
@@ -38,8 +38,8 @@ def measure(constraints: int = 5000) -> dict[str, Any]:
         with no_fsync():  # filling up is not what is measured; thousands of fsyncs would only slow it
             for number in range(constraints):
                 _feature(agent, number)
-        store_bytes = paths.active_constraints.stat().st_size
-        active = len(json.loads(paths.active_constraints.read_text(encoding="utf-8"))["constraints"])
+        store_bytes = paths.context.active_constraints.stat().st_size
+        active = len(json.loads(paths.context.active_constraints.read_text(encoding="utf-8"))["constraints"])
         # Then the same loop goes on, timed, fsyncs included, as in a run.
         injection_ms, report_ms = [], []
         for number in range(constraints, constraints + TIMED_CALLS):

@@ -33,7 +33,7 @@ from orchestrator.run.checks.check_command import run_check  # noqa: E402
 from orchestrator.store.records import CheckResult
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
-from orchestrator.spec.models import FeatureSpec  # noqa: E402
+from orchestrator.spec.feature_spec import FeatureSpec  # noqa: E402
 from orchestrator.store.run_state import FeatureState, RunState  # noqa: E402
 
 

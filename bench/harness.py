@@ -23,7 +23,9 @@ from typing import Any, Callable, Iterator
 
 import anthropic
 
-from context_agent import ContextInjection, estimate_tokens, render_project_context
+from context_agent.context_injection import ContextInjection
+from context_agent.tokens import estimate_tokens
+from context_agent.render import render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.runner import Runner, RunOptions
@@ -88,6 +90,7 @@ class FeatureMark:
     wall: float
     http: float
     check: float
+    cpu: float = 0.0  # the process's own CPU time since the run began (every thread): what a loaded machine does not inflate
 
 
 class QuietRenderer:
@@ -225,10 +228,11 @@ def run_spec(
     sdk = anthropic.Anthropic(
         base_url=base_url, api_key=API_KEY, max_retries=config.api_max_retries, timeout=config.api_timeout
     )
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     loaded = load_spec(spec_path)
     paths = ProjectPaths.for_project(root)
-    renderer = QuietRenderer(lambda: FeatureMark(time.perf_counter() - started, http.seconds, check.seconds))
+    renderer = QuietRenderer(lambda: FeatureMark(
+        time.perf_counter() - started, http.seconds, check.seconds, time.process_time() - cpu_started))
     events = EventSink(renderer, paths.events_log)
     parts = build_parts(loaded, config, paths, events, sdk=TimedSDK(sdk, http))
     parts.verifier = TimedVerifier(parts.verifier, check)

@@ -29,7 +29,8 @@ from typing import Any, Iterator
 
 from bench.plans import spec_features
 from bench.summarizers import CarelessSummarizer
-from context_agent import ContextAgent, estimate_tokens
+from context_agent.project_memory import ContextAgent
+from context_agent.tokens import estimate_tokens
 from context_agent.budget import MAX_STORED_DECISIONS, SUMMARY_BUDGET
 from context_agent.words import find_near_duplicate
 from orchestrator.run.attempt.context_view import feature_reader
@@ -84,8 +85,8 @@ def measure(
                 agent.summarize(pending, f"every-{SUMMARIZE_EVERY}")
                 pending = []
         injection = agent.get_injection(specs[-1].id)
-        stored_decisions = [d["text"] for d in _read(paths.key_decisions)["decisions"]]
-        active = [c["description"] for c in _read(paths.active_constraints)["constraints"]]
+        stored_decisions = [d["text"] for d in _read(paths.context.key_decisions)["decisions"]]
+        active = [c["description"] for c in _read(paths.context.active_constraints)["constraints"]]
         full = _with_full_length_summary(agent, paths, specs[-1].id)
 
     newest = planted_decisions[-MAX_STORED_DECISIONS:]
@@ -151,10 +152,10 @@ def error_rates(pairs: int = 200, seed: int = 11) -> dict[str, Any]:
 def _with_full_length_summary(agent: ContextAgent, paths: ProjectPaths, feature_id: str) -> Any:
     """The injection with the stored summary swapped for one of the full length the prompt asks
     for: what the summary keeps of the 2000 tokens next to the constraints."""
-    stored = _read(paths.running_summary)
+    stored = _read(paths.context.running_summary)
     line = "The service keeps every part under src/, one module a part, checked offline by pytest."
     stored["summary"] = "\n".join([line] * (SUMMARY_BUDGET // estimate_tokens(line) + 1))
-    write_json_atomic(paths.running_summary, stored)
+    write_json_atomic(paths.context.running_summary, stored)
     return agent.get_injection(feature_id)
 
 

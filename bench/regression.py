@@ -30,7 +30,7 @@ from orchestrator.run.checks.footprint import ChangeWatch, HashCache  # noqa: E4
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.run.checks.regression import RegressionGuard  # noqa: E402
-from orchestrator.spec.models import FeatureSpec  # noqa: E402
+from orchestrator.spec.feature_spec import FeatureSpec  # noqa: E402
 from orchestrator.store.records import Footprint  # noqa: E402
 from orchestrator.store.run_state import FeatureState, RunState  # noqa: E402
 

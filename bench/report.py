@@ -32,6 +32,10 @@ def rows(results: dict[str, Any]) -> list[Row]:
     if loop:
         out.append((f"loop ms/feature, first vs last tenth of {largest}", f"{loop[0]:.1f} -> {loop[-1]:.1f}",
                     "no growth (<= 1.5x)", loop[-1] <= 1.5 * loop[0]))
+    cpu = big.get("segments_cpu_ms_per_feature") or []
+    if cpu:  # the same, in the run's own CPU time: the figure the machine's load does not move
+        out.append((f"loop CPU ms/feature, first vs last tenth of {largest}", f"{cpu[0]:.1f} -> {cpu[-1]:.1f}",
+                    "no growth (<= 1.5x)", cpu[-1] <= 1.5 * cpu[0]))
     out += [
         (f"peak RSS at {largest} features", f"{results['peak_rss_mb']:.0f} MB", "< 200 MB", results["peak_rss_mb"] < 200),
         (f"  state snapshot at {quiet['features']}, check output 0 / {talkative_chars} chars",

@@ -30,7 +30,6 @@ import json
 import subprocess
 import sys
 import tempfile
-from itertools import pairwise
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -72,17 +71,39 @@ def _events(root: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def _cost_usd(root: Path) -> float:
+    """The run's dollars as `status` reports them (the state's totals, the fake's pricing)."""
+    state = json.loads((root / ".autonomous/state/execution-state.json").read_text())
+    return float(state["totals"]["costUsd"])
+
+
 def _window(values: list[float], late: bool) -> float:
-    """The mean over the second and third tenths (early) or the eighth and ninth (late): the first
+    """The mean over the second to fourth tenths (early) or the seventh to ninth (late): the first
     and the last tenth hold the start-up and, under `--jobs 4`, the workers filling up and
-    draining (the last features finish in one merge batch), which say nothing about a feature's
-    cost; two tenths, since under `--jobs 4` features finish in bursts (merge batches)."""
+    draining (the last features finish in one merge batch)."""
     size = max(len(values) // 10, 1)
-    chosen = values[-3 * size:-size] if late else values[size:3 * size]
+    chosen = values[6 * size:9 * size] if late else values[size:4 * size]
     return mean(chosen) if chosen else 0.0
 
 
-def measure(case: str, count: int, save: Path | None = None) -> dict[str, Any]:
+def per_feature(running: list[float], late: bool) -> float:
+    """What a feature cost over a window of the run, from a running total read as each feature
+    finished (its time, or the run's CPU time so far): the total's rise across the window over the
+    features in it. Three tenths wide (30 features at N = 100, several merge batches under
+    `--jobs 4`), so that a window never falls inside one batch, as one tenth's mean gap did."""
+    size = max(len(running) // 10, 1)
+    first, last = (6 * size, 9 * size) if late else (size, 4 * size)
+    last = min(last, len(running) - 1)
+    return (running[last] - running[first - 1]) / (last - first + 1) if last >= first >= 1 else 0.0
+
+
+def _flat(name: str, running: list[float], scale: float, digits: int = 3) -> dict[str, Any]:
+    early, late = per_feature(running, late=False) / scale, per_feature(running, late=True) / scale
+    return {f"{name}_early": round(early, digits), f"{name}_late": round(late, digits),
+            f"{name}_late_over_early": round(late / early, 2) if early else None}
+
+
+def _run(case: str, count: int) -> tuple[Any, list[dict[str, Any]], int, float]:
     repo, shape, jobs = case.split("-")
     with running_fake_api(default_plan=_plan(shape), keep_requests=20) as fake, \
             tempfile.TemporaryDirectory(prefix="scale-") as tmp:
@@ -98,34 +119,40 @@ def measure(case: str, count: int, save: Path | None = None) -> dict[str, Any]:
         args += ["--jobs", "4"] if jobs == "j4" else []
         args += ["--no-commit"] if repo == "nogit" and jobs == "serial" else []
         result = run_cli(args, root, fake, timeout=24 * 3600)
-        events = _events(root)
-        calls = sum(fake.ledger.kind_calls.values())
-    finished = sorted(e["ts"] for e in events if e["type"] == "feature_finished")
-    gaps = [(b - a) / 1000 for a, b in pairwise(finished)]
-    order = [e["id"] for e in sorted((e for e in events if e["type"] == "feature_finished"), key=lambda e: e["ts"])]
+        return result, _events(root), sum(fake.ledger.kind_calls.values()), _cost_usd(root)
+
+
+def measure(case: str, count: int, save: Path | None = None) -> dict[str, Any]:
+    result, events, calls, dollars = _run(case, count)
+    done = sorted((e for e in events if e["type"] == "feature_finished"), key=lambda e: e["ts"])
+    finished = [float(e["ts"]) for e in done]
+    order = [e["id"] for e in done]
     checks: dict[str, int] = {}
     for e in events:
         if e["type"] == "regression_check":
             checks[e["id"]] = checks.get(e["id"], 0) + 1
-    per_feature = [float(checks.get(fid, 0)) for fid in order]
+    rechecks = [float(checks.get(fid, 0)) for fid in order]
     guard_ms = {e["id"]: e["durationMs"] / 1000 for e in events if e["type"] == "regression_summary"}
     guard = [guard_ms.get(fid, 0.0) for fid in order]
     deferred = sum(e["deferred"] for e in events if e["type"] == "regression_summary")
     final = [e for e in events if e["type"] == "final_verification"]
     run = [e for e in events if e["type"] == "run_finished"]
-    early, late = _window(gaps, late=False), _window(gaps, late=True)
-    if save is not None:  # the finishing times, for another look at the same run
-        (save / f"{case}-{count}.json").write_text(json.dumps({"finished_ms": finished, "rechecks": per_feature}))
+    size = max(count // 10, 1)
+    middle = finished[size - 1:9 * size]  # features finished per minute over the second to ninth tenths
+    if save is not None:  # the finishing times and CPU, for another look at the same run
+        (save / f"{case}-{count}.json").write_text(json.dumps({"finished": done, "rechecks": rechecks}))
     return {
         "case": case, "features": count, "exit": result.code,
-        "feature_s_early": round(early, 3), "feature_s_late": round(late, 3),
-        "late_over_early": round(late / early, 2) if early else None,
-        "rechecks_early": round(_window(per_feature, late=False), 2), "rechecks_late": round(_window(per_feature, late=True), 2),
+        **_flat("feature_s", finished, 1000), **_flat("cpu_ms", [float(e.get("cpuMs", 0)) for e in done], 1, 1),
+        **_flat("children_cpu_ms", [float(e.get("childrenCpuMs", 0)) for e in done], 1, 1),
+        "features_per_min_middle": round((len(middle) - 1) * 60_000 / (middle[-1] - middle[0]), 1)
+        if len(middle) > 1 and middle[-1] > middle[0] else None,
+        "rechecks_early": round(_window(rechecks, late=False), 2), "rechecks_late": round(_window(rechecks, late=True), 2),
         "guard_s_early": round(_window(guard, late=False), 3), "guard_s_late": round(_window(guard, late=True), 3),
         "deferred_total": deferred,
         "final_verification_s": round(final[0]["durationMs"] / 1000, 1) if final else None,
         "run_s": round(run[-1]["durationMs"] / 1000, 1) if run else None,
-        "calls_per_feature": round(calls / count, 2),
+        "calls_per_feature": round(calls / count, 2), "usd_per_feature": round(dollars / count, 5),
     }
 
 

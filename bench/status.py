@@ -19,7 +19,9 @@ from typing import Any
 
 from bench.fake_server import REPO_ROOT
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import FeatureState, RunState, StateStore
+from orchestrator.store.state import StateStore
+from orchestrator.store.run_state import FeatureState
+from orchestrator.store.run_state import RunState
 from orchestrator.llm.pricing import TokenUsage
 
 

@@ -1,5 +1,5 @@
 """Fake summarizers: they read the Context Agent's real request and answer its schema
-(`context_agent.summarizer.SummarizerAnswer`, camelCase keys).
+(`context_agent.summarizer_call.SummarizerAnswer`, camelCase keys).
 
 `diligent_summarizer` does what the prompt asks: it keeps the summary near the target length,
 folding older features into one line, and restates nothing that is stored. It answers through
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from context_agent import estimate_tokens
+from context_agent.tokens import estimate_tokens
 
 # What a model asked for "about 800 words" writes, in the product's own token estimate: prose
 # runs about 1.5 tokens a word. Under the summary's 1500-token share, as the prompt intends.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS
-from .records import CheckSummary
+from .feature_records import CheckSummary
 from .text import clip_item, one_line
 from .tokens import estimate_tokens
 

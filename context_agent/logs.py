@@ -4,10 +4,10 @@ costs the summary some detail, never the summarization."""
 
 from __future__ import annotations
 
-from context_agent.json_types import JsonObject
+from context_agent.json_shapes import JsonObject
 
+from .feature_records import FeatureReader, FeatureRecord
 from .interfaces import FeatureLike
-from .records import FeatureReader, FeatureRecord
 
 # Bounds on what one feature contributes to the summarizer's prompt, in characters.
 _TEXT_CHARS = 1200

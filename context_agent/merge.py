@@ -20,9 +20,9 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS, SUMMARY_BUDGET
-from .recording import add_constraint, add_decision, add_failure, renew, retire_constraints, retire_decisions
+from .store_updates import add_constraint, add_decision, add_failure, renew, retire_constraints, retire_decisions
 from .stores import ActiveConstraints, ContextStores, KeyDecisions
-from .summarizer import ConstraintDraft, DecisionDraft, SummarizerAnswer
+from .summarizer_call import ConstraintDraft, DecisionDraft, SummarizerAnswer
 from .text import clip_item
 from .tokens import estimate_tokens
 

@@ -3,7 +3,7 @@ knows its wording."""
 
 from __future__ import annotations
 
-from .injected import ContextInjection
+from .context_injection import ContextInjection
 from .text import one_line
 
 HEADING = "## Project Context"

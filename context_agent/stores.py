@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 
-from .events import EventReporter
+from .agent_events import EventReporter
 from .files import ContextFiles, TooLarge, read_bounded
 
 ItemSource = Literal["report", "summarizer"]
@@ -127,7 +127,7 @@ class ActiveConstraints(_StoreModel):
     constraints: list[Constraint] = Field(default_factory=list)
     retired: list[RetiredConstraint] = Field(default_factory=list)
     _index: Any = PrivateAttr(default=None)
-    """`recording`'s index of `constraints`, with the list it was built for."""
+    """`store_updates`'s index of `constraints`, with the list it was built for."""
 
 
 @dataclass

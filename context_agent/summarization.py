@@ -10,18 +10,19 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from .agent_events import EventReporter
 from .budget import MAX_ACTIVE_CONSTRAINTS
-from .events import EventReporter
 from .fallback import fallback_summary
 from .files import ContextFiles
 from .interfaces import ModelCall
-from .json_types import ApiRequest
+from .json_shapes import ApiRequest
 from .logs import FeatureOutcome
 from .merge import MergeOutcome, merge_answer, summary_rejection
 from .pending import clear_pending
-from .recording import enforce_constraint_limit, enforce_summary_cap, ingest_report
+from .store_updates import enforce_constraint_limit, ingest_report
 from .stores import Constraint, ContextStores, save_stores
-from .summarizer import SummarizerError, build_request, parse_answer
+from .summarizer_call import SummarizerError, build_request, parse_answer
+from .summary_notes import enforce_summary_cap
 from .tokens import estimate_tokens
 
 _EVICTED_NAMED = 10  # constraints named in the eviction message; the event's data lists all

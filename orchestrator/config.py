@@ -17,11 +17,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from orchestrator.agent_settings import AgentSettings
-from orchestrator.errors import UsageError
 from orchestrator.llm.models import default_agent_model, default_summarizer_model, thinking_problem
 from orchestrator.llm.pricing import ModelPrice, PriceTable
 from orchestrator.regression_budget import DEFAULT_REGRESSION_BUDGET, BudgetSetting
 from orchestrator.safety.net_proxy import checked_hosts
+from orchestrator.user_errors import UsageError
 
 ContextStrategy = Literal["compressed", "replay", "window"]
 Provider = Literal["anthropic", "bedrock", "vertex"]

@@ -1,7 +1,7 @@
 """Names for the JSON this program passes on without owning its shape.
 
 Our own files and results are pydantic models or dataclasses (`orchestrator.store`,
-`orchestrator.run.checks.check_command`, `context_agent.records`). What is left as a plain mapping is JSON
+`orchestrator.run.checks.check_command`, `context_agent.feature_records`). What is left as a plain mapping is JSON
 whose shape belongs to someone else: the Messages API's requests, messages and blocks, a tool's
 input as the model wrote it, JSON schemas, the agent's free-form report, keyword arguments for
 an SDK client, or a model dumped just before it is written. Each has a name here that says

@@ -35,7 +35,7 @@ from orchestrator.json_types import ApiMessage
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt
-from orchestrator.spec.load import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 
 STOP_POLL_SECONDS = 0.2  # how often a session looks whether the run is stopping
 STDERR_LINES = 20  # the CLI's last lines kept for the message of a session that failed
@@ -71,8 +71,9 @@ class ClaudeCodeAgent:
             claude_settings=self.claude_settings, mcp_config=Path(self.mcp_config) if self.mcp_config else None,
         )
         tools = session.tool_context
-        with self._paid(session, feature_id) as payment, CliLaunch(Path(self.cli), tools.environment,
-                                                                   payment.endpoint) as launch:
+        with self._paid(session, feature_id) as payment, CliLaunch(
+            Path(self.cli), tools.environment, payment.endpoint, max_output_tokens=session.max_output_tokens,
+        ) as launch:
             options = session_options(settings, tools, report_server(inbox), launch.wrapper, launch.variables)
             options.stderr, options.max_budget_usd = stderr.append, payment.budget
             try:

@@ -11,9 +11,10 @@ import importlib.util
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
-from orchestrator.errors import UsageError
+from orchestrator.user_errors import UsageError
 
 DISTRIBUTION = "claude-agent-sdk"
 INSTALL = "pip install 'orchestrate[claude-code]'"
@@ -79,3 +80,14 @@ def describe_agent(agent: str) -> tuple[str, bool]:
     if agent == "builtin":
         return f"builtin (this program's own loop); for --agent claude-code: {tools}", True
     return f"claude-code: {tools}", cli is not None
+
+
+def describe_payment(provider: str, max_cost: float | None, environ: Mapping[str, str]) -> tuple[str, bool]:
+    """`doctor`'s line on who pays for Claude Code's calls; False when it cannot run so (Bedrock, Vertex)."""
+    from orchestrator.claude_code.billing import billing_mode, describe_billing
+    from orchestrator.config import ConfigError
+
+    try:
+        return describe_billing(billing_mode(provider, environ), max_cost), True
+    except ConfigError as err:
+        return f"unusable: {err}", False

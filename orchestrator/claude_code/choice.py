@@ -10,8 +10,8 @@ from __future__ import annotations
 from orchestrator.claude_code.availability import INSTALL, bundled_cli, require_sdk
 from orchestrator.claude_code.billing import billing_mode
 from orchestrator.config import RunConfig
-from orchestrator.errors import UsageError
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.user_errors import UsageError
 
 
 def agent_for(config: RunConfig) -> Agent:

@@ -38,6 +38,7 @@ QUIET = {
     "CLAUDE_CODE_ENTRYPOINT": "sdk-py",
     "CLAUDE_CODE_SDK_READS_SESSION_STATE": "1",  # the SDK waits for the CLI's idle state before closing
     "DISABLE_AUTOUPDATER": "1",
+    "ENABLE_TOOL_SEARCH": "false",  # report_feature among the tools the model is shown, not found by a search
 }
 _WRAPPER = '''#!{python} -IS
 # Written by orchestrate for one Claude Code attempt: the CLI with this environment only.
@@ -62,9 +63,12 @@ class ApiEndpoint:
 class CliLaunch:
     """The attempt's wrapper, home and marker; `with` it around the session."""
 
-    def __init__(self, cli: Path, environment: CommandEnvironment, endpoint: ApiEndpoint | None) -> None:
+    def __init__(
+        self, cli: Path, environment: CommandEnvironment, endpoint: ApiEndpoint | None, *, max_output_tokens: int,
+    ) -> None:
         """`endpoint` None: a Claude plan, through the CLI's own sign-in in the user's home (`billing`)."""
         self.cli, self.environment, self.endpoint = cli, environment, endpoint
+        self.max_output_tokens = max_output_tokens
         self.directory = Path(tempfile.mkdtemp(prefix="orchestrate-claude-"))
         self.home = self.directory / "home" if endpoint is not None else _user_home(environment)
         self.home.mkdir(exist_ok=True)
@@ -80,7 +84,9 @@ class CliLaunch:
         """All the CLI sees of the environment: built from the attempt's variables, never ours whole."""
         env = self.processes.environment(self.environment.variables)
         env.update(QUIET)
-        env.update({"HOME": str(self.home), "PWD": str(self.environment.workspace)})
+        env.update({"HOME": str(self.home), "PWD": str(self.environment.workspace),
+                    # the run's max_tokens per call, as the built-in loop sends: the cap's worst case stays small
+                    "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.max_output_tokens)})
         if self.endpoint is not None:
             env.update({"ANTHROPIC_BASE_URL": self.endpoint.base_url, "ANTHROPIC_API_KEY": self.endpoint.api_key})
         return env

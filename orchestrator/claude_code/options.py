@@ -19,6 +19,12 @@ from orchestrator.claude_code.report_server import SERVER_NAME
 from orchestrator.claude_code.write_guard import unattended, write_guard
 from orchestrator.tools.context import ToolContext
 
+# Claude Code tools an unattended attempt must not have: no one answers a question, the job owns
+# the worktrees, nothing may outlive the attempt, plan mode would stop it acting, and a web
+# search runs on Anthropic's side, past the sandbox's list of allowed hosts.
+WITHHELD_TOOLS = ["AskUserQuestion", "EnterWorktree", "ExitWorktree", "CronCreate", "CronDelete", "CronList",
+                  "ScheduleWakeup", "EnterPlanMode", "WebSearch"]
+
 
 @dataclass(frozen=True)
 class SessionSettings:
@@ -51,6 +57,7 @@ def session_options(
         permission_mode="acceptEdits",
         can_use_tool=unattended(tools),
         hooks={"PreToolUse": [write_guard(tools)]},
+        disallowed_tools=list(WITHHELD_TOOLS),
         continue_conversation=False,
         resume=None,
         cli_path=str(cli_path),

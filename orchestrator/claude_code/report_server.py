@@ -12,14 +12,8 @@ from dataclasses import dataclass
 from claude_agent_sdk import McpSdkServerConfig, create_sdk_mcp_server, tool
 
 from orchestrator.json_types import JsonObject, ToolInput
-from orchestrator.tools.report import (
-    REPORT_RECEIVED,
-    TOOL_NAME,
-    FeatureReport,
-    ToolInputError,
-    parse_report,
-    report_tool_definition,
-)
+from orchestrator.tools.context import ToolInputError
+from orchestrator.tools.report import REPORT_RECEIVED, TOOL_NAME, FeatureReport, parse_report, report_tool_definition
 
 SERVER_NAME = "orchestrate"
 QUALIFIED_NAME = f"mcp__{SERVER_NAME}__{TOOL_NAME}"  # the name Claude Code gives the model

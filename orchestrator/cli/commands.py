@@ -4,7 +4,7 @@ The building commands (run, validate, plan) are here; the commands on a project'
 in `orchestrator.cli.project_commands`, the group and shared options in `orchestrator.cli.app`.
 
 Commands and the library below them raise; only `main` here turns an exception into an exit
-code (`orchestrator.errors`) and one line on stderr. No other module exits the program.
+code (`orchestrator.user_errors`) and one line on stderr. No other module exits the program.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import NoReturn
 
 import typer
 
+from context_agent.files import LinkRefused
 from orchestrator.cli.app import (
     AgentOption,
     BranchOption,
@@ -33,8 +34,7 @@ from orchestrator.cli.app import (
 from orchestrator.cli.presentation import PROG_NAME, Command, Interrupted, ParserError, show_usage_error
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config import load_config
-from orchestrator.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from orchestrator.store.atomic import LinkRefused
+from orchestrator.user_errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
 
 @app.command(cls=Command)
@@ -227,7 +227,7 @@ def _caused_by_interrupt(err: BaseException) -> bool:
 
 def _leave_with_error(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One clear line (or block) on stderr, secrets redacted, then exit."""
-    from orchestrator.safety.secrets import redact
+    from orchestrator.safety.redaction import redact
 
     _leave(f"orchestrate: error: {redact(message)}\n", code)
 

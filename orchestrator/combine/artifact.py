@@ -29,15 +29,16 @@ from orchestrator.combine.untrusted import (
     inspect_tree,
     read_bounded,
 )
-from orchestrator.errors import UsageError
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.run_state import CamelModel, RunState, now_ms
+from orchestrator.store.records import CamelModel
+from orchestrator.store.run_state import RunState, now_ms
 from orchestrator.store.state import StateStore
+from orchestrator.user_errors import UsageError
 
 FORMAT = "orchestrate-artifact"
 MANIFEST = "manifest.json"
@@ -71,7 +72,7 @@ def export_artifact(paths: ProjectPaths, directory: Path, branch: str | None) ->
     for source in sorted(paths.logs_dir.glob("*.json")):
         if is_safe_id(source.stem):
             _copy_text(source, records / "logs" / source.name)
-    for source in sorted(paths.context_dir.glob("*.json*")):
+    for source in sorted(paths.context.directory.glob("*.json*")):
         _copy_text(source, records / "context" / source.name)
     manifest = Manifest(
         branch=branch if head else None, head=head, run_id=state.run_id, spec=state.spec_path,

@@ -18,10 +18,10 @@ from orchestrator.run.checks.check_pool import CheckRunner, check_runner, run_ch
 from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.spec.load import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import CheckResult
-from orchestrator.store.state import RunState
+from orchestrator.store.run_state import RunState
 
 
 def default_jobs() -> int:

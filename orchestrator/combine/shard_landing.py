@@ -22,11 +22,11 @@ from orchestrator.run.checks.check_pool import CheckRun
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, RegressionMode
 from orchestrator.run.parallel.integrity_steps import guarded_recheck
-from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
-from orchestrator.store.state import RunState
+from orchestrator.store.run_state import RunState
 
 MergeResult = Literal["merged", "conflict", "recheck_failed"]
 

@@ -18,7 +18,8 @@ from orchestrator.combine.artifact import Artifact
 from orchestrator.combine.untrusted import UnsafeArtifact
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.run_state import CamelModel, FeatureState, FeatureStatus, RunState, RunTotals
+from orchestrator.store.records import CamelModel
+from orchestrator.store.run_state import FeatureState, FeatureStatus, RunState, RunTotals
 
 IMPORTS_FILE = "combined.json"
 

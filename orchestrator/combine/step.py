@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from context_agent import ContextFiles
-from context_agent.combine import merge_store_files
+from context_agent.files import ContextFiles
+from context_agent.store_union import merge_store_files
 from orchestrator.combine.artifact import Artifact
 from orchestrator.combine.final_check import CheckSettings, verify_combined
 from orchestrator.combine.integration import CombinedBranch
@@ -35,11 +35,13 @@ from orchestrator.combine.untrusted import UnsafeArtifact
 from orchestrator.run.checks.regression import RegressionMode
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import ordered, reconcile
-from orchestrator.spec.load import Feature, LoadedSpec
+from orchestrator.spec.feature_spec import Feature
+from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
-from orchestrator.store.state import RunState, StateStore
+from orchestrator.store.run_state import RunState
+from orchestrator.store.state import StateStore
 
 
 @dataclass

@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.errors import UsageError
+from orchestrator.user_errors import UsageError
 
 MAX_MANIFEST_BYTES = 1024 * 1024
 # As the project's own records (`store.state.MAX_STATE_BYTES`, `store.feature_log.MAX_LOG_BYTES`).

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orchestrator.errors import UsageError
-from orchestrator.store.atomic import LinkRefused, refuse_links
+from context_agent.files import LinkRefused
+from orchestrator.store.atomic import refuse_links
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.user_errors import UsageError
 
 if TYPE_CHECKING:
     from orchestrator.spec.load import LoadedSpec
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 def read_spec(spec_path: Path) -> LoadedSpec:
     """The spec, every problem in it raised as one `UsageError`; its warnings go to stderr."""
     # Imported here: the spec's models are a tenth of a second that `status` and `logs` never need.
-    from orchestrator.spec.load import SpecError, load_spec
+    from orchestrator.spec.load import load_spec
+    from orchestrator.spec.spec_errors import SpecError
 
     try:
         loaded = load_spec(spec_path)

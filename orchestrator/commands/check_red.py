@@ -13,12 +13,12 @@ from __future__ import annotations
 import sys
 
 from orchestrator.config import RunConfig
-from orchestrator.errors import EXIT_OK
 from orchestrator.plan.red import red_check
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
+from orchestrator.user_errors import EXIT_OK
 
 
 def _warn(message: str) -> None:

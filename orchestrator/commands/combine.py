@@ -24,7 +24,6 @@ from orchestrator.combine.integration import CombinedBranch
 from orchestrator.combine.step import CombineOutcome, Combiner
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
 from orchestrator.git.branch_worktree import current_branch, recorded_branch
 from orchestrator.git.checkpoint import exclude_run_state, is_git_repo
 from orchestrator.git.run_git import CheckpointError
@@ -34,6 +33,7 @@ from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.user_errors import EXIT_FAILED, EXIT_OK, UsageError
 
 
 def export_command(paths: ProjectPaths, directory: Path, config: RunConfig) -> int:

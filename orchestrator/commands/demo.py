@@ -21,8 +21,8 @@ from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.commands.demo_directory import DemoDirectory, closing_screen, demo_directory
 from orchestrator.commands.run import RunRequest, run_command
 from orchestrator.config import load_config
-from orchestrator.errors import EXIT_INTERRUPTED, UsageError
 from orchestrator.run.checks.check_tools import missing_check_tools
+from orchestrator.user_errors import EXIT_INTERRUPTED, UsageError
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.errors import UsageError
+from orchestrator.user_errors import UsageError
 
 # What a demo directory holds, and nothing else: how a demo to resume is told from a user's folder.
 DEMO_ENTRIES = frozenset({"spec", "textkit", "report.html"})

@@ -24,11 +24,11 @@ import typer
 
 from orchestrator import __version__
 from orchestrator.config import ConfigError, RunConfig, load_config, setting_origins
-from orchestrator.errors import EXIT_OK, EXIT_USAGE
 from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
 from orchestrator.run.checks.check_tools import module_problem
 from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
 from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment
+from orchestrator.user_errors import EXIT_OK, EXIT_USAGE
 
 Row = tuple[str, str]
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # what `--provider anthropic` runs with
@@ -58,35 +58,27 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
         return [*rows, ("configuration", str(err))], False
     # The SDK would refuse to start a run without a key; the other providers' credentials are
     # the cloud's own chain, which only a call can test.
-    healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES) \
-        or config.agent == "claude-code"  # no key: Claude Code on the user's Claude plan (the billing row)
+    healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES)
+    healthy = healthy or config.agent == "claude-code"  # with no key, Claude Code runs on the user's Claude plan
     try:
         rows.append(("sandbox", _describe_sandbox(_sandbox(config, project_root))))
     except SandboxUnavailable as err:
         rows.append(("sandbox", f"unusable: {err}"))
         healthy = False
-    from orchestrator.claude_code.availability import describe_agent
+    from orchestrator.claude_code.availability import describe_agent, describe_payment
 
     agent, runnable = describe_agent(config.agent)
     rows.append(("agent", agent))
     healthy = healthy and runnable
-    if config.agent == "claude-code":
-        rows.append(("billing", _billing(config, environ)))
-        healthy = healthy and not rows[-1][1].startswith("unusable")
+    if config.agent == "claude-code":  # who pays for its calls, and how --max-cost holds then
+        payment, payable = describe_payment(config.provider, config.max_cost, environ)
+        rows.append(("billing", payment))
+        healthy = healthy and payable
     rows.append(("prices", _price_source(config)))
     rows.append(("checks' python3", _checks_python(environ)))
     origins = setting_origins(flags, project_root, environ)
     rows += [(f"setting {name}", f"{_value(config, name)}  ({origins[name]})") for name in RunConfig.model_fields]
     return rows, healthy
-
-
-def _billing(config: RunConfig, environ: Mapping[str, str]) -> str:
-    from orchestrator.claude_code.billing import billing_mode, describe_billing
-
-    try:
-        return describe_billing(billing_mode(config.provider, environ), config.max_cost)
-    except ConfigError as err:
-        return f"unusable: {err}"
 
 
 def _sandbox(config: RunConfig, project_root: Path) -> Sandbox:

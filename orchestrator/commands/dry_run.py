@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
-from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
+from orchestrator.run.attempt.feature_prompt import appended_system_prompt, feature_turn, strategy_system_prompt
 from orchestrator.run.feature_order import ordered
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
@@ -23,7 +23,9 @@ def print_prompts(
     selected = select(spec.ids(), {f.id: f.depends_on for f in spec.features}, only, shard)
     state = StateStore(paths).load() if paths.state_file.exists() else None
     context = ContextAgent(paths.root, features=spec.features, model_call=None, on_event=events.context_event)
-    events.emit("dry_run_prompt", id="(system prompt)", prompt=strategy_system_prompt(spec, config.context))
+    # Claude Code's own system prompt comes first; what the run appends to it is shown.
+    system = appended_system_prompt(spec) if config.agent == "claude-code" else strategy_system_prompt(spec, config.context)
+    events.emit("dry_run_prompt", id="(system prompt)", prompt=system)
     recent = state.recent_completed if state else []
     for feature in ordered(spec, selected):
         entry = state.features.get(feature.id) if state else None

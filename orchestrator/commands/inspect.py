@@ -7,25 +7,28 @@ import json
 import sys
 from pathlib import Path
 
-from context_agent import ContextAgent, estimate_tokens
+from context_agent.project_memory import ContextAgent
+from context_agent.tokens import estimate_tokens
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
-from orchestrator.errors import UsageError
 from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
-from orchestrator.run.attempt.request_size import first_request, first_request_size
+from orchestrator.run.attempt.first_request import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
-from orchestrator.safety.secrets import redact
-from orchestrator.spec.load import Feature, FeatureSpec, LoadedSpec
+from orchestrator.safety.redaction import redact
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
-from orchestrator.store.state import RunState, StateStore, now_ms
-from orchestrator.tools import tool_definitions
+from orchestrator.store.run_state import RunState, now_ms
+from orchestrator.store.state import StateStore
+from orchestrator.tools.registry import tool_definitions
+from orchestrator.user_errors import UsageError
 
 
 def _spec_for(paths: ProjectPaths, spec_path: Path | None) -> LoadedSpec:

@@ -15,9 +15,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from orchestrator.commands.output import describe
-from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.store.event_kinds import FinalVerification, RunFinished, RunStarted, parse_event
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.user_errors import EXIT_OK, UsageError
 
 _BLOCK = 1 << 16
 _SHOWN = 20  # features not passed, listed by id; the rest are counted

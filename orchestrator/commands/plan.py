@@ -19,7 +19,6 @@ from typing import Any
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.plan_output import print_dry_run, print_result
 from orchestrator.config import RunConfig
-from orchestrator.errors import EXIT_FAILED, EXIT_OK, EXIT_STOPPED, UsageError
 from orchestrator.plan.check_writer import CheckSettings, FeatureCheck, sweep, write_check
 from orchestrator.plan.file_map import project_file_map
 from orchestrator.plan.planner import PlanInvalid, PlannedSpec, PlannerSettings, plan_spec
@@ -27,8 +26,9 @@ from orchestrator.plan.result import planned_spec_json, with_checks
 from orchestrator.plan.runners import DEFAULT_RUNNER, detect_runner
 from orchestrator.plan.written_checks import CheckFiles
 from orchestrator.run.sandbox_setting import command_environment
-from orchestrator.spec.models import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.atomic import write_text_atomic
+from orchestrator.user_errors import EXIT_FAILED, EXIT_OK, EXIT_STOPPED, UsageError
 
 
 @dataclass

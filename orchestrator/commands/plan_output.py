@@ -16,7 +16,7 @@ from orchestrator.llm.client import Spend
 from orchestrator.plan.check_writer import FeatureCheck, suggested_path
 from orchestrator.plan.plan_prompts import CHECK_SYSTEM, check_prompt
 from orchestrator.plan.planner import PlannedSpec, PlannerSettings, planner_requests
-from orchestrator.spec.models import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 
 
 def print_dry_run(

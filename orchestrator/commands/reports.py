@@ -13,11 +13,11 @@ from pydantic import Field
 from orchestrator.config import RunConfig
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
-from orchestrator.safety.secrets import redact_value
+from orchestrator.safety.redaction import redact_value
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_report_atomic
-from orchestrator.store.records import CheckResult
-from orchestrator.store.run_state import CamelModel, RunState
+from orchestrator.store.records import CamelModel, CheckResult
+from orchestrator.store.run_state import RunState
 
 
 class RunOutcome(Protocol):

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.commands.live_view import make_renderer
 from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.config import RunConfig
-from orchestrator.errors import EXIT_OK, UsageError
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState
+from orchestrator.store.run_state import RunState
+from orchestrator.user_errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from orchestrator.run.runner import RunResult
@@ -175,7 +175,8 @@ def move_aside(paths: ProjectPaths) -> Path | None:
 
 def _keep_backups_out_of_git(paths: ProjectPaths) -> None:
     """Old events, logs and memory must never reach a checkpoint, nor the user's `git add -A`."""
-    from orchestrator.git.checkpoint import CheckpointError, exclude_run_state, is_git_repo
+    from orchestrator.git.checkpoint import exclude_run_state, is_git_repo
+    from orchestrator.git.run_git import CheckpointError
 
     if not paths.fresh_backups() or not is_git_repo(paths.root):
         return

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from orchestrator.config import ConfigError, RunConfig
-from orchestrator.errors import UsageError
 from orchestrator.json_types import ApiRequest
+from orchestrator.user_errors import UsageError
 
 
 def counted_tokens(config: RunConfig, request: ApiRequest) -> tuple[int | None, str]:
@@ -25,7 +25,7 @@ def counted_tokens(config: RunConfig, request: ApiRequest) -> tuple[int | None, 
 
     from orchestrator.llm.providers import native_model_id
     from orchestrator.llm.sdk import make_sdk_client
-    from orchestrator.safety.secrets import redact
+    from orchestrator.safety.redaction import redact
 
     try:
         sdk = make_sdk_client(config, models=("model",))

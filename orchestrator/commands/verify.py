@@ -18,18 +18,19 @@ from pathlib import Path
 
 from orchestrator.commands.arguments import read_spec
 from orchestrator.config import RunConfig
-from orchestrator.errors import EXIT_FAILED, EXIT_OK, UsageError
 from orchestrator.run.checks.check_pool import CheckRun, check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import VerificationTree, uncommitted, verification_tree
 from orchestrator.run.checks.final_verification import mark_regressed, passed_checks, verify_passed
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.feature_log import find_feature_log, write_feature_log
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState, StateStore
+from orchestrator.store.run_state import RunState
+from orchestrator.store.state import StateStore
+from orchestrator.user_errors import EXIT_FAILED, EXIT_OK, UsageError
 
 
 def _warn(message: str) -> None:

@@ -13,7 +13,7 @@ wrong on purpose, so that the demo shows the loop doing its job:
 from __future__ import annotations
 
 from . import textkit_sources as src
-from .fake_api.agent import AgentTurn
+from .fake_api.agent_turn import AgentTurn
 from .fake_api.plans import Block, bash, done_text, edit_create, report, text
 
 CHECK_FILES = {

@@ -25,10 +25,6 @@ _FALLBACK_IDENTITY = {"user.name": "orchestrate", "user.email": "orchestrate@loc
 # Limits committing to the project directory, minus what is never committed (`commit_filter`).
 _PROJECT_PATHS = ["--", ".", *REFUSED_PATHSPECS]
 
-__all__ = [
-    "CheckpointError", "clear_stale_index_lock", "commit_checkpoint", "exclude_run_state", "find_checkpoint",
-    "head_commit", "is_git_repo",
-]
 
 
 def is_git_repo(project_root: Path) -> bool:

@@ -20,8 +20,6 @@ from orchestrator.git.commit_filter import EMPTY_TREE, drop_refused
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
 from orchestrator.store.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
 
-__all__ = ["EMPTY_TREE", "TreeSnapshot", "changed_since_head", "differing", "head_or_empty", "is_ours", "split_z"]
-
 
 def is_ours(path: str) -> bool:
     """Whether `path` (relative to the project) is orchestrate's own: never project work."""

@@ -21,10 +21,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.errors import UsageError
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.commit_filter import REFUSED_PATHSPECS, drop_refused
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
+from orchestrator.user_errors import UsageError
 
 WORK_BRANCH_PREFIX = "orchestrate/work/"
 _START_MESSAGE = "orchestrate: the project as it was before the run"

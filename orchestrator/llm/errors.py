@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 
 
 class LimitReached(Exception):

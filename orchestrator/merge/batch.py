@@ -23,7 +23,7 @@ from orchestrator.git.commit_filter import drop_refused
 from orchestrator.git.run_git import check_git
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.landing import Landing
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 
 BatchRecheck = Callable[[Path, Sequence[tuple[Feature, int]], list[str]], bool]
 """Re-check a batch on its merged tree: the features with their attempts, and the files the batch

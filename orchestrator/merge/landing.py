@@ -15,7 +15,7 @@ from typing import Protocol
 from orchestrator.git.run_git import check_git, run_git
 from orchestrator.git.worktrees import Worktrees, work_branch
 from orchestrator.merge.user_edits import edits_in_the_way, put_back, set_aside
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 
 
 class Landing(Protocol):

@@ -34,7 +34,7 @@ from orchestrator.git.tree import differing
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.batch import BatchRecheck, commit_staged, merge_batch
 from orchestrator.merge.landing import Landing, SquashOntoHead
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.records import CheckResult
 
 # What a merge conflict feeds back: enough hunks to act on, bounded like a check's output.

@@ -2,7 +2,7 @@
 
 Owns:
     schema        the two answers the model gives, as forced tools whose `input_schema` is
-                  derived from the spec's own models (`orchestrator.spec.models`)
+                  derived from the spec's own models (`orchestrator.spec.feature_spec`)
     structured    one forced tool-use call through the `ModelClient` (caps, retries, cost)
     prompts       every text the planner and the check writer are sent
     chunks        long descriptions split in chunks; planned features merged, de-duplicated,

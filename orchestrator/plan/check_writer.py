@@ -24,8 +24,8 @@ from orchestrator.plan.schema import CheckAnswer, checks_tool
 from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswer
 from orchestrator.plan.written_checks import CheckFiles
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.spec.errors import translate
-from orchestrator.spec.models import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.spec.spec_errors import translate
 
 DEFAULT_MAX_REWRITES = 2
 

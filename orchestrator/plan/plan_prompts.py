@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from orchestrator.json_types import JsonObject
 from orchestrator.plan.schema import CHECKS_TOOL, SPEC_TOOL
-from orchestrator.spec.models import Feature
+from orchestrator.spec.feature_spec import Feature
 
 PLANNER_SYSTEM = f"""You plan software projects for an autonomous coding agent that builds them feature by feature.
 Turn the product description you are given into features, and submit them by calling {SPEC_TOOL}.

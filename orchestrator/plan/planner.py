@@ -22,8 +22,9 @@ from orchestrator.plan.chunks import RawFeature, dependency_order, merge_feature
 from orchestrator.plan.plan_prompts import PLANNER_SYSTEM, planner_prompt, repair_prompt
 from orchestrator.plan.schema import SPEC_TOOL, spec_tool
 from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswer, forced_request, user_text
-from orchestrator.spec.load import SpecError, parse_spec
-from orchestrator.spec.models import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.spec.load import parse_spec
+from orchestrator.spec.spec_errors import SpecError
 
 DEFAULT_CHUNK_CHARS = 24_000
 DEFAULT_MAX_REPAIRS = 2

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from orchestrator.json_types import JsonObject
 from orchestrator.plan.check_writer import FeatureCheck
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.spec.load import parse_spec
-from orchestrator.spec.models import FeatureSpec
 
 # Left out of the written spec when at these values.
 _QUIET_DEFAULTS: JsonObject = {"passes": False, "protected": [], "max_attempts": None, "priority": None, "red": None}

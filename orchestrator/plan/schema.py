@@ -11,8 +11,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.json_types import JsonSchema, ToolDefinition
+from orchestrator.spec.feature_spec import Feature, SpecSettings
 from orchestrator.spec.fields import Command, Text
-from orchestrator.spec.models import Feature, SpecSettings
 
 SPEC_TOOL = "submit_spec"
 CHECKS_TOOL = "submit_checks"

@@ -10,7 +10,8 @@ import threading
 import time
 
 from orchestrator.llm.client import Spend
-from orchestrator.store.state import FeatureState, RunState, StateStore
+from orchestrator.store.run_state import FeatureState, RunState
+from orchestrator.store.state import StateStore
 
 # `--jobs N`: workers count completed features while the run hands some to the summarizer.
 _SCHEDULE_LOCK = threading.Lock()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
@@ -17,7 +17,7 @@ from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths

@@ -11,10 +11,6 @@ from orchestrator.store.feature_log import FeatureLog, find_feature_log, write_f
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import AttemptRecord
 
-Report = AgentReport  # the agent's `report_feature` input, as the feature log holds it
-
-__all__ = ["AttemptRecord", "FeatureLogs", "Report", "with_attempt"]
-
 
 class FeatureLogs:
     """Reads and writes the feature logs of one project."""
@@ -29,7 +25,7 @@ class FeatureLogs:
     def write(self, log: FeatureLog) -> None:
         write_feature_log(self.paths, log)
 
-    def previous(self, feature_id: str) -> tuple[list[AttemptRecord], Report | None]:
+    def previous(self, feature_id: str) -> tuple[list[AttemptRecord], AgentReport | None]:
         """The `attemptHistory` ([] when none) and the agent's last report a previous run logged."""
         log = self.read(feature_id)
         if log is None:

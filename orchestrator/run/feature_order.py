@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from orchestrator.spec.load import Feature, FeatureSpec
-from orchestrator.store.state import RunState
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.run_state import RunState
 
 DONE = {"passed", "failed", "blocked", "skipped"}
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.git.run_git import CheckpointError
+from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.books import RunBooks
-from orchestrator.run.feature_logs import FeatureLogs, Report
+from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.store.events import EventSink
-from orchestrator.store.state import PassToFinish
+from orchestrator.store.run_state import PassToFinish
 
 RECENT_KEPT = 50  # completed feature ids kept for the window strategy
 
@@ -26,7 +28,7 @@ class PassFinisher:
     def __init__(self, books: RunBooks, context: ContextView, root: Path, commit: bool, events: EventSink) -> None:
         self.books, self.context, self.root, self.commit, self.events = books, context, root, commit, events
 
-    def finish(self, feature_id: str, report: Report | None, learned: str | None) -> None:
+    def finish(self, feature_id: str, report: AgentReport | None, learned: str | None) -> None:
         """Finish the pass of `feature_id`, recorded with what is left to do."""
         state = self.books.state
         entry = state.feature(feature_id)
@@ -61,7 +63,7 @@ class PassFinisher:
             sha = git_checkpoint.find_checkpoint(self.root, message, finishing.checkpoint_base)
             if sha is None:
                 sha = git_checkpoint.commit_checkpoint(self.root, message, on_warning=self.events.warn)
-        except git_checkpoint.CheckpointError as err:
+        except CheckpointError as err:
             # A pass without its commit is no pass: the branch would lack what the check verified.
             entry = self.books.state.feature(feature_id)
             entry.status = "failed"

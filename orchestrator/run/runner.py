@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
-from orchestrator.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
@@ -37,14 +37,15 @@ from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.signals import signals_held
-from orchestrator.spec.load import Feature, LoadedSpec
+from orchestrator.spec.feature_spec import Feature
+from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
-from orchestrator.store.atomic import LinkRefused
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.run_state import RunTotals
-from orchestrator.store.state import RunState, StateStore, now_ms
+from orchestrator.store.run_state import RunState, RunTotals, now_ms
+from orchestrator.store.state import StateStore
 from orchestrator.store.working_memory import WorkingMemory
+from orchestrator.user_errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
 
 
 @dataclass

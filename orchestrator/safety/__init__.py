@@ -1,8 +1,9 @@
 """Keeping the machine and the credentials safe from what the agent runs.
 
 Owns:
-    secrets         the scrubbed environment for the agent's commands and the checks, and
-                    redaction of the key (and anything shaped like one) from all we write or print
+    secrets         which values are credentials, and the scrubbed environment for the agent's
+                    commands and the checks
+    redaction       the key (and anything shaped like one) replaced in all we write or print
     own_environ     `hide_own_secrets()`: the key wiped from this process's /proc environ block
     sandbox         bubblewrap, or none: how a command is isolated (`Sandbox.wrap`)
     environment     `CommandEnvironment`: the workspace, sandbox, protected paths and variables

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from orchestrator.errors import UsageError
 from orchestrator.safety.net_proxy import proxy_socket
 from orchestrator.safety.port_forward import forward_socket
 from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
+from orchestrator.user_errors import UsageError
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 # Entries of the workspace the commands may read but never change: the run's state, git, its settings.

@@ -1,18 +1,14 @@
-"""Keeping credentials away from the agent and out of everything we write or print.
+"""Keeping credentials away from the agent, and knowing which values are credentials.
 
-Two jobs here:
 
 - `scrubbed_environment()` builds the environment for processes the agent controls (its bash
   commands) and for the feature checks: no `ANTHROPIC_*` variable, nothing whose name looks
   like a credential, nothing whose value looks like an Anthropic key.
-- `redact()` / `redact_value()` replace the API key (and anything shaped like one) with
-  `[REDACTED]` in text and in JSON-like values before they reach a file, a log or a screen.
-  `redact_piece()` does the same for a piece cut out of a longer text, and also hides a
-  fragment of a known secret that the cut left at either end (a key cut in two is no longer
-  the key, so whole-value matching alone would let most of it through). Text is redacted
-  before it is cut wherever the whole text is at hand (`orchestrator.tools.truncation`).
+- `own_secrets()` / `known_secret_values()`: the values of our own credential variables (and
+  of the credentials file one names), which `orchestrator.safety.redaction` replaces with
+  `[REDACTED]` in everything we write or print.
 
-A third job, hiding the key from the orchestrator's own `/proc/<pid>/environ`, is in
+Hiding the key from the orchestrator's own `/proc/<pid>/environ`, is in
 `orchestrator.safety.own_environ` (`hide_own_secrets`).
 
 Name patterns are shell-style globs (`*TOKEN*`, `AWS_*`), matched case-insensitively against
@@ -27,9 +23,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-REDACTED = "[REDACTED]"
 
 # Variables whose *values* are the credentials this program itself uses, with each provider
 # (`--provider anthropic|bedrock|vertex`).
@@ -71,16 +64,9 @@ DEFAULT_SECRET_ENV_PATTERNS: tuple[str, ...] = (
 # Anthropic keys look like `sk-ant-api03-<base64url>` / `sk-ant-admin01-...`. The body length
 # floor keeps prose such as "sk-ant-..." in documentation readable.
 KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_-]{16,}")
-_KEY_PREFIX = "sk-ant-"
-
-# An Anthropic-shaped key whose end a cut removed: whatever is left of it, at a cut.
-_CUT_KEY_AT_END = re.compile(r"sk-ant-[A-Za-z0-9_-]*$")
 
 # Shorter values are not plausible credentials and redacting them would mangle ordinary text.
 MIN_SECRET_LENGTH = 8
-# A fragment of a known secret left at a cut is redacted from this length on: shorter runs
-# could be ordinary text, and fifteen characters of a key do not give the key away.
-MIN_FRAGMENT_LENGTH = 16
 
 
 def is_secret_name(name: str, patterns: Iterable[str] = DEFAULT_SECRET_ENV_PATTERNS) -> bool:
@@ -115,93 +101,11 @@ def scrubbed_environment(
 def known_secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` that are set (long enough to redact)."""
     if environ is None:
-        return sorted(_known_secrets().values)
+        return sorted(own_secrets().values)
     return sorted(_secret_values(_secret_sources(environ)))
 
 
-def redact(text: str, secrets: Iterable[str] | None = None) -> str:
-    """`text` with every known secret value and every Anthropic-shaped key replaced by `[REDACTED]`.
-
-    The known values are those of `known_secret_values()` plus `secrets`.
-    """
-    return _redact(text, _with_extra(_known_secrets(), secrets))
-
-
-def redact_piece(
-    text: str, *, starts_at_cut: bool = False, ends_at_cut: bool = False, secrets: Iterable[str] | None = None
-) -> str:
-    """`redact(text)` for a piece cut out of a longer text, fragments of secrets at the cuts included.
-
-    `starts_at_cut` / `ends_at_cut` say that the text before / after the piece was dropped.
-    At such an end, the longest run of characters (`MIN_FRAGMENT_LENGTH` or more) that occurs
-    inside a known secret value is replaced too, and so is an Anthropic-shaped key cut short.
-    """
-    known = _with_extra(_known_secrets(), secrets)
-    text = _redact(text, known)
-    if starts_at_cut and text:
-        length = max((_leading_fragment(text, value) for value in known.values), default=0)
-        if length:
-            text = REDACTED + text[length:]
-    if ends_at_cut and text:
-        length = max((_trailing_fragment(text, value) for value in known.values), default=0)
-        shaped = _CUT_KEY_AT_END.search(text)
-        length = max(length, len(shaped.group()) if shaped else 0)
-        if length:
-            text = text[: len(text) - length] + REDACTED
-    return text
-
-
-def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
-    """`value` with `redact()` applied to every string in it (dict keys and values, lists, tuples)."""
-    # The known values are looked up once for the whole value, not once per string in it.
-    return _redact_value(value, _with_extra(_known_secrets(), secrets))
-
-
-def _redact_value(value: Any, known: _KnownSecrets) -> Any:
-    if isinstance(value, str):
-        return _redact(value, known)
-    if isinstance(value, dict):
-        return {_redact_value(k, known): _redact_value(v, known) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_value(item, known) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_redact_value(item, known) for item in value)
-    return value
-
-
-def _redact(text: str, known: _KnownSecrets) -> str:
-    if not text:
-        return text
-    # Fast path: substring tests are far cheaper than the regex on large texts (state, logs).
-    if _KEY_PREFIX in text:
-        return known.pattern.sub(REDACTED, text)
-    for value in known.values:
-        if value in text:
-            return known.pattern.sub(REDACTED, text)
-    return text
-
-
-def _leading_fragment(text: str, value: str) -> int:
-    """Length of the longest start of `text` found inside `value`, if at least `MIN_FRAGMENT_LENGTH`."""
-    if len(text) < MIN_FRAGMENT_LENGTH or text[:MIN_FRAGMENT_LENGTH] not in value:
-        return 0
-    length = MIN_FRAGMENT_LENGTH
-    while length < len(text) and text[: length + 1] in value:
-        length += 1
-    return length
-
-
-def _trailing_fragment(text: str, value: str) -> int:
-    """Length of the longest end of `text` found inside `value`, if at least `MIN_FRAGMENT_LENGTH`."""
-    if len(text) < MIN_FRAGMENT_LENGTH or text[-MIN_FRAGMENT_LENGTH:] not in value:
-        return 0
-    length = MIN_FRAGMENT_LENGTH
-    while length < len(text) and text[-(length + 1):] in value:
-        length += 1
-    return length
-
-
-class _KnownSecrets:
+class KnownSecrets:
     """The secret values to redact and the one pattern that finds them (and key-shaped text)."""
 
     __slots__ = ("pattern", "source", "values")
@@ -212,10 +116,10 @@ class _KnownSecrets:
         self.pattern = _pattern_for(values)
 
 
-_cached_secrets: _KnownSecrets | None = None
+_cached_secrets: KnownSecrets | None = None
 
 
-def _known_secrets() -> _KnownSecrets:
+def own_secrets() -> KnownSecrets:
     """The secrets of our own environment, rebuilt only when one of their variables changed.
 
     `redact` runs for every event, log line and state write; looking up two variables is
@@ -226,7 +130,7 @@ def _known_secrets() -> _KnownSecrets:
     cached = _cached_secrets
     if cached is None or cached.source != source:
         values = [*source[:-1], *_file_secrets(source[-1])]
-        cached = _cached_secrets = _KnownSecrets(source, frozenset(_secret_values(values)))
+        cached = _cached_secrets = KnownSecrets(source, frozenset(_secret_values(values)))
     return cached
 
 
@@ -256,13 +160,14 @@ def _file_secrets(path: str | None) -> list[str]:
     return found
 
 
-def _with_extra(known: _KnownSecrets, secrets: Iterable[str] | None) -> _KnownSecrets:
+def with_extra(known: KnownSecrets, secrets: Iterable[str] | None) -> KnownSecrets:
+    """`known` and the plausible secrets among `secrets` (the caller's own, e.g. from the config)."""
     if secrets is None:
         return known
     extra = {s for s in secrets if isinstance(s, str) and len(s) >= MIN_SECRET_LENGTH}
     if extra <= known.values:
         return known
-    return _KnownSecrets(known.source, known.values | extra)
+    return KnownSecrets(known.source, known.values | extra)
 
 
 def _secret_values(raw: Iterable[str | None]) -> set[str]:

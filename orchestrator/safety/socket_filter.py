@@ -17,8 +17,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from orchestrator.errors import UsageError
 from orchestrator.safety.sandbox_init import ARCHES, filter_program, machine
+from orchestrator.user_errors import UsageError
 
 INIT_SCRIPT = Path(__file__).with_name("sandbox_init.py")
 # Inside the sandbox's fresh /tmp: the bridge's end of the proxy, the only socket file in reach.

@@ -11,8 +11,8 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from orchestrator.spec.errors import SpecError, location
 from orchestrator.spec.fields import MAX_SPEC_BYTES
+from orchestrator.spec.spec_errors import SpecError, location
 
 # Keys people write out of habit, and what they most likely meant.
 _KEY_HINTS = {

@@ -7,7 +7,7 @@ location, beside every other problem in the file.
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 from pydantic_core import PydanticCustomError
@@ -90,11 +90,29 @@ def _name(value: str) -> str:
     return value
 
 
+CommandFault = Literal["blank", "nul", "too_long"]
+
+
+def command_fault(command: str, limit: int) -> CommandFault | None:
+    """What makes `command` no shell command to run, or None: the one check behind a spec's
+    verify command and the agent's bash tool (each words the message for its own reader)."""
+    if not command.strip():
+        return "blank"
+    if "\x00" in command:
+        return "nul"
+    if len(command) > limit:
+        return "too_long"
+    return None
+
+
 def _command(value: str) -> str:
-    _non_blank(value)
-    if "\x00" in value:
+    _unicode(value)
+    fault = command_fault(value, MAX_COMMAND_LENGTH)
+    if fault == "blank":
+        raise _problem("must not be empty")
+    if fault == "nul":
         raise _problem("contains a NUL byte (a shell command cannot)")
-    if len(value) > MAX_COMMAND_LENGTH:
+    if fault == "too_long":
         raise _problem(
             f"is {len(value)} characters long; the limit is {MAX_COMMAND_LENGTH}"
             " (put a long check in a script and call the script)"

@@ -11,8 +11,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from orchestrator.spec.errors import quote
 from orchestrator.spec.fields import is_safe_id
+from orchestrator.spec.spec_errors import quote
 
 # Suggestions cost a fuzzy match against every id; a crafted spec with thousands of
 # unknown dependencies must not turn that into minutes.

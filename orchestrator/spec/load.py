@@ -22,16 +22,11 @@ from typing import Any, Literal, NamedTuple
 from pydantic import ValidationError
 
 from orchestrator.spec.decode import decode_json, unknown_keys
-from orchestrator.spec.errors import SpecError, SpecFileMissing, describe, located, translate
+from orchestrator.spec.feature_spec import GRAPH_CHECKED, Feature, FeatureSpec, SpecSettings
 from orchestrator.spec.fields import MAX_FEATURES, MAX_SPEC_BYTES
 from orchestrator.spec.graph import check_features
-from orchestrator.spec.models import GRAPH_CHECKED, Feature, FeatureSpec, SpecSettings
 from orchestrator.spec.quickstart import QuickstartEntry, to_native
-
-__all__ = [
-    "Feature", "FeatureSpec", "LoadedSpec", "ParsedSpec", "SpecError", "SpecSettings",
-    "dump_spec", "load_spec", "parse_spec",
-]
+from orchestrator.spec.spec_errors import SpecError, SpecFileMissing, describe, located, translate
 
 SourceFormat = Literal["native", "quickstart"]
 

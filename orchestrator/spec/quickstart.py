@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from orchestrator.spec.errors import translate
 from orchestrator.spec.fields import Label, Text
+from orchestrator.spec.spec_errors import translate
 
 NAME_LENGTH = 60
 

@@ -18,12 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from context_agent import files
-from context_agent.files import LinkRefused
-from orchestrator.safety.secrets import redact
+from orchestrator.safety.redaction import redact
 from orchestrator.store.paths import STATE_DIR_NAME
-
-__all__ = ["LinkRefused", "append_jsonl", "refuse_links", "set_aside", "write_json_atomic", "write_report_atomic",
-           "write_text_atomic"]
 
 
 def _guard_root(path: Path) -> Path | None:

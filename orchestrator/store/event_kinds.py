@@ -13,8 +13,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.store.records import Influencer
-from orchestrator.store.run_state import CamelModel
+from orchestrator.store.records import CamelModel, Influencer
 
 
 def _absent(value: object) -> bool:
@@ -103,6 +102,11 @@ class FeatureFinished(_Event):
     cost_usd: float
     reason: str | None = None
     failed_branch: str | None = Field(None, exclude_if=_absent)  # where a failed feature's work was kept
+    # The orchestrator process's own CPU time (user + sys, every thread) since it started, and its
+    # finished subprocesses' (checks, git, sandbox) at this event: what the run costs the machine,
+    # which a loaded machine does not inflate as it does wall time. Absent in runs before they existed.
+    cpu_ms: int | None = Field(None, exclude_if=_absent)
+    children_cpu_ms: int | None = Field(None, exclude_if=_absent)
 
 
 class RegressionCheck(_Event):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from orchestrator.safety.secrets import redact_value
+from orchestrator.safety.redaction import redact_value
 from orchestrator.store.atomic import append_jsonl
 from orchestrator.store.event_kinds import Event, Notice, parse_event
 

@@ -16,23 +16,11 @@ from pydantic import BaseModel, Field, ValidationError
 
 from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.spec.models import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, CheckResult, Footprint
 from orchestrator.store.run_state import FeatureState
-
-__all__ = [
-    "FeatureLog",
-    "ReplayStats",
-    "UnusableLog",
-    "build_feature_log",
-    "find_feature_log",
-    "load_feature_log",
-    "log_json",
-    "read_log_json",
-    "write_feature_log",
-]
 
 # A feature log is a few kilobytes; a bigger one is not ours, and not worth reading.
 MAX_LOG_BYTES = 16 * 1024 * 1024

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from context_agent import ContextFiles
+from context_agent.files import ContextFiles
 
 STATE_DIR_NAME = ".autonomous"
 # The project's settings file: the run's configuration and prices, never the agent's to change.
@@ -89,30 +89,6 @@ class ProjectPaths:
         return ContextFiles.in_state_dir(self.autonomous)
 
     @property
-    def context_dir(self) -> Path:
-        return self.context.directory
-
-    @property
-    def running_summary(self) -> Path:
-        return self.context.running_summary
-
-    @property
-    def key_decisions(self) -> Path:
-        return self.context.key_decisions
-
-    @property
-    def failure_memory(self) -> Path:
-        return self.context.failure_memory
-
-    @property
-    def active_constraints(self) -> Path:
-        return self.context.active_constraints
-
-    @property
-    def pending_reports(self) -> Path:
-        return self.context.pending_reports
-
-    @property
     def memory_dir(self) -> Path:
         return self.autonomous / "memory"
 
@@ -136,4 +112,4 @@ class ProjectPaths:
     @property
     def state_dirs(self) -> tuple[Path, ...]:
         """The directories of `.autonomous/` that the program writes into."""
-        return (self.state_dir, self.logs_dir, self.context_dir, self.memory_dir, self.backups_dir)
+        return (self.state_dir, self.logs_dir, self.context.directory, self.memory_dir, self.backups_dir)

@@ -22,25 +22,15 @@ from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import append_jsonl, set_aside, write_text_atomic
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.records import CamelModel
 from orchestrator.store.run_state import (
-    STATE_VERSION,
-    AwaitingCheck,
-    CamelModel,
-    CheckFiles,
     FeatureState,
-    FeatureStatus,
-    PassToFinish,
     RunState,
     RunTotals,
     SummarizationSchedule,
     now_ms,
 )
 from orchestrator.store.spend_journal import OpenCalls, SpendEntry, close_all_unanswered, replay_spend
-
-__all__ = [  # the model, for the modules that load and save it through here
-    "STATE_VERSION", "AwaitingCheck", "CamelModel", "CheckFiles", "FeatureState", "FeatureStatus", "PassToFinish",
-    "RunState", "RunTotals", "StateStore", "SummarizationSchedule", "now_ms",
-]
 
 # Files above this size are not state we wrote; refuse to parse them.
 MAX_STATE_BYTES = 64 * 1024 * 1024

@@ -10,36 +10,13 @@ May import: `orchestrator.store` (paths), `orchestrator.safety` (secrets, proces
 the standard library / pydantic. Never `orchestrator.run`, `orchestrator.commands` or the CLI
 (the arrows: commands -> run -> (context_agent, tools) -> store -> llm/spec/safety).
 
-    execute_tool(name, input, ctx) -> ToolResult   run one tool call; never raises for model input
-    tool_definitions()                              the tool params sent to the API
-    summarize_input(name, input)                    a short redacted line for the event log
-    ToolContext                                     project root, protected files, limits, policy
-    ShellPolicy                                     the bash deny-list
+    dispatch.execute_tool(name, input, ctx) -> ToolResult   run one tool call; never raises for model input
+    registry.tool_definitions()                    the tool params sent to the API
+    registry.summarize_input(name, input)          a short redacted line for the event log
+    context.ToolContext                            project root, protected files, limits, policy
+    shell_policy.ShellPolicy                       the bash deny-list
 
 Adding a tool: a module defining `TOOL = Tool(...)`, and its name in `registry.TOOLS`.
 See `confinement` (paths), `shell_policy` (bash deny-list), `orchestrator.safety.secrets` (environment
 and redaction) and `orchestrator.run.checks.protect` (check files) for the security rules.
 """
-
-from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInputError, ToolResult
-from orchestrator.tools.dispatch import execute_tool
-from orchestrator.tools.registry import TOOLS, find_tool, summarize_input, tool_definitions
-from orchestrator.tools.report import FeatureReport, parse_report
-from orchestrator.tools.shell_policy import DenyRule, ShellPolicy
-
-__all__ = [
-    "TOOLS",
-    "DenyRule",
-    "FeatureReport",
-    "ShellPolicy",
-    "Tool",
-    "ToolContext",
-    "ToolError",
-    "ToolInputError",
-    "ToolResult",
-    "execute_tool",
-    "find_tool",
-    "parse_report",
-    "summarize_input",
-    "tool_definitions",
-]

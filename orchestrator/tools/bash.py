@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.secrets import known_secret_values
+from orchestrator.spec.fields import command_fault
 from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInput, ToolInputError, ToolResult
 from orchestrator.tools.truncation import join_head_tail
 
@@ -46,11 +47,13 @@ def run_bash(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
         extra = "" if tool_input.get("command") is None else " The command sent with it was not run; send it again."
         return ToolResult(RESTART_NOTE + extra)
     command = tool_input.get("command")
-    if not isinstance(command, str) or not command.strip():
+    command = command if isinstance(command, str) else ""
+    fault = command_fault(command, MAX_COMMAND_CHARS)
+    if fault == "blank":
         raise ToolInputError("command is required: the bash command to run (or restart: true)")
-    if "\x00" in command:
+    if fault == "nul":
         raise ToolInputError("command contains a NUL byte")
-    if len(command) > MAX_COMMAND_CHARS:
+    if fault == "too_long":
         raise ToolInputError(
             f"command is too long ({len(command)} characters, limit {MAX_COMMAND_CHARS}); write large files "
             "with str_replace_based_edit_tool create, then run them"

@@ -22,7 +22,6 @@ MAX_NOTES = 8000
 # What the agent hears when its report is accepted (the built-in loop and Claude Code alike).
 REPORT_RECEIVED = "Report received. The orchestrator will now run the feature's check."
 
-__all__ = ["REPORT_RECEIVED", "TOOL", "TOOL_NAME", "FeatureReport", "ToolInputError", "parse_report", "report_tool_definition"]
 
 
 class FeatureReport(BaseModel):

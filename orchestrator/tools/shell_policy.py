@@ -20,8 +20,6 @@ from dataclasses import dataclass
 
 from orchestrator.tools.shell_rules import DEFAULT_RULES, DenyRule, compile_pattern
 
-__all__ = ["DEFAULT_RULES", "DenyEntry", "DenyRule", "ShellPolicy"]
-
 # What `with_extra` accepts: a regex, a (regex, reason) pair, {"pattern": .., "reason": ..}, a rule.
 DenyEntry = str | re.Pattern[str] | tuple[str | re.Pattern[str], str] | Mapping[str, str] | DenyRule
 

@@ -7,7 +7,6 @@ import os
 import stat
 import subprocess
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 

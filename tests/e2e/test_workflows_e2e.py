@@ -11,8 +11,8 @@ import shutil
 import subprocess
 import sysconfig
 from pathlib import Path
-
 import pytest
+
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW_FILES = sorted([*ROOT.glob("examples/**/*.yml"), *ROOT.glob(".github/workflows/*.yml")])

@@ -1,3 +1,3 @@
-"""Re-export of `orchestrator.demo.fake_api.agent` (the fake now ships in the package)."""
+"""Re-export of `orchestrator.demo.fake_api.agent_turn` (the fake now ships in the package)."""
 
-from orchestrator.demo.fake_api.agent import *  # noqa: F403
+from orchestrator.demo.fake_api.agent_turn import *  # noqa: F403

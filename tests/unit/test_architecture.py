@@ -161,7 +161,7 @@ def test_the_checker_finds_a_cycle():
 # Plain mappings are for JSON whose shape is not ours (the API's, a tool input, the agent's
 # report), and each kind has a name in a `json_types` module; our own files and results are models.
 # The fake Messages API (shipped for `orchestrate demo`) speaks nothing but that API's JSON.
-FREE_FORM_HOMES = {"orchestrator.json_types", "context_agent.json_types", "orchestrator.spec.decode"}
+FREE_FORM_HOMES = {"orchestrator.json_types", "context_agent.json_shapes", "orchestrator.spec.decode"}
 FREE_FORM_PACKAGES = ("orchestrator.demo.fake_api",)
 
 

@@ -9,7 +9,7 @@ fault injection. See `FakeAPI`.
         client = anthropic.Anthropic(base_url=fake.base_url, api_key="test-key")
 """
 
-from .agent import AgentTurn, ToolResult
+from .agent_turn import AgentTurn, ToolResult
 from .caching import ManualClock, PromptCache
 from .faults import FailCalls, FailFirst, Fault, RandomFaults
 from .forced_tools import ScriptedToolAnswers, default_tool_answer, forced_tool_name, request_text

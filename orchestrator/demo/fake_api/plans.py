@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .agent import AgentTurn
-from .errors import new_id
+from .agent_turn import AgentTurn
+from .api_errors import new_id
 
 Block = dict[str, Any]
 StepFn = Callable[[AgentTurn], list[Block]]

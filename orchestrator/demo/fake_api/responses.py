@@ -7,8 +7,8 @@ from typing import Any
 
 from context_agent.tokens import estimate_json_tokens, estimate_tokens
 
+from .api_errors import new_id
 from .caching import CacheOutcome
-from .errors import new_id
 from .sse import CUT_AT
 
 # A plan's pseudo-block that picks the reply's stop reason (`plans.stop_reason`): pause_turn,

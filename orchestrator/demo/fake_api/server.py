@@ -9,14 +9,14 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, Literal
 
+from .api_behaviour import dispatch
 from .caching import DEFAULT_MIN_CACHEABLE_TOKENS, PromptCache
-from .dispatch import dispatch
+from .cloud_providers import ProviderSettings
 from .faults import FaultPolicy
 from .forced_tools import ToolAnswerer, default_tool_answer
 from .handler import FakeHTTPServer
 from .ledger import Ledger, RecordedRequest, UsageReport
 from .plans import Plan, default_plan
-from .providers import ProviderSettings
 from .reply import Reply
 from .summarizer import Summarizer, default_summarizer
 from .validation import DEFAULT_MAX_OUTPUT_TOKENS

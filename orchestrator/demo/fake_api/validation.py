@@ -11,13 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from . import sdk_facts
-from .errors import invalid_request
+from .api_errors import invalid_request
 from .prompt import cache_controls
 from .validation_tools import check_tool_choice, check_tool_pairing, check_tools
 
 MAX_CACHE_BREAKPOINTS = 4
 DEFAULT_MAX_OUTPUT_TOKENS = 128_000
 _ROLES = ("user", "assistant")
+# With this beta a conversation may hold `system`-role turns of text (Claude Code sends its
+# environment as one); without it the API refuses them, and Claude Code resends without.
+SYSTEM_TURNS_BETA = "per-turn-control-2026-07-01"
 
 
 def validate_request(
@@ -26,10 +29,12 @@ def validate_request(
     endpoint: str = "messages",
     beta: bool = False,
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+    betas: tuple[str, ...] = (),
 ) -> None:
     """Raise `ApiError` (400) if the API would refuse `body` at `endpoint`.
 
-    `endpoint` is ``messages`` or ``count_tokens`` (which takes no ``max_tokens``).
+    `endpoint` is ``messages`` or ``count_tokens`` (which takes no ``max_tokens``); `betas` are
+    the request's ``anthropic-beta`` names.
     """
     if not isinstance(body, dict):
         raise invalid_request("Request body must be a JSON object.")
@@ -44,7 +49,8 @@ def validate_request(
             raise invalid_request("stream: Input should be a valid boolean")
     tool_names = check_tools(body.get("tools"))
     _check_system(body.get("system"))
-    _check_messages(body.get("messages"), has_tools=bool(tool_names))
+    roles = (*_ROLES, "system") if SYSTEM_TURNS_BETA in betas else _ROLES
+    _check_messages(body.get("messages"), has_tools=bool(tool_names), roles=roles)
     check_tool_choice(body.get("tool_choice"), tool_names)
     _check_cache_control(body)
     _check_output_config(body.get("output_config"))
@@ -85,7 +91,7 @@ def _check_system(system: Any) -> None:
             raise invalid_request(f"system.{i}.text: text content blocks must be non-empty")
 
 
-def _check_messages(messages: Any, *, has_tools: bool) -> None:
+def _check_messages(messages: Any, *, has_tools: bool, roles: tuple[str, ...]) -> None:
     if messages is None:
         raise invalid_request("messages: Field required")
     if not isinstance(messages, list):
@@ -93,19 +99,22 @@ def _check_messages(messages: Any, *, has_tools: bool) -> None:
     if not messages:
         raise invalid_request("messages: at least one message is required")
     for i, message in enumerate(messages):
-        _check_message(message, i, last=i == len(messages) - 1)
+        _check_message(message, i, last=i == len(messages) - 1, roles=roles)
     if messages[0]["role"] != "user":
         raise invalid_request('messages: first message must use the "user" role')
     check_tool_pairing(messages, has_tools)
 
 
-def _check_message(message: Any, i: int, *, last: bool) -> None:
+def _check_message(message: Any, i: int, *, last: bool, roles: tuple[str, ...]) -> None:
     where = f"messages.{i}"
     if not isinstance(message, dict):
         raise invalid_request(f"{where}: Input should be a valid dictionary")
-    if message.get("role") not in _ROLES:
-        raise invalid_request(f"{where}.role: Input should be 'user' or 'assistant'")
-    extra = set(message) - {"role", "content"}
+    if message.get("role") not in roles:
+        raise invalid_request(f"{where}.role: Input should be {' or '.join(repr(r) for r in roles)}")
+    # A system turn may set the next reply's effort (per-turn control); other turns hold content only.
+    extra = set(message) - {"role", "content"} - ({"output_config"} if message["role"] == "system" else set())
+    if "output_config" in message and not extra:
+        _check_output_config(message["output_config"])
     if extra:
         raise invalid_request(f"{where}.{sorted(extra)[0]}: Extra inputs are not permitted")
     if "content" not in message:
@@ -136,6 +145,8 @@ def _check_block(block: Any, where: str, role: str) -> None:
     block_type = block.get("type")
     if block_type not in sdk_facts.content_block_types():
         raise invalid_request(f"{where}: Input tag '{block_type}' found using 'type' is not valid")
+    if role == "system" and block_type != "text":
+        raise invalid_request(f"{where}: system messages may only hold text blocks")
     if block_type == "text":
         if not isinstance(block.get("text"), str):
             raise invalid_request(f"{where}.text.text: Field required")

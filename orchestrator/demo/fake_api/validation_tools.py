@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from . import sdk_facts
-from .errors import invalid_request
+from .api_errors import invalid_request
 
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 

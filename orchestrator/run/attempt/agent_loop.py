@@ -24,7 +24,9 @@ from orchestrator.llm.conversation import (
 )
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.reply_blocks import reply_blocks
-from orchestrator.tools import ToolContext, ToolResult, execute_tool, summarize_input, tool_definitions
+from orchestrator.tools.context import ToolContext, ToolResult
+from orchestrator.tools.dispatch import execute_tool
+from orchestrator.tools.registry import summarize_input, tool_definitions
 from orchestrator.tools.report import REPORT_RECEIVED, FeatureReport, parse_report
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
 

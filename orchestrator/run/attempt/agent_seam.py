@@ -17,7 +17,7 @@ from typing import Protocol
 from orchestrator.json_types import ApiMessage
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, run_agent
 from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
-from orchestrator.spec.load import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 
 
 class Agent(Protocol):

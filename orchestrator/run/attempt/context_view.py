@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from context_agent import ContextAgent, ContextInjection, FeatureRecord, SummaryResult
+from context_agent.context_injection import ContextInjection
+from context_agent.feature_records import FeatureRecord
+from context_agent.project_memory import ContextAgent
+from context_agent.summarization import SummaryResult
 from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named
-from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult

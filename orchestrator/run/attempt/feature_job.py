@@ -2,6 +2,7 @@
 
 A `FeatureJob` is given all it works with (workspace, model client, context view, verifier,
 recorder, agent); the runner owns the order of features, summaries and the verdict, a job its feature.
+Each attempt's check, with its files guarded, is `GuardedCheck`'s (`guarded_check`).
 
 Every step is journaled before the next begins, so a kill at any instant resumes where it was:
 the agent's finished work is recorded before its check runs (a resumed run runs only the check),
@@ -10,34 +11,33 @@ and a pass before its checkpoint (a resumed run makes or finds the commit, witho
 
 from __future__ import annotations
 
-import hashlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.config import RunConfig
 from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.json_types import AgentReport
 from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
-from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, stop_note
+from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
+from orchestrator.run.attempt.guarded_check import GuardedCheck
 from orchestrator.run.attempt.recorder import FeatureRecorder
-from orchestrator.run.checks import check_influence, protect
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.feature_logs import AttemptRecord, Report, with_attempt
+from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.spec.load import Feature, FeatureSpec
-from orchestrator.store.records import CheckResult
-from orchestrator.store.state import AwaitingCheck, CheckFiles, PassToFinish, now_ms
-from orchestrator.tools import ToolContext
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.records import AttemptRecord, CheckResult
+from orchestrator.store.run_state import AwaitingCheck, PassToFinish, now_ms
+from orchestrator.tools.context import ToolContext
 from orchestrator.tools.shell_policy import ShellPolicy
 
 RESUMED = "resumed after an interrupted attempt"
-FinishPass = Callable[[str, Report | None, str | None], None]
+FinishPass = Callable[[str, AgentReport | None, str | None], None]
 _ENDED = ("passed", "failed")  # failed after its check passed: its checkpoint could not be made (`finishing`)
 
 
@@ -61,7 +61,7 @@ class AttemptStep:
 
     record: AttemptRecord
     verification: CheckResult
-    report: Report | None
+    report: AgentReport | None
     learned: str | None
 
 
@@ -76,14 +76,14 @@ class FeatureJob:
         self.context, self.verifier, self.recorder, self.settings = context, verifier, recorder, settings
         self.finish_pass = finish_pass
         self.command = settings.spec.check_command(feature)
-        self.influence = check_influence.InfluenceWatch(
-            workspace, strict=settings.config.strict_checks, on_warning=recorder.events.warn
-        )
-        self.unrestored: protect.Guard | None = None  # an attempt's guard whose protected files stuck
         self.hopeless: str | None = None  # why another attempt would end as this one did (`AttemptOutcome.final`)
         # The assessment before, the regression guard after each check, failed work off the tree.
         self.watch = integrity.watch(workspace, feature) if integrity else None
         recorder.draft.assessment = self.watch.assessment if self.watch else None
+        self.check = GuardedCheck(
+            feature, workspace=workspace, command=self.command, verifier=verifier, recorder=recorder,
+            watch=self.watch, strict=settings.config.strict_checks,
+        )
 
     def run(self) -> None:
         entry, recorder = self.recorder.entry, self.recorder
@@ -114,7 +114,7 @@ class FeatureJob:
         self.recorder.in_progress(attempt)
         record = awaiting.record.model_copy() if awaiting.record else AttemptRecord(attempt=attempt)
         report = self.recorder.draft.report = awaiting.report or self.recorder.draft.report
-        verification = self._check(attempt, reported=awaiting.report is not None, stop=str(record.stop))
+        verification = self.check.run(attempt, reported=awaiting.report is not None, stop=str(record.stop))
         learned = (awaiting.report or {}).get("summary")
         return AttemptStep(record, verification, report, learned)
 
@@ -140,13 +140,7 @@ class FeatureJob:
         entry = self.recorder.entry
         entry.status, entry.reason = "in_progress", None
         entry.started_at = entry.started_at or now_ms()
-        command_sha = hashlib.sha256((self.command or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        if entry.check_files is None or entry.check_files.command_sha != command_sha:
-            # Recorded before the agent first runs, and kept across kills and resumes: a file
-            # the agent creates never becomes part of the check.
-            entry.check_files = CheckFiles(
-                command_sha=command_sha, files=protect.check_file_keys(self.workspace, self.command)
-            )
+        self.check.record_check_files()
         settings = self.settings
         chosen = attempt_model(settings.config, attempt, settings.max_attempts)
         self.recorder.attempt_started(
@@ -157,61 +151,20 @@ class FeatureJob:
         """The agent's attempt with the check's files guarded, then the check."""
         entry, recorder = self.recorder.entry, self.recorder
         recorder.prompt_sent(attempt, turn.prompt)
-        check_files = entry.check_files.files if entry.check_files else []
-        guard = protect.take_guard(
-            self.workspace, self.command, self.feature.protected, carried=self.unrestored,
-            check_files=[self.workspace / key for key in check_files],
-        )
-        self.unrestored = None
-        self.influence.before_attempt(self.feature.id, self.command)
+        guard = self.check.before_agent()
         session = self._session(guard.files, attempt)
         outcome = self.settings.agent.attempt(session, turn.context.history, turn.prompt, self.feature.id)
         recorder.agent_done(attempt, outcome)
         self.hopeless = outcome.final
-        if changed := protect.guard_changes(guard):
-            return outcome, self._protected_changed(attempt, guard, changed)
+        if tampered := self.check.tampered(attempt, guard):
+            return outcome, tampered
         # The agent's work is done and recorded: a kill during the check re-runs only the check.
         entry.awaiting_check = AwaitingCheck(
             attempt=attempt, record=_attempt_record(attempt, outcome),
             report=outcome.report.model_dump() if outcome.report else None,
         )
         recorder.record(fsync=False)  # a kill needs only the flush; the pass record fsyncs it
-        return outcome, self._check(attempt, reported=outcome.report is not None, stop=outcome.stop)
-
-    def _protected_changed(self, attempt: int, guard: protect.Guard, changed: list[str]) -> CheckResult:
-        """The agent changed the check: put it back and fail the attempt without running it."""
-        stuck = protect.restore(guard, changed)
-        if stuck:  # the next attempt compares against the originals, not the agent's version
-            self.unrestored = guard
-        how = f"could not restore {', '.join(stuck)}" if stuck else "restored"
-        verification = CheckResult(
-            command=self.command, success=False, exit_code=None, attempt=attempt,
-            error=f"protected files changed by the agent ({how}; fix the code, not the check): {protect.named(changed)}",
-        )
-        self.recorder.verified(verification)
-        return verification
-
-    def _check(self, attempt: int, *, reported: bool, stop: str) -> CheckResult:
-        """Run the feature's check; with none, the agent's report decides."""
-        influencers = self.influence.after_attempt(self.feature.id, self.command)
-        if influencers and self.settings.config.strict_checks:
-            return check_influence.strict_refusal(self.command, attempt, influencers)
-        self.recorder.phase("check")
-        hidden = self.watch.hidden(self.command, attempt) if self.watch else None  # files a checkpoint would lack
-        started = time.monotonic()
-        result, own_seconds = hidden or self.verifier.check(self.command, attempt), time.monotonic() - started
-        result.influencers, note = influencers, stop_note(stop)
-        if note and not result.success:  # the retry prompt says how the agent's answer ended
-            result.error = f"{result.error}; {note}" if result.error else note
-        if result.skipped:
-            # No check at all: the agent's report decides, and the log says it was not verified.
-            result.success = reported
-            result.error = None if reported else f"no check command and the agent did not report ({stop})"
-        self.recorder.verified(result)  # as it happened: the own check, then the guard's re-runs of passed features
-        guarded = self.watch.after_check(attempt, result, own_seconds) if self.watch else result
-        if guarded is not result:  # it broke one: that failure is the attempt's verification
-            self.recorder.verified(guarded)
-        return guarded
+        return outcome, self.check.run(attempt, reported=outcome.report is not None, stop=outcome.stop)
 
     # ---- after the check ----------------------------------------------------------------
     def _settle(self, attempt: int, step: AttemptStep) -> None:

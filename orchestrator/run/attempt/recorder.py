@@ -7,18 +7,20 @@ happened (`attempt_started`, `verified`, `finished`), so the loop reads as the s
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_loop import AttemptOutcome
 from orchestrator.run.books import RunBooks
-from orchestrator.run.feature_logs import AttemptRecord, FeatureLogs, Report
-from orchestrator.spec.load import Feature
+from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import ReplayStats, build_feature_log
-from orchestrator.store.records import Assessment, CheckResult
-from orchestrator.store.state import FeatureState
+from orchestrator.store.records import Assessment, AttemptRecord, CheckResult
+from orchestrator.store.run_state import FeatureState
 from orchestrator.store.working_memory import WorkingMemory
 
 
@@ -36,7 +38,7 @@ class FeatureLogDraft:
     """The feature log as it grows: its attempts, the agent's last report, replay's stats."""
 
     attempts: list[AttemptRecord] = field(default_factory=list)
-    report: Report | None = None
+    report: AgentReport | None = None
     replay_stats: dict[str, int] | None = None
     assessment: Assessment | None = None
 
@@ -152,4 +154,11 @@ class FeatureRecorder:
             "feature_finished", id=self.feature.id, status=entry.status, attempts=entry.attempts,
             durationMs=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens.dump(),
             costUsd=round(entry.cost_usd, 6), reason=entry.reason, failedBranch=entry.failed_branch,
+            cpuMs=round(time.process_time() * 1000), childrenCpuMs=_children_cpu_ms(),
         )
+
+
+def _children_cpu_ms() -> int:
+    """User + sys CPU of the run's subprocesses that have ended (checks, git), in milliseconds."""
+    used = os.times()
+    return round((used.children_user + used.children_system) * 1000)

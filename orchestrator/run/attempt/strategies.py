@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from context_agent import ContextInjection, render_project_context
+from context_agent.context_injection import ContextInjection
+from context_agent.render import render_project_context
 from orchestrator.json_types import ApiMessage
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.feature_log import find_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.working_memory import read_log

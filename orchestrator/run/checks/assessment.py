@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 
 from orchestrator.run.checks.regression import RegressionGuard, dependencies_of
-from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import Assessment
-from orchestrator.store.state import RunState
+from orchestrator.store.run_state import RunState
 
 # A word with a dot and a known-looking extension, or with a slash: `src/app.py`, `README.md`.
 _FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7}|(?:[\w.-]+/)+[\w.-]+)(?![\w/-])")

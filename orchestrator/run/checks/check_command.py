@@ -22,7 +22,7 @@ from orchestrator.run.checks import protect
 from orchestrator.run.checks.pytest_outcomes import ProbeSetup, PytestRecord, early_end, probe_setup
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.process_group import run_in_group
-from orchestrator.safety.secrets import redact_piece
+from orchestrator.safety.redaction import redact_piece
 from orchestrator.store.records import CheckResult
 from orchestrator.tools.truncation import tail_of
 

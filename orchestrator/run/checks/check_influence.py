@@ -37,17 +37,11 @@ from orchestrator.run.checks.influence_snapshot import (
     KIND_SITE_HOOK,
     KIND_STDLIB_SHADOW,
     MAX_WALKED_ENTRIES,
-    STDLIB_NAMES,
     Snapshot,
     take_snapshot,
     watched_entry,
 )
 from orchestrator.store.records import CheckResult, Influencer
-
-__all__ = [
-    "KIND_CONFTEST", "KIND_PYTEST_CONFIG", "KIND_SITE_HOOK", "KIND_STDLIB_SHADOW", "MAX_WALKED_ENTRIES", "STDLIB_NAMES",
-    "InfluenceWatch", "Snapshot", "compare", "describe", "strict_refusal", "take_snapshot",
-]
 
 _KIND_WORDS = {
     KIND_CONFTEST: "pytest hooks",

@@ -14,9 +14,10 @@ protected; neither are files a command writes (`> out.txt`).
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
+
+from orchestrator.run.checks.shell_words import is_operator, is_output_redirect, shell_words
 
 # Options whose argument is a directory to work in, not a check file.
 _DIRECTORY_OPTIONS = {"cd", "pushd", "-C", "--cwd", "--prefix", "--rootdir", "--directory", "--chdir"}
@@ -57,19 +58,17 @@ def _command_paths(command: str) -> list[str]:
     Options, `cd` targets and output files are left out; words after `cd dir` are taken
     relative to `dir`, as the shell would.
     """
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:
-        words = command.split()  # unbalanced quotes: the words are still worth a look
     paths = []
     previous = ""
     base = ""
+    # A quoted script (`bash -c 'pytest tests/x.py'`) is read as the commands it holds.
+    words = [inner for word in shell_words(command) for inner in (shell_words(word) if " " in word else [word])]
     for word in words:
-        skip = previous in _DIRECTORY_OPTIONS or _is_output_redirect(previous)
-        if previous in ("cd", "pushd") and _split_shell_operators(word):
-            base = os.path.join(base, _split_shell_operators(word)[0])
+        skip = previous in _DIRECTORY_OPTIONS or is_output_redirect(previous)
+        if previous in ("cd", "pushd") and not is_operator(word):
+            base = os.path.join(base, word)
         previous = word
-        if skip or _is_output_redirect(word):
+        if skip or is_operator(word):
             continue
         if word.startswith("-"):
             # `--file=tests/x.py` style: the value may be a path (unless it is a directory option).
@@ -77,21 +76,9 @@ def _command_paths(command: str) -> list[str]:
             if value and option not in _DIRECTORY_OPTIONS:
                 paths.append(os.path.join(base, value))
             continue
-        for part in _split_shell_operators(word):
-            # pytest node ids: tests/test_x.py::TestY::test_z names tests/test_x.py.
-            paths.append(os.path.join(base, part.split("::", 1)[0]))
+        # pytest node ids: tests/test_x.py::TestY::test_z names tests/test_x.py.
+        paths.append(os.path.join(base, word.split("::", 1)[0]))
     return [p for p in paths if p]
-
-
-def _is_output_redirect(word: str) -> bool:
-    # `> out.txt`, `2>err.log`, `&>all.log`: a file the check writes, not one it reads.
-    return word.lstrip("0123456789&").startswith(">")
-
-
-def _split_shell_operators(word: str) -> list[str]:
-    for operator in ("&&", "||", ";", "|"):
-        word = word.replace(operator, " ")
-    return word.split()
 
 
 def _expand(root: Path, token: str) -> list[Path]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.git.commit_filter import EMPTY_TREE
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
-from orchestrator.git.tree import EMPTY_TREE, TreeSnapshot, differing, head_or_empty, split_z
+from orchestrator.git.tree import TreeSnapshot, differing, head_or_empty, split_z
 
 BRANCH_PREFIX = "orchestrate/failed/"
 _IDENTITY = {"user.name": "orchestrate", "user.email": "orchestrate@localhost"}

@@ -15,9 +15,9 @@ from orchestrator.run.books import RunBooks
 from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, run_checks
 from orchestrator.run.checks.clean_checkout import VerificationTree
 from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.spec.load import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.events import EventSink
-from orchestrator.store.state import RunState
+from orchestrator.store.run_state import RunState
 
 REGRESSED_REASON = "its check failed again on a later tree"
 

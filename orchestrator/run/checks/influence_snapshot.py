@@ -7,23 +7,26 @@ import configparser
 import hashlib
 import json
 import os
-import re
-import shlex
 import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.run.checks.check_reach import (
+    SKIP_DIRS,
+    directories_on_path,
+    named_paths,
+    really_inside,
+    runs_whole_tree,
+    skipped,
+)
+from orchestrator.run.checks.shell_words import is_operator, shell_words
+
 CONFTEST = "conftest.py"
 # pytest's configuration files, read whole; pyproject.toml and setup.cfg only in part (below).
 _WHOLE_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini")
 _SITE_HOOKS = ("sitecustomize.py", "usercustomize.py")
-# Never looked into: the orchestrator's and git's files, caches, environments and dependencies.
-_SKIP_DIRS = {
-    ".autonomous", ".git", "__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-    ".hypothesis", ".tox", ".nox", ".venv", "venv", "site-packages",
-}
 # Standard-library names a project file cannot shadow (built into the interpreter) or whose
 # shadowing changes nothing a check would run.
 _UNSHADOWABLE = set(sys.builtin_module_names) | {"this", "antigravity", "idlelib", "turtledemo", "__main__"}
@@ -49,17 +52,17 @@ class Snapshot:
 def take_snapshot(project_root: Path, check_command: str | None) -> Snapshot:
     """The check-influencing files of `project_root` for `check_command`, hashed."""
     root = project_root.resolve()
-    words = _words(check_command or "")
-    named = _named_paths(root, words)
+    words = [word for word in shell_words(check_command or "") if not is_operator(word)]  # `cd tests&&pytest`
+    named = named_paths(root, words)
     files: dict[str, tuple[str, str]] = {}
-    for directory in _directories_on_path(root, named):
+    for directory in directories_on_path(root, named):
         _look_in(directory, root, files)
     for directory in _first_level(root):
         for name in _SITE_HOOKS:
             _add_file(directory / name, root, KIND_SITE_HOOK, files)
     # A named directory that does not exist yet has nothing in it from before the feature.
     walk_from = [path for path in named if path.is_dir()]
-    if _runs_whole_tree(words):
+    if runs_whole_tree(words):
         walk_from = [root]
     partial = _walk_for_conftest(walk_from, root, files)
     return Snapshot(files, partial)
@@ -76,90 +79,6 @@ def watched_entry(root: Path, relative: str, kind: str) -> tuple[str, str] | Non
     else:
         _add_file(path, root, kind, current)
     return current.get(relative)
-
-
-# ---- what the command names -------------------------------------------------------------------
-
-
-def _words(command: str) -> list[str]:
-    """The command's words, split at shell operators too (`cd tests&&pytest`)."""
-    try:
-        words = shlex.split(command, comments=True)
-    except ValueError:
-        words = command.split()  # unbalanced quotes: the words are still worth a look
-    return [token for word in words for token in re.split(r"&&|\|\||[;|&()<>]", word) if token]
-
-
-def _named_paths(root: Path, words: list[str]) -> list[Path]:
-    """Paths inside `root` that the command's `words` may name, whether or not they exist yet.
-
-    Read as written, not as found on disk, so that the snapshots before and after an attempt
-    look in the same places even when the attempt creates the file a check names. A word that
-    is no path (`python3`, `true`) names a missing file in the root, which adds nothing.
-    """
-    found: dict[Path, None] = {}
-    for token in words:
-        if token.startswith("-"):
-            token = token.partition("=")[2]  # --rootdir=tests, --config-file=x.ini
-        token = token.split("::", 1)[0]  # pytest node ids: tests/test_x.py::test_one
-        if not token or token.startswith(("$", "~")) or "\0" in token:
-            continue
-        path = Path(os.path.normpath(os.path.join(root, token)))
-        if path != root and root in path.parents:
-            found.setdefault(path, None)
-    return list(found)
-
-
-# pytest's options whose value is the next word (`-k expr`), so that word names no test path.
-_PYTEST_VALUE_OPTIONS = {
-    "-k", "-m", "-p", "-c", "-o", "-W", "--rootdir", "--confcutdir", "--deselect", "--ignore", "--ignore-glob",
-    "--maxfail", "--junitxml", "--junit-xml", "--basetemp", "--import-mode", "--tb", "--durations", "-n",
-    "--override-ini", "--config-file", "--log-level", "--cov",
-}
-
-
-def _runs_whole_tree(words: list[str]) -> bool:
-    """True for tox, nox and make (which name no test path) and for pytest given no path to test."""
-    for index, word in enumerate(words):
-        name = os.path.basename(word)
-        if name in ("tox", "nox", "make"):
-            return True
-        if name in ("pytest", "py.test"):
-            rest = words[index + 1:]
-            positional = [w for prev, w in zip([name, *rest], rest, strict=False)
-                          if not w.startswith("-") and prev not in _PYTEST_VALUE_OPTIONS]
-            return not positional
-    return False
-
-
-def _directories_on_path(root: Path, named: list[Path]) -> list[Path]:
-    """The root, every named directory and the directory of every named file, and their parents up to the root.
-
-    Only existing directories inside the project (links followed) are kept.
-    """
-    found: dict[Path, None] = {root: None}
-    for path in named:
-        directory = path if path.is_dir() else path.parent
-        while directory != root and root in directory.parents:
-            if not _skipped(directory, root):
-                found.setdefault(directory, None)
-            directory = directory.parent
-    return sorted(d for d in found if d == root or (d.is_dir() and _really_inside(d, root)))
-
-
-def _really_inside(path: Path, root: Path) -> bool:
-    try:
-        real = path.resolve()
-    except (OSError, RuntimeError):
-        return False
-    return real == root or root in real.parents
-
-
-def _skipped(directory: Path, root: Path) -> bool:
-    try:
-        return any(part in _SKIP_DIRS for part in directory.relative_to(root).parts)
-    except ValueError:
-        return True
 
 
 # ---- hashing what is there ----------------------------------------------------------------------
@@ -192,7 +111,7 @@ def _look_in(directory: Path, root: Path, files: dict[str, tuple[str, str]]) -> 
 def _first_level(root: Path) -> list[Path]:
     """The root's directories (not skipped ones): `src/sitecustomize.py` runs under `PYTHONPATH=src`."""
     try:
-        return [Path(e.path) for e in os.scandir(root) if e.name not in _SKIP_DIRS and _is_dir(e)]
+        return [Path(e.path) for e in os.scandir(root) if e.name not in SKIP_DIRS and _is_dir(e)]
     except OSError:
         return []
 
@@ -200,7 +119,7 @@ def _first_level(root: Path) -> list[Path]:
 def _walk_for_conftest(starts: list[Path], root: Path, files: dict[str, tuple[str, str]]) -> bool:
     """Add every conftest.py under `starts`; True if the walk stopped at `MAX_WALKED_ENTRIES`."""
     seen = 0
-    pending = [start for start in starts if _really_inside(start, root) and not _skipped(start, root)]
+    pending = [start for start in starts if really_inside(start, root) and not skipped(start, root)]
     while pending:
         directory = pending.pop()
         try:
@@ -213,7 +132,7 @@ def _walk_for_conftest(starts: list[Path], root: Path, files: dict[str, tuple[st
         for entry in entries:
             if entry.name == CONFTEST:
                 _add_file(Path(entry.path), root, KIND_CONFTEST, files)
-            elif entry.name not in _SKIP_DIRS and _is_dir(entry):
+            elif entry.name not in SKIP_DIRS and _is_dir(entry):
                 pending.append(Path(entry.path))
     return False
 

@@ -20,10 +20,10 @@ from orchestrator.run.checks.failed_work import StartOfRun, park_failed_work
 from orchestrator.run.checks.footprint import ChangeWatch, HashCache, footprint
 from orchestrator.run.checks.hidden_files import hidden_by_new_rules, hidden_result
 from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
-from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import Assessment, CheckResult, Footprint, ReCheck
-from orchestrator.store.state import FeatureState
+from orchestrator.store.run_state import FeatureState
 
 
 @dataclass

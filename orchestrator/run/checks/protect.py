@@ -39,18 +39,11 @@ from orchestrator.run.checks.check_paths import (
     MAX_PROTECTED_FILES,
     SKIP_DIRS,
     SKIP_SUFFIXES,
-    check_file_keys,
     glob_matches,
     key_of,
     protected_files,
 )
-from orchestrator.store.paths import RUN_CONFIG_NAME, is_project_key
-
-# Who protects a check imports it all from here.
-__all__ = [
-    "COPY_LIMIT", "MAX_PROTECTED_FILES", "MISSING", "NOT_A_FILE", "Guard", "changed_files", "check_file_keys",
-    "file_hash", "guard_changes", "is_project_key", "named", "protected_files", "restore", "snapshot", "take_guard",
-]
+from orchestrator.store.paths import RUN_CONFIG_NAME
 
 MISSING = "<missing>"
 NOT_A_FILE = "<not a file>"

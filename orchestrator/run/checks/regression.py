@@ -21,9 +21,9 @@ from orchestrator.config import RunConfig
 from orchestrator.regression_budget import RegressionBudget, parse_budget
 from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, run_checks
 from orchestrator.run.checks.guard_plan import Candidate, GuardPlan, estimator, plan_checks
-from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import CheckResult
-from orchestrator.store.state import RunState
+from orchestrator.store.run_state import RunState
 
 RegressionMode = Literal["affected", "all", "none"]
 

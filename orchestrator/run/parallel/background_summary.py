@@ -15,9 +15,8 @@ import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 
-from orchestrator.spec.load import Feature
-from orchestrator.store.run_state import SETTLED_STATUSES
-from orchestrator.store.state import RunState
+from orchestrator.spec.feature_spec import Feature
+from orchestrator.store.run_state import SETTLED_STATUSES, RunState
 
 
 def worth_summarizing(state: RunState, run_order: Sequence[Feature], running: Collection[str], jobs: int) -> bool:

@@ -26,7 +26,7 @@ from orchestrator.run.checks.assessment import assess
 from orchestrator.run.checks.check_pool import CheckRunner, run_checks
 from orchestrator.run.checks.integrity import Integrity, elapsed_ms
 from orchestrator.run.checks.regression import broken_result, failures
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.records import CheckResult
 
 

@@ -3,7 +3,7 @@ merged onto the user's branch one at a time through a checked queue (a feature w
 has given its slot to the next one: `worker_slots`).
 
 The `ParallelRunner` is the `Runner` with another loop: a feature is ready once every
-dependency is merged (a passed feature is a merged one here); ready features start by priority,
+dependency is merged (a passed feature is a merged one here: `ready_features`); ready features start by priority,
 then spec order, in worker threads (the work is waiting on the model and on checks, not on
 Python). Each worker runs a `WorkerJob` (`worker_job`) in `.autonomous/worktrees/<id>`; its pass
 goes through the `MergeQueue`. All workers share one Context Agent, one state journal, one working
@@ -39,7 +39,6 @@ from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
 from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.feature_order import blocking_dependency
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.parallel.background_summary import BackgroundSummary, worth_summarizing
 from orchestrator.run.parallel.integrity_steps import (
@@ -49,14 +48,15 @@ from orchestrator.run.parallel.integrity_steps import (
     guarded_recheck,
     worker_integrity,
 )
+from orchestrator.run.parallel.ready_features import ReadyFeatures
 from orchestrator.run.parallel.shared_books import SharedStateStore
 from orchestrator.run.parallel.worker_job import Lane, StoppingVerifier, WorkerJob, take_up_merge
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.run.runner import Runner
 from orchestrator.safety.descendants import commands_run_concurrently
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.records import CheckResult
-from orchestrator.store.state import now_ms
+from orchestrator.store.run_state import now_ms
 
 GRACE_SECONDS = 3.0  # how long a stop waits for workers before it gives up on them
 
@@ -75,10 +75,13 @@ class ParallelRunner(Runner):
             landing=SquashOntoHead(self.events.warn),
             recheck_batch=None if self.hooks.recheck else self._batch_check,  # a plugged-in re-check goes one by one
         )
-        self.by_id = {feature.id: feature for feature in self.spec.features}
         self.running: dict[str, threading.Thread] = {}  # a worker per feature, at work or merging
         self.done: queue.Queue[tuple[str, BaseException | None] | None] = queue.Queue()
-        self.slots = WorkerSlots(self.config.jobs, on_free=lambda: self.done.put(None), awaited=self._awaited)
+        self.next = ReadyFeatures(
+            self.run_order, set(self.selected), lambda: self.state, self.running, self._attempts_for,
+            likely_conflict=lambda a, b: self.hooks.likely_conflict(a, b), settle=self._settle,
+        )
+        self.slots = WorkerSlots(self.config.jobs, on_free=lambda: self.done.put(None), awaited=self.next.awaited)
         self.lane = Lane(self.worktrees, self.queue, self.events, self.slots)
         self.summary = BackgroundSummary(lambda trigger: Runner._summarize(self, trigger))
         commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
@@ -114,7 +117,7 @@ class ParallelRunner(Runner):
             self._maybe_summarize()
 
     def _fill_slots(self) -> None:
-        while self.slots.free() > 0 and (feature := self._pick()) is not None:
+        while self.slots.free() > 0 and (feature := self.next.pick()) is not None:
             self._start(feature)
 
     def _final_verification(self) -> list[str]:
@@ -140,42 +143,6 @@ class ParallelRunner(Runner):
         due = self.state.summarization.completed_since_summary >= self.config.summarize_every
         if due and worth_summarizing(self.state, self.run_order, self.slots.at_work(), self.config.jobs):
             self.summary.start(f"every-{self.config.summarize_every}")
-
-    def _pick(self) -> Feature | None:
-        """The next feature to start: ready, by run order, not likely to clash with a busy one if it can be."""
-        ready = self._ready()
-        # A feature that passed is merged (its worker is only cleaning up): nothing can clash with it.
-        busy = [self.by_id[fid] for fid in self.running if self.state.feature(fid).status != "passed"]
-        for feature in ready:
-            if not any(self.hooks.likely_conflict(feature, other) for other in busy):
-                return feature
-        return ready[0] if ready else None
-
-    def _ready(self) -> list[Feature]:
-        """Pending features whose dependencies are all merged; settles those that never can run."""
-        state, selected = self.state, set(self.selected)
-        ready: list[Feature] = []
-        progress = True
-        while progress:
-            progress, ready = False, []
-            for feature in self.run_order:
-                entry = state.feature(feature.id)
-                if feature.id in self.running or entry.status != "pending":
-                    continue
-                reason = blocking_dependency(feature, state, selected)
-                if reason or entry.attempts >= self._attempts_for(feature):
-                    entry.status = "blocked" if reason else "failed"
-                    entry.reason = reason or entry.reason or "no attempts left"
-                    self._settle(feature)
-                    progress = True
-                elif all(state.feature(dep).status == "passed" for dep in feature.depends_on):
-                    ready.append(feature)
-        return ready
-
-    def _awaited(self, feature_id: str) -> bool:
-        """Whether a feature not started yet depends on `feature_id` (`worker_slots`)."""
-        return any(feature_id in feature.depends_on and feature.id not in self.running
-                   and self.state.feature(feature.id).status == "pending" for feature in self.run_order)
 
     def _settle(self, feature: Feature) -> None:
         entry = self.state.feature(feature.id)

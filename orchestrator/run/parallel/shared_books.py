@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from orchestrator.llm.spend import SpendEntry
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState, StateStore
+from orchestrator.store.run_state import RunState
+from orchestrator.store.state import StateStore
 
 
 class SharedStateStore(StateStore):

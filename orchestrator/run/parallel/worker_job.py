@@ -26,8 +26,7 @@ from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import CheckResult
-from orchestrator.store.run_state import RunState
-from orchestrator.store.state import PassToFinish, now_ms
+from orchestrator.store.run_state import PassToFinish, RunState, now_ms
 
 
 @dataclass

@@ -31,12 +31,12 @@ from orchestrator.claude_code.report_server import QUALIFIED_NAME, ReportInbox, 
 from orchestrator.claude_code.stream import StreamRecorder  # noqa: E402
 from orchestrator.claude_code.write_guard import refusal, unattended, write_guard  # noqa: E402
 from orchestrator.config import ConfigError, load_config  # noqa: E402
-from orchestrator.errors import UsageError  # noqa: E402
+from orchestrator.user_errors import UsageError  # noqa: E402
 from orchestrator.run.attempt.agent_loop import AttemptOutcome  # noqa: E402
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox  # noqa: E402
-from orchestrator.tools import ToolContext  # noqa: E402
+from orchestrator.tools.context import ToolContext  # noqa: E402
 from orchestrator.tools.shell_policy import ShellPolicy  # noqa: E402
 
 
@@ -68,6 +68,7 @@ def test_each_attempt_is_a_fresh_unattended_session_in_the_workspace(tmp_path):
     assert options.permission_mode != "bypassPermissions" and options.can_use_tool is not None
     assert options.hooks is not None and options.hooks["PreToolUse"]
     assert options.cli_path == str(tmp_path / "claude") and options.env == {"A": "1"}
+    assert {"AskUserQuestion", "EnterWorktree", "WebSearch", "CronCreate"} <= set(options.disallowed_tools)
 
 
 def test_project_settings_and_mcp_servers_only_when_asked(tmp_path):
@@ -190,7 +191,8 @@ def test_the_cli_gets_the_attempts_environment_only_in_a_session_of_its_own(tmp_
                    f" open({str(shown)!r}, 'w'))\n")
     cli.chmod(0o755)
     environment = CommandEnvironment(tmp_path, NO_SANDBOX, {"PATH": os.environ["PATH"]})
-    with CliLaunch(cli, environment, ApiEndpoint("http://127.0.0.1:9", "dummy-key")) as launch:
+    with CliLaunch(cli, environment, ApiEndpoint("http://127.0.0.1:9", "dummy-key"),
+                   max_output_tokens=8192) as launch:
         home = launch.home
         # the SDK starts the wrapper with our whole environment and its own variables merged in
         parent_env = {**os.environ, **launch.variables, "CLAUDE_AGENT_SDK_VERSION": "0.2.189"}
@@ -200,6 +202,7 @@ def test_the_cli_gets_the_attempts_environment_only_in_a_session_of_its_own(tmp_
     assert env["ANTHROPIC_API_KEY"] == "dummy-key" and env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
     assert "AWS_SECRET_ACCESS_KEY" not in env
     assert env["HOME"] == str(home) and env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "8192"
     assert env["CLAUDE_AGENT_SDK_VERSION"] == "0.2.189" and "ORCHESTRATE_CMD_ID" in env
     assert seen["argv"] == ["--output-format", "stream-json"] and seen["own_group"] is True
     assert not home.exists()  # the attempt's home goes with it
@@ -209,7 +212,8 @@ def test_in_the_sandbox_the_cli_reaches_the_endpoints_port_and_the_protected_pat
     sandbox = Sandbox("bwrap", "test", bwrap="/usr/bin/bwrap")
     environment = CommandEnvironment(tmp_path, sandbox, {"PATH": "/usr/bin"})
     (tmp_path / ".git").mkdir()
-    with CliLaunch(tmp_path / "claude", environment, ApiEndpoint("http://127.0.0.1:4321", "dummy")) as launch:
+    with CliLaunch(tmp_path / "claude", environment, ApiEndpoint("http://127.0.0.1:4321", "dummy"),
+                   max_output_tokens=8192) as launch:
         argv = launch.argv
     assert "--unshare-net" in argv and "--forward" in argv and argv[argv.index("--forward") + 1] == "4321"
     assert ["--ro-bind", str(tmp_path / ".git"), str(tmp_path / ".git")] == argv[argv.index(str(tmp_path / ".git")) - 1:][:3]
@@ -241,3 +245,17 @@ def test_without_the_sdk_claude_code_is_a_usage_error_naming_the_extra(tmp_path,
 def test_a_missing_mcp_config_file_stops_the_run_before_it_starts(tmp_path):
     with pytest.raises(UsageError, match="no such file"):
         agent_for(load_config({"agent": "claude-code", "mcp_config": str(tmp_path / "none.json")}, tmp_path, {}))
+
+
+def test_doctor_names_the_agent_its_versions_and_who_pays(tmp_path):
+    from orchestrator.commands.doctor import diagnose
+
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    rows, healthy = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none"}, env)
+    shown = dict(rows)
+    assert shown["agent"].startswith("claude-code: Claude Agent SDK ") and "Claude Code 2." in shown["agent"]
+    assert "your Claude plan" in shown["billing"] and "per attempt, not per call" in shown["billing"] and healthy
+    rows, _ = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none"}, {**env, "ANTHROPIC_API_KEY": "sk-x"})
+    assert "metered by orchestrate" in dict(rows)["billing"] and "sk-x" not in json.dumps(rows)
+    rows, healthy = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none", "provider": "bedrock"}, env)
+    assert dict(rows)["billing"].startswith("unusable") and not healthy

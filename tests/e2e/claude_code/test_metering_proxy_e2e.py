@@ -11,20 +11,20 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any
-
 import httpx2
 import pytest
-
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.config import RunConfig
-from orchestrator.demo.fake_api import FailFirst, FakeAPI, Fault
+from orchestrator.demo.fake_api import FailFirst, Fault, FakeAPI
 from orchestrator.llm.client import LimitReached, ModelClient, Spend
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from orchestrator.llm.sdk import Credentials
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
+
+
 
 REAL_KEY = "sk-ant-real-key-of-the-run-0123456789"
 MODEL = "claude-sonnet-5-5"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 
-from context_agent import estimate_json_tokens
-from orchestrator.run.attempt.request_size import tool_overhead_tokens
+from context_agent.tokens import estimate_json_tokens
+from orchestrator.llm.tool_overhead import tool_overhead_tokens
 from tests.cli_helpers import run_cli, write_spec
 
 ESTIMATE = re.compile(

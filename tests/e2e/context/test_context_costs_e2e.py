@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-
 import pytest
-
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import read_json, run_cli, write_spec
+
+
 
 
 def _events(project: Path) -> list[dict[str, Any]]:

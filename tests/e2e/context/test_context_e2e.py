@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from context_agent import DEFAULT_SUMMARIZER_MODEL, ContextAgent
+from context_agent.project_memory import DEFAULT_SUMMARIZER_MODEL
+from context_agent.project_memory import ContextAgent
 from context_agent.budget import INJECTION_BUDGET, MAX_STORED_DECISIONS
 from context_agent.tokens import estimate_tokens
 from tests.cli_helpers import cli_env, first_prompt, read_json, run_cli, write_spec
@@ -396,7 +397,7 @@ def test_corrupted_stores_are_backed_up_an_unwritable_one_costs_only_itself(fake
 # Runs the real CLI with the injection builder broken, as a bug in it would break it.
 _BROKEN_INJECTION = """
 import sys
-import context_agent.agent as agent
+import context_agent.project_memory as agent
 def broken(*args, **kwargs):
     raise RuntimeError("injection exploded")
 agent.build_injection = broken

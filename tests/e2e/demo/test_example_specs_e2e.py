@@ -22,14 +22,14 @@ import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
 import pytest
-
 from orchestrator.demo.textkit_sources import final_tree
-from orchestrator.run.checks.check_command import run_check
 from orchestrator.spec.load import LoadedSpec, load_spec
+from orchestrator.run.checks.check_command import run_check
 from orchestrator.store.records import CheckResult
 from tests.environments import unsandboxed
+
+
 
 ROOT = Path(__file__).resolve().parents[3]
 SPECS = sorted(ROOT.glob("specs/*/spec.json"))

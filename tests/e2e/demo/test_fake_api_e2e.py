@@ -15,11 +15,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
-
 import anthropic
 import pydantic
 import pytest
-
 from tests.fake_api import (
     AgentTurn,
     FailFirst,
@@ -34,6 +32,8 @@ from tests.fake_api import (
 )
 from tests.fake_api.fixtures import running_fake_api
 from tests.fake_api.prompt import PromptBlock
+
+
 
 MODEL = "claude-sonnet-5"
 REPO_ROOT = Path(__file__).resolve().parents[3]

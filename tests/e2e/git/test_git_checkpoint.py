@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.git.checkpoint import CheckpointError, commit_checkpoint, is_git_repo
+from orchestrator.git.checkpoint import commit_checkpoint, is_git_repo
+from orchestrator.git.run_git import CheckpointError
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 REPO_ROOT = Path(__file__).resolve().parents[3]

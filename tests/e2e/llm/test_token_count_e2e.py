@@ -4,9 +4,10 @@ the API's count_tokens for the exact figure."""
 from __future__ import annotations
 
 import re
-
 from tests.cli_helpers import run_cli, write_spec
 from tests.fake_api.providers import TEST_VERTEX_TOKEN
+
+
 
 COUNTED = re.compile(r"whole first request \(count_tokens, [^)]+\): (\d+) tokens; the estimate is ([+-]\d+\.\d)%")
 

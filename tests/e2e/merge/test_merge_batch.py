@@ -14,7 +14,7 @@ import pytest
 from orchestrator.merge.queue import MergeOutcome, MergeQueue
 from orchestrator.store.records import CheckResult
 from orchestrator.git.worktrees import Worktrees, prepare_repository
-from orchestrator.spec.load import Feature
+from orchestrator.spec.feature_spec import Feature
 
 
 def _git(root: Path, *args: str) -> str:

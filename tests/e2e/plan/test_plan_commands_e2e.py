@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
 from orchestrator.llm.models import default_agent_model
 from orchestrator.plan.red import red_check, syntax_problems
 from orchestrator.plan.schema import spec_tool
-from orchestrator.spec import load_spec
 from orchestrator.store.records import CheckResult
+from orchestrator.spec.load import load_spec
 from tests.cli_helpers import run_cli
 from tests.environments import unsandboxed
+
 
 
 def result(code: int | None, output: str = "", command: str = "python -m pytest -q t.py") -> CheckResult:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.spec import load_spec
+from orchestrator.spec.load import load_spec
 from tests.cli_helpers import read_json, run_cli
 from tests.fake_api import ScriptedToolAnswers, bash, edit_create, report, request_text
 

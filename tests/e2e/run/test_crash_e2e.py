@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState, StateStore
+from orchestrator.store.state import StateStore
+from orchestrator.store.run_state import RunState
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 from tests.fake_api import Fault, bash, edit_create, edit_str_replace, report

@@ -10,15 +10,15 @@ import json
 import subprocess
 from pathlib import Path
 from typing import Any
-
 from orchestrator.run.checks.trust import distrust_unproven_passes
 from orchestrator.spec.load import load_spec
 from orchestrator.store.feature_log import FeatureLog, write_feature_log
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
+from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.cli_helpers import run_cli, write_spec
 from tests.fake_api import bash, edit_create
+
 
 FORGE_AND_KILL = (
     "import glob, json, os, signal\n"

@@ -18,7 +18,7 @@ from orchestrator.run.runner import RunOptions, Runner
 from orchestrator.run.factory import build_parts
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.load import load_spec
-from orchestrator.store.atomic import LinkRefused
+from context_agent.files import LinkRefused
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore

@@ -8,12 +8,12 @@ import socket
 import subprocess
 import threading
 from pathlib import Path
-
 import pytest
-
 from orchestrator.safety.net_proxy import proxy_socket
 from orchestrator.safety.sandbox import choose_sandbox
 from tests.e2e.safety.test_sandbox import bwrap_problem
+
+
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no usable sandbox: {bwrap_problem()}")
 

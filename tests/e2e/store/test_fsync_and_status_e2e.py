@@ -11,11 +11,11 @@ import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
-
 import pytest
-
-from tests.cli_helpers import plain_summarizer, write_spec
 from tests.in_process import run_in_process
+from tests.cli_helpers import plain_summarizer, write_spec
+
+
 
 
 class FsyncCounter:
@@ -55,7 +55,7 @@ def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_p
     # Two summarizations (after 5 and 10 features), each writing the stores that changed (file
     # and directory): at most 8 each. Every report used to cost 4 or 6 more.
     assert fsyncs.by_dir["context"] <= 2 * 8
-    assert not paths.pending_reports.exists()
+    assert not paths.context.pending_reports.exists()
 
 
 # ---- orchestrate status -----------------------------------------------------------------------

@@ -7,13 +7,15 @@ import signal
 import threading
 import time
 from pathlib import Path
-
 import pytest
-
 from orchestrator.safety import process_group
 from orchestrator.safety.secrets import scrubbed_environment
-from orchestrator.tools import ToolContext, ToolResult, execute_tool
+from orchestrator.tools.context import ToolContext
+from orchestrator.tools.context import ToolResult
+from orchestrator.tools.dispatch import execute_tool
 from tests.environments import unsandboxed
+
+
 
 KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 4
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
 from orchestrator.claude_code.sse_usage import StreamUsage
 from orchestrator.config import RunConfig
 from orchestrator.demo.fake_api import FakeAPI
@@ -14,6 +13,7 @@ from orchestrator.llm.pricing import PriceTable, TokenUsage
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
+
 
 REAL_KEY = "sk-ant-real-key-of-the-run-0123456789"
 MODEL = "claude-sonnet-5-5"

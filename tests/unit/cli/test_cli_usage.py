@@ -8,8 +8,8 @@ refused before anything runs, whether it comes from a flag, the environment or t
 from __future__ import annotations
 
 import pytest
-
 from tests.cli_helpers import write_spec
+
 
 # --- help ----------------------------------------------------------------------------------
 
@@ -29,7 +29,7 @@ def test_commands_raise_usage_errors_and_never_exit(project, monkeypatch):
     from orchestrator.commands.listing import print_logs, print_status
     from orchestrator.commands.run import RunRequest, run_command
     from orchestrator.config import ConfigError, load_config
-    from orchestrator.errors import EXIT_USAGE, UsageError
+    from orchestrator.user_errors import EXIT_USAGE, UsageError
 
     assert issubclass(ConfigError, UsageError) and UsageError.exit_code == EXIT_USAGE == 2
     paths = open_project(project)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import io
 import time
-
 from rich.console import Console
-
 from orchestrator.commands.live_view import LiveRenderer
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.store.events import EventSink
+
+
 
 
 def _screen(renderer: LiveRenderer) -> str:

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths
 from tests.unit.context.test_context_summarizer import (

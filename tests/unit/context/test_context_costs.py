@@ -11,18 +11,18 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
-
 import pytest
-
 import context_agent.text_index as text_index_module
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
-from context_agent.recording import add_constraint, enforce_constraint_limit
+from context_agent.store_updates import add_constraint, enforce_constraint_limit
 from context_agent.stores import ActiveConstraints
-from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.atomic import write_json_atomic
+from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import read_json
+
+
 
 WORDS = [f"{a}{b}" for a in "bcdfghjklmnpqrstvwxz" for b in ("ax", "el", "im", "op", "ud", "yr")]
 
@@ -102,10 +102,10 @@ def test_active_constraints_stay_under_the_limit_and_every_retired_one_is_named(
             agent.record_report(feature_id, report)
             _write_log(paths, feature_id, report)
         agent.summarize(ids, "every-5", use_model=use_model)
-        stored = read_json(paths.active_constraints)
+        stored = read_json(paths.context.active_constraints)
         largest = max(largest, len(stored["constraints"]))
 
-    active = {c["description"] for c in read_json(paths.active_constraints)["constraints"]}
+    active = {c["description"] for c in read_json(paths.context.active_constraints)["constraints"]}
     evicted = [item for kind, data in events if kind == "context.constraints_evicted" for item in data["evicted"]]
     named = {item["description"] for item in evicted}
     print(f"\n{len(recorded)} constraints recorded: {len(active)} active (at most {largest} at any time), "

@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from context_agent import ContextAgent, estimate_tokens, render_project_context
+from context_agent.project_memory import ContextAgent
+from context_agent.tokens import estimate_tokens
+from context_agent.render import render_project_context
 from context_agent.budget import (
     INJECTION_BUDGET,
     MAX_STORED_DECISIONS,
@@ -154,13 +156,13 @@ def test_budget_holds_over_a_thousand_features(tmp_path: Path, no_fsync: None) -
         if number % 5 == 0:
             agent.summarize(pending, "every-5")
             pending = []
-            stored = paths.running_summary.read_text(encoding="utf-8")
+            stored = paths.context.running_summary.read_text(encoding="utf-8")
             assert estimate_tokens(stored) <= 2000
             assert estimate_tokens(json.loads(stored)["summary"]) <= SUMMARY_BUDGET
 
-    decisions = json.loads(paths.key_decisions.read_text(encoding="utf-8"))["decisions"]
-    failures = json.loads(paths.failure_memory.read_text(encoding="utf-8"))["failures"]
-    active = json.loads(paths.active_constraints.read_text(encoding="utf-8"))["constraints"]
+    decisions = json.loads(paths.context.key_decisions.read_text(encoding="utf-8"))["decisions"]
+    failures = json.loads(paths.context.failure_memory.read_text(encoding="utf-8"))["failures"]
+    active = json.loads(paths.context.active_constraints.read_text(encoding="utf-8"))["constraints"]
     assert len(decisions) == MAX_STORED_DECISIONS and len(failures) == MAX_STORED_FAILURES
     assert len(active) == len(set(constraints))
     print(f"\ninjection tokens at feature 10: {figures[10]}, 100: {figures[100]}, 1000: {figures[1000]}"
@@ -193,8 +195,8 @@ def test_two_hundred_rewriting_summarizations_lose_no_stored_item(tmp_path: Path
         assert result.success is True
 
     paths = ProjectPaths.for_project(tmp_path)
-    stored_decisions = [d["text"] for d in json.loads(paths.key_decisions.read_text(encoding="utf-8"))["decisions"]]
-    active = [c["description"] for c in json.loads(paths.active_constraints.read_text(encoding="utf-8"))["constraints"]]
+    stored_decisions = [d["text"] for d in json.loads(paths.context.key_decisions.read_text(encoding="utf-8"))["decisions"]]
+    active = [c["description"] for c in json.loads(paths.context.active_constraints.read_text(encoding="utf-8"))["constraints"]]
     latest = reported_decisions[-MAX_STORED_DECISIONS:]
     planted_kept = sum(rule in active for rule in planted)
     latest_kept = sum(decision in stored_decisions for decision in latest)

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from context_agent import ContextAgent, ContextInjection, estimate_tokens, render_project_context
+from context_agent.project_memory import ContextAgent
+from context_agent.context_injection import ContextInjection
+from context_agent.tokens import estimate_tokens
+from context_agent.render import render_project_context
 from context_agent.budget import INJECTION_BUDGET, SUMMARY_BUDGET
 from context_agent.stores import RunningSummary
 from orchestrator.store.atomic import write_json_atomic
@@ -126,7 +129,7 @@ def test_when_constraints_outgrow_the_budget_the_relevant_ones_are_kept_and_the_
     filler = [f"Generic rule {n} about formatting files and naming things consistently everywhere" for n in range(150)]
     agent.record_report("old", {"constraints": ["Stripe webhooks must verify the signature header"]})
     agent.record_report("other", {"constraints": filler})
-    write_json_atomic(paths.running_summary, RunningSummary(summary="Project line.\n" * 400).model_dump(by_alias=True))
+    write_json_atomic(paths.context.running_summary, RunningSummary(summary="Project line.\n" * 400).model_dump(by_alias=True))
 
     injection = agent.get_injection("billing")
     text = render_project_context(injection)
@@ -141,7 +144,7 @@ def test_when_constraints_outgrow_the_budget_the_relevant_ones_are_kept_and_the_
 def test_a_long_summary_is_cut_at_a_line_boundary_within_its_share(tmp_path: Path) -> None:
     paths = ProjectPaths.for_project(tmp_path)
     lines = [f"Line {n}: the {n}th fact about this project, stated in one sentence." for n in range(300)]
-    write_json_atomic(paths.running_summary, RunningSummary(summary="\n".join(lines)).model_dump(by_alias=True))
+    write_json_atomic(paths.context.running_summary, RunningSummary(summary="\n".join(lines)).model_dump(by_alias=True))
 
     summary = ContextAgent(tmp_path).get_injection("x").summary
 
@@ -153,7 +156,7 @@ def test_a_long_summary_is_cut_at_a_line_boundary_within_its_share(tmp_path: Pat
 def test_a_summary_of_one_huge_line_is_cut_between_sentences(tmp_path: Path) -> None:
     paths = ProjectPaths.for_project(tmp_path)
     sentences = [f"Sentence {n} says something." for n in range(800)]
-    write_json_atomic(paths.running_summary, RunningSummary(summary=" ".join(sentences)).model_dump(by_alias=True))
+    write_json_atomic(paths.context.running_summary, RunningSummary(summary=" ".join(sentences)).model_dump(by_alias=True))
 
     summary = ContextAgent(tmp_path).get_injection("x").summary
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_STORED_DECISIONS, MAX_STORED_FAILURES
 from orchestrator.store.paths import ProjectPaths
 
@@ -60,7 +60,7 @@ def test_the_same_failure_on_every_retry_takes_one_slot(tmp_path: Path) -> None:
     for attempt in (1, 2, 3):
         agent.record_failure("todo-model", attempt, _check(PYTEST_FAILURE))
 
-    stored = _stored(ProjectPaths.for_project(tmp_path).failure_memory, "failures")
+    stored = _stored(ProjectPaths.for_project(tmp_path).context.failure_memory, "failures")
 
     assert len(stored) == 1 and stored[0]["attempt"] == 3
 
@@ -70,7 +70,7 @@ def test_failure_memory_keeps_the_ten_most_recent(tmp_path: Path) -> None:
     for number in range(15):
         agent.record_failure(f"f{number}", 1, _check(f"AssertionError: case {number}"))
 
-    stored = _stored(ProjectPaths.for_project(tmp_path).failure_memory, "failures")
+    stored = _stored(ProjectPaths.for_project(tmp_path).context.failure_memory, "failures")
 
     assert len(stored) == MAX_STORED_FAILURES
     assert {f["featureId"] for f in stored} == {f"f{n}" for n in range(5, 15)}
@@ -107,7 +107,7 @@ def test_constraints_under_the_limit_are_never_evicted_and_never_duplicated(tmp_
         agent.record_report(f"f{number}", {"constraints": [f"Rule {number} holds", "Standard library only"]})
     agent.summarize([], "test", use_model=False)
 
-    stored = _stored(ProjectPaths.for_project(tmp_path).active_constraints, "constraints")
+    stored = _stored(ProjectPaths.for_project(tmp_path).context.active_constraints, "constraints")
 
     assert len(stored) == 61
     assert sum(c["description"] == "Standard library only" for c in stored) == 1

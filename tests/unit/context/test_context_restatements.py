@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from context_agent import ContextAgent
-from context_agent.recording import add_constraint
+from context_agent.project_memory import ContextAgent
+from context_agent.store_updates import add_constraint
 from context_agent.stores import ActiveConstraints
 from context_agent.words import claim_words, find_near_duplicate
 from orchestrator.store.paths import ProjectPaths
@@ -28,7 +28,7 @@ def _agent(root: Path, call: Any, events: list[tuple[str, dict[str, Any]]]) -> C
 
 
 def _stored(root: Path, name: str, key: str) -> list[dict[str, Any]]:
-    path = getattr(ProjectPaths.for_project(root), name)
+    path = getattr(ProjectPaths.for_project(root).context, name)
     items: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))[key]
     return items
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.store.paths import ProjectPaths
 
 REPORT = {
@@ -51,15 +51,15 @@ def test_store_files_use_camel_case_keys_and_each_decision_names_its_feature(tmp
     agent.summarize(["todo-model"], "end", use_model=False)  # folds the report into the stores
     paths = ProjectPaths.for_project(tmp_path)
 
-    decisions = json.loads(paths.key_decisions.read_text(encoding="utf-8"))
-    failures = json.loads(paths.failure_memory.read_text(encoding="utf-8"))
+    decisions = json.loads(paths.context.key_decisions.read_text(encoding="utf-8"))
+    failures = json.loads(paths.context.failure_memory.read_text(encoding="utf-8"))
 
     assert decisions["decisions"][0]["featureId"] == "todo-model"
     assert "nextSeq" in decisions
     failure = failures["failures"][0]
     assert failure["description"] and failure["prevention"]
     assert failure["featureId"] == "todo-model" and failure["exitCode"] == 1
-    assert paths.active_constraints.exists() and paths.running_summary.exists()
+    assert paths.context.active_constraints.exists() and paths.context.running_summary.exists()
 
 
 @pytest.mark.parametrize(
@@ -73,8 +73,8 @@ def test_store_files_use_camel_case_keys_and_each_decision_names_its_feature(tmp
 )
 def test_a_corrupted_store_is_set_aside_reported_and_the_agent_carries_on(tmp_path: Path, content: bytes) -> None:
     paths = ProjectPaths.for_project(tmp_path)
-    paths.context_dir.mkdir(parents=True)
-    paths.key_decisions.write_bytes(content)
+    paths.context.directory.mkdir(parents=True)
+    paths.context.key_decisions.write_bytes(content)
     events: list[tuple[str, dict[str, Any]]] = []
     agent = _agent(tmp_path, events)
 
@@ -94,8 +94,8 @@ def test_a_corrupted_store_is_set_aside_reported_and_the_agent_carries_on(tmp_pa
 
 def test_every_store_damaged_still_gives_an_injection_and_a_summary(tmp_path: Path) -> None:
     paths = ProjectPaths.for_project(tmp_path)
-    paths.context_dir.mkdir(parents=True)
-    for path in (paths.running_summary, paths.key_decisions, paths.failure_memory, paths.active_constraints):
+    paths.context.directory.mkdir(parents=True)
+    for path in (paths.context.running_summary, paths.context.key_decisions, paths.context.failure_memory, paths.context.active_constraints):
         path.write_text("garbage", encoding="utf-8")
     events: list[tuple[str, dict[str, Any]]] = []
     agent = _agent(tmp_path, events)
@@ -109,8 +109,8 @@ def test_without_an_event_handler_warnings_go_to_stderr_as_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     paths = ProjectPaths.for_project(tmp_path)
-    paths.context_dir.mkdir(parents=True)
-    paths.failure_memory.write_text("{", encoding="utf-8")
+    paths.context.directory.mkdir(parents=True)
+    paths.context.failure_memory.write_text("{", encoding="utf-8")
 
     ContextAgent(tmp_path).get_injection("x")
 
@@ -124,8 +124,8 @@ def test_a_failing_event_handler_does_not_break_the_agent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     paths = ProjectPaths.for_project(tmp_path)
-    paths.context_dir.mkdir(parents=True)
-    paths.failure_memory.write_text("{", encoding="utf-8")
+    paths.context.directory.mkdir(parents=True)
+    paths.context.failure_memory.write_text("{", encoding="utf-8")
 
     def broken(kind: str, data: dict[str, Any]) -> None:
         raise RuntimeError("event log is full")
@@ -140,7 +140,7 @@ def test_a_failing_event_handler_does_not_break_the_agent(
 def test_an_unwritable_context_directory_is_reported_not_raised(tmp_path: Path) -> None:
     paths = ProjectPaths.for_project(tmp_path)
     paths.autonomous.mkdir()
-    paths.context_dir.write_text("a file where the directory should be", encoding="utf-8")
+    paths.context.directory.write_text("a file where the directory should be", encoding="utf-8")
     events: list[tuple[str, dict[str, Any]]] = []
     agent = _agent(tmp_path, events)
 

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from context_agent import ContextAgent, SummarizerAnswer, answer_schema
+from context_agent.project_memory import ContextAgent
+from context_agent.summarizer_call import SummarizerAnswer
+from context_agent.summarizer_call import answer_schema
 from context_agent.budget import SUMMARY_BUDGET
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.run.attempt.context_view import feature_reader
@@ -65,7 +67,7 @@ def _agent(root: Path, call: Any, events: list[tuple[str, dict[str, Any]]] | Non
 
 
 def _stored_summary(root: Path) -> dict[str, Any]:
-    return json.loads(ProjectPaths.for_project(root).running_summary.read_text(encoding="utf-8"))
+    return json.loads(ProjectPaths.for_project(root).context.running_summary.read_text(encoding="utf-8"))
 
 
 def test_the_request_asks_for_the_answer_schema_and_carries_stores_and_logs(tmp_path: Path) -> None:
@@ -123,7 +125,7 @@ def test_only_explicitly_retired_items_leave_the_stores(tmp_path: Path) -> None:
     assert {d.text for d in injection.decisions} == {"Port 8000", "Use SQLite instead of JSON files"}
     assert [c.description for c in injection.constraints] == ["Stdlib only"]
     assert (result.retired_decisions, result.retired_constraints) == (1, 1)
-    retired = json.loads(ProjectPaths.for_project(tmp_path).active_constraints.read_text(encoding="utf-8"))["retired"]
+    retired = json.loads(ProjectPaths.for_project(tmp_path).context.active_constraints.read_text(encoding="utf-8"))["retired"]
     assert retired[0]["description"] == "No ORM" and retired[0]["retiredBy"] == "summarizer:every-5"
 
 

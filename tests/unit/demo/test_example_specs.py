@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
 import pytest
-
 from orchestrator.spec.load import load_spec
+
+
 
 ROOT = Path(__file__).resolve().parents[3]
 SPECS = sorted(ROOT.glob("specs/*/spec.json"))

@@ -7,9 +7,7 @@ a broken request, with urllib), so what passes here is what the orchestrator wil
 from __future__ import annotations
 
 from typing import Iterator
-
 import pytest
-
 from tests.fake_api import (
     FakeAPI,
     ManualClock,
@@ -19,6 +17,8 @@ from tests.fake_api import (
 )
 from tests.fake_api.fixtures import running_fake_api
 from tests.fake_api.prompt import PromptBlock
+
+
 
 
 @pytest.fixture

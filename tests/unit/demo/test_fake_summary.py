@@ -5,8 +5,8 @@ asks for it (`empty_summarizer`)."""
 from __future__ import annotations
 
 import json
-
 from tests.fake_api import plausible_summary
+
 
 
 def _request(previous: str, *logs: dict[str, object]) -> dict[str, object]:

@@ -31,9 +31,10 @@ from orchestrator.llm.conversation import (
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.run.attempt.agent_loop import AgentSession, run_agent
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState, StateStore
-from orchestrator.tools import ToolContext, tool_definitions
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.store.state import StateStore
+from orchestrator.store.run_state import RunState
+from orchestrator.tools.context import ToolContext
+from orchestrator.tools.registry import tool_definitions
 from tests.environments import unsandboxed
 from tests.sdk_doubles import StreamsCreate
 

@@ -3,11 +3,11 @@ the API's count_tokens for the exact figure."""
 
 from __future__ import annotations
 
-from context_agent import estimate_json_tokens
+from context_agent.tokens import estimate_json_tokens
 from orchestrator.llm.client import request_tokens
 from orchestrator.llm.conversation import RequestSize, cached_system, with_cached_tools
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
-from orchestrator.tools import tool_definitions
+from orchestrator.tools.registry import tool_definitions
 
 
 def test_the_caps_estimate_counts_what_the_api_adds_for_the_tools() -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 from typing import Any
-
 from orchestrator.run.checks.trust import distrust_unproven_passes
 from orchestrator.spec.load import load_spec
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.cli_helpers import write_spec
+
 
 # ---- the rule, one case at a time -----------------------------------------------------------
 

@@ -4,18 +4,15 @@ feature's turn, and the verifier a feature job is given."""
 from __future__ import annotations
 
 from pathlib import Path
-
 import pytest
-
-from context_agent import ContextInjection
+from context_agent.context_injection import ContextInjection
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
-from orchestrator.run.attempt.strategies import (
-    REQUEST_MARKER,
-    STRATEGIES,
-    strategy_named,
-)
-from orchestrator.spec.load import Feature, FeatureSpec
+from orchestrator.run.attempt.strategies import REQUEST_MARKER, STRATEGIES, strategy_named
+from orchestrator.spec.feature_spec import Feature
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.paths import ProjectPaths
+
+
 
 SPEC = FeatureSpec(project="demo", features=[Feature(id="feat-01", name="One", description="the first")])
 

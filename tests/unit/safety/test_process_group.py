@@ -7,10 +7,10 @@ import random
 import signal
 import time
 from pathlib import Path
-
 import pytest
-
 from orchestrator.safety.process_group import held_signals
+
+
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 

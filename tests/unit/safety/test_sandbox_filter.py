@@ -5,11 +5,11 @@ proxy's allow-list, which refuses before it connects. Only 127.0.0.1 and `localh
 from __future__ import annotations
 
 import struct
-
 import pytest
-
 from orchestrator.safety.net_proxy import host_allowed
 from orchestrator.safety.sandbox_init import ARCHES, filter_program
+
+
 
 
 @pytest.mark.parametrize("arch", sorted(ARCHES))

@@ -7,16 +7,8 @@ import os
 import pytest
 
 from orchestrator.safety import secrets as secrets_module
-from orchestrator.safety.secrets import (
-    MIN_FRAGMENT_LENGTH,
-    REDACTED,
-    is_secret_name,
-    known_secret_values,
-    redact,
-    redact_piece,
-    redact_value,
-    scrubbed_environment,
-)
+from orchestrator.safety.secrets import is_secret_name, known_secret_values, scrubbed_environment
+from orchestrator.safety.redaction import MIN_FRAGMENT_LENGTH, REDACTED, redact, redact_piece, redact_value
 from orchestrator.tools.truncation import elide_middle, head_of, join_head_tail, tail_of
 
 KEY = "sk-ant-api03-" + "Qw9_x-Yz" * 10
@@ -153,8 +145,8 @@ def test_redact_follows_a_change_of_the_key_in_the_environment(monkeypatch: pyte
 def test_redact_builds_its_secrets_once_while_the_environment_stays_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     built = []
-    real = secrets_module._KnownSecrets
-    monkeypatch.setattr(secrets_module, "_KnownSecrets", lambda *args: built.append(args) or real(*args))
+    real = secrets_module.KnownSecrets
+    monkeypatch.setattr(secrets_module, "KnownSecrets", lambda *args: built.append(args) or real(*args))
     event = {"message": f"401 for {KEY}", "details": [f"x{i}" for i in range(50)]}
     for _ in range(100):
         redact("plain text")
@@ -174,7 +166,7 @@ def test_redact_value_reads_the_environment_once_per_value(monkeypatch: pytest.M
 
 
 def test_the_start_of_a_command_shown_in_events_keeps_no_fragment_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from orchestrator.tools import summarize_input
+    from orchestrator.tools.registry import summarize_input
 
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", PLAIN)
     for offset in range(len(PLAIN)):

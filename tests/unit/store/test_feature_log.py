@@ -6,15 +6,9 @@ import json
 from pathlib import Path
 
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.spec.models import Feature
-from orchestrator.store.feature_log import (
-    AttemptRecord,
-    ReplayStats,
-    build_feature_log,
-    find_feature_log,
-    load_feature_log,
-    write_feature_log,
-)
+from orchestrator.spec.feature_spec import Feature
+from orchestrator.store.feature_log import ReplayStats, build_feature_log, find_feature_log, load_feature_log, write_feature_log
+from orchestrator.store.records import AttemptRecord
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import FeatureState
 

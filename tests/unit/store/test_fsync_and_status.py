@@ -12,13 +12,15 @@ import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
-
 import pytest
-
 import orchestrator.commands.listing as inspect_module
-from context_agent import ContextAgent
+from context_agent.project_memory import ContextAgent
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import FeatureState, RunState, StateStore
+from orchestrator.store.state import StateStore
+from orchestrator.store.run_state import FeatureState
+from orchestrator.store.run_state import RunState
+
+
 
 
 class FsyncCounter:

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.state import RunState, StateStore
+from orchestrator.store.state import StateStore
+from orchestrator.store.run_state import RunState
 from orchestrator.llm.pricing import TokenUsage
 
 

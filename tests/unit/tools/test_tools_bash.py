@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-
 import pytest
-
-from orchestrator.tools import ShellPolicy, ToolContext, ToolResult, execute_tool
+from orchestrator.tools.shell_policy import ShellPolicy
+from orchestrator.tools.context import ToolContext
+from orchestrator.tools.context import ToolResult
+from orchestrator.tools.dispatch import execute_tool
 from tests.environments import unsandboxed
+
+
 
 
 @pytest.fixture

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.tools import ToolContext, ToolResult, execute_tool
+from orchestrator.tools.context import ToolContext
+from orchestrator.tools.context import ToolResult
+from orchestrator.tools.dispatch import execute_tool
 from tests.environments import unsandboxed
 
 EDITOR = "str_replace_based_edit_tool"

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from orchestrator.tools import DenyRule, ShellPolicy
+from orchestrator.tools.shell_rules import DenyRule
+from orchestrator.tools.shell_policy import ShellPolicy
 
 POLICY = ShellPolicy.default()
 

@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 from anthropic.types import ToolBash20250124Param, ToolParam, ToolTextEditor20250728Param
 
-from orchestrator.tools import FeatureReport, ToolContext, ToolInputError, execute_tool, parse_report, tool_definitions
+from orchestrator.tools.report import FeatureReport
+from orchestrator.tools.context import ToolContext
+from orchestrator.tools.context import ToolInputError
+from orchestrator.tools.dispatch import execute_tool
+from orchestrator.tools.report import parse_report
+from orchestrator.tools.registry import tool_definitions
 from tests.environments import unsandboxed
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-
 import pytest
-
 from orchestrator.regression_budget import parse_budget
 from orchestrator.run.checks.check_pool import check_runner
 from orchestrator.run.checks.footprint import ChangeWatch, HashCache
 from orchestrator.run.checks.regression import RegressionGuard
-from orchestrator.spec.models import FeatureSpec
+from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.environments import unsandboxed
+
+
 
 
 def test_the_guard_goes_round_every_check_when_all_share_a_file(tmp_path: Path) -> None:
@@ -65,3 +65,29 @@ def test_without_checkpoints_a_feature_changed_only_its_own_files(tmp_path: Path
     assert watch.changed() == ["mine.txt"]
     (tmp_path / "mine.txt").unlink()
     assert watch.changed() == []
+
+
+def test_a_content_snapshot_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without git the tree is snapshotted twice per feature and grows with the run: a file is
+    read again only when its stat changed, and caches and orchestrate's own files are not walked."""
+    from orchestrator.run.checks import footprint
+
+    reads: list[str] = []
+    real = footprint.file_digest
+    monkeypatch.setattr(footprint, "file_digest", lambda path: reads.append(path.name) or real(path))
+    for index in range(200):
+        (tmp_path / "pkg" / f"d{index % 7}").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "pkg" / f"d{index % 7}" / f"m{index}.py").write_text(f"x = {index}\n")
+    for skipped in (".autonomous", "node_modules", "pkg/__pycache__"):
+        (tmp_path / skipped).mkdir(parents=True)
+        (tmp_path / skipped / "a.txt").write_text("not the project's work\n")
+    (tmp_path / "link").symlink_to("pkg")
+    hashes = footprint.HashCache()
+
+    first = footprint.content_snapshot(tmp_path, hashes)
+    assert len(first) == 201 and "pkg/d3/m3.py" in first and "link" in first and len(reads) == 201
+    reads.clear()
+    assert footprint.content_snapshot(tmp_path, hashes) == first and reads == []
+    (tmp_path / "pkg/d5/m5.py").write_text("x = 'changed'\n")
+    changed = footprint.content_snapshot(tmp_path, hashes)
+    assert reads == ["m5.py"] and {k for k in first if first[k] != changed[k]} == {"pkg/d5/m5.py"}

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-
 import pytest
-
 from orchestrator.run.checks import protect
-from orchestrator.tools import ToolContext, execute_tool
+from orchestrator.run.checks.check_paths import check_file_keys, protected_files
+from orchestrator.tools.context import ToolContext
+from orchestrator.tools.dispatch import execute_tool
 from tests.environments import unsandboxed
+
+
 
 
 @pytest.fixture
@@ -35,7 +37,7 @@ def names(root: Path, paths: list[Path]) -> list[str]:
 
 def test_the_agent_rewriting_its_test_with_bash_is_detected(project: Path) -> None:
     """The attack of issue 8: the editor refuses, so the agent reaches for the shell."""
-    protected = protect.protected_files(project, "python3 -m pytest tests/test_app.py", [])
+    protected = protected_files(project, "python3 -m pytest tests/test_app.py", [])
     ctx = ToolContext(environment=unsandboxed(project), protected=frozenset(protected))
     before = protect.snapshot(protected, project)
 
@@ -58,7 +60,7 @@ def test_the_agent_rewriting_its_test_with_bash_is_detected(project: Path) -> No
 def test_a_file_the_agent_created_after_the_first_attempt_stays_its_to_fix(project: Path) -> None:
     """Issue 13, item 1: only what existed before the feature's first attempt is its check."""
     command = "grep -q ok out.txt && python3 -m pytest tests/test_app.py"
-    recorded = protect.check_file_keys(project, command)  # at the first attempt, before the agent ran
+    recorded = check_file_keys(project, command)  # at the first attempt, before the agent ran
     assert recorded == ["tests/test_app.py"]
     (project / "out.txt").write_text("wrong\n")  # what the agent wrote in attempt 1
 

@@ -4,7 +4,6 @@ a feature that rewrites a file a passed feature changed is caught and fed back (
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ import pytest
 
 from tests.cli_helpers import first_prompt, read_json, run_cli
 from tests.fake_api import bash, edit_str_replace, report, text
-from tests.git_helpers import init_repo, subjects, wait_for_checkpoint
+from tests.git_helpers import init_repo, wait_for_checkpoint
 
 CORE = "def one():\n    return 0\n" + "\n# unrelated\n" * 8 + "\nVALUE = 1\n"
 CHECK_1 = 'python3 -c "import core; assert core.one() == 1"'

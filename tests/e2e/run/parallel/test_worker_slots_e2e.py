@@ -12,11 +12,11 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
-
 from orchestrator.run.checks.check_pool import check_runner, run_checks
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
-from tests.environments import unsandboxed
 from tests.fake_api import ScriptedToolAnswers, bash, report
+from tests.environments import unsandboxed
+
 
 
 def test_checks_in_a_scratch_tree_are_not_put_back(tmp_path: Path) -> None:

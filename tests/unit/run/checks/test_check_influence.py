@@ -6,12 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.checks.check_influence import (
-    MAX_WALKED_ENTRIES,
-    InfluenceWatch,
-    compare,
-    take_snapshot,
-)
+from orchestrator.run.checks.check_influence import InfluenceWatch, compare
+from orchestrator.run.checks.influence_snapshot import MAX_WALKED_ENTRIES
+from orchestrator.run.checks.influence_snapshot import take_snapshot
 from orchestrator.config import load_config
 
 CHECK = "python3 -m pytest -q tests/test_feature.py"

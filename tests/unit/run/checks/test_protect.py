@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-
 import pytest
-
 from orchestrator.run.checks import protect
+from orchestrator.run.checks.check_paths import protected_files
+
+
 
 
 @pytest.fixture
@@ -44,6 +45,9 @@ def names(root: Path, paths: list[Path]) -> list[str]:
         ("python3 -m pytest --rootdir=src tests/test_app.py", ["tests/test_app.py"]),
         ("pytest tests/test_app.py > report.txt 2>errors.log", ["tests/test_app.py"]),
         ("./prog < tests/data/input.txt", ["tests/data/input.txt"]),
+        # Operators split words with or without spaces; a subshell's `cd` still changes directory.
+        ("(cd tests && pytest test_app.py)", ["tests/test_app.py"]),
+        ("pytest tests/test_app.py>report.txt 2>&1", ["tests/test_app.py"]),
         ("pytest .", []),
         ("make -C src test", []),
         ("python3 ../outside.py", []),
@@ -53,27 +57,27 @@ def names(root: Path, paths: list[Path]) -> list[str]:
     ],
 )
 def test_the_files_a_verify_command_names_are_protected(project: Path, command: str, expected: list[str]) -> None:
-    assert names(project, protect.protected_files(project, command, [])) == expected
+    assert names(project, protected_files(project, command, [])) == expected
 
 
 def test_globs_add_files_but_never_leave_the_project_or_include_caches(project: Path) -> None:
-    found = protect.protected_files(project, None, ["tests/**/*.py", "../*.py", "/etc/*", "src", "**/*.pyc", ""])
+    found = protected_files(project, None, ["tests/**/*.py", "../*.py", "/etc/*", "src", "**/*.pyc", ""])
     assert names(project, found) == ["src/app.py", "tests/helpers.py", "tests/test_app.py"]
 
 
 def test_a_symlinked_check_file_protects_its_target_and_the_link(project: Path) -> None:
     (project / "tests" / "test_link.py").symlink_to(project / "tests" / "helpers.py")
-    found = protect.protected_files(project, "pytest tests/test_link.py", [])
+    found = protected_files(project, "pytest tests/test_link.py", [])
     assert set(names(project, found)) == {"tests/helpers.py", "tests/test_link.py"}
 
 
 def test_a_symlink_to_outside_is_not_followed(project: Path) -> None:
     (project / "escape.py").symlink_to(project.parent / "outside.py")
-    assert protect.protected_files(project, "python3 escape.py", []) == []
+    assert protected_files(project, "python3 escape.py", []) == []
 
 
 def test_snapshot_and_changed_files_see_edits_deletions_and_creations(project: Path) -> None:
-    files = protect.protected_files(project, "pytest tests/test_app.py", ["tests/helpers.py", "tests/new_*.py"])
+    files = protected_files(project, "pytest tests/test_app.py", ["tests/helpers.py", "tests/new_*.py"])
     files.append(project / "tests" / "expected_later.py")
     before = protect.snapshot(files, project)
     assert before["tests/expected_later.py"] == protect.MISSING
@@ -85,7 +89,7 @@ def test_snapshot_and_changed_files_see_edits_deletions_and_creations(project: P
 
 
 def test_a_snapshot_without_a_root_still_reports_relative_paths(project: Path) -> None:
-    files = protect.protected_files(project, "pytest tests/test_app.py", [])
+    files = protected_files(project, "pytest tests/test_app.py", [])
     before = protect.snapshot(files)
     assert list(before) == [str(project / "tests" / "test_app.py")]
     (project / "tests" / "test_app.py").write_text("changed")
@@ -93,7 +97,7 @@ def test_a_snapshot_without_a_root_still_reports_relative_paths(project: Path) -
 
 
 def test_touching_without_changing_content_is_not_a_change(project: Path) -> None:
-    before = protect.snapshot(protect.protected_files(project, "pytest tests", []), project)
+    before = protect.snapshot(protected_files(project, "pytest tests", []), project)
     path = project / "tests" / "test_app.py"
     path.write_text(path.read_text())
     assert protect.changed_files(project, before) == []

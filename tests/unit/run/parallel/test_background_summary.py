@@ -48,7 +48,7 @@ def test_when_the_run_stops_what_the_summary_raised_does_not_replace_the_reason(
 
 
 def _state(statuses: dict[str, str]) -> Any:
-    from orchestrator.store.state import RunState
+    from orchestrator.store.run_state import RunState
 
     state = RunState()
     for feature_id, status in statuses.items():
@@ -57,7 +57,7 @@ def _state(statuses: dict[str, str]) -> Any:
 
 
 def _features(*ids: str, depends: dict[str, list[str]] | None = None) -> list[Any]:
-    from orchestrator.spec.load import Feature
+    from orchestrator.spec.feature_spec import Feature
 
     return [Feature.model_validate({"id": fid, "name": fid, "description": "d", "depends_on": (depends or {}).get(fid, [])})
             for fid in ids]

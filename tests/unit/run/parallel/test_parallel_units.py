@@ -7,9 +7,7 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
-
 import pytest
-
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import LimitReached, ModelClient, Spend
 from orchestrator.llm.reservations import SpendPool
@@ -17,6 +15,8 @@ from orchestrator.llm.spend import SpendEntry
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from tests.sdk_doubles import StreamsCreate
+
+
 
 MODEL = "claude-sonnet-5-5"
 

@@ -3,7 +3,7 @@
 Each item keeps its feature id; an item already stored (same wording, or for failures the same
 feature and description) is not added twice, so merging the same stores again changes nothing.
 Items go in in the order they were first recorded (`createdAt`), and the stores' caps and
-eviction rules (`recording`) apply as if they had been recorded here. Another summary is
+eviction rules (`store_updates`) apply as if they had been recorded here. Another summary is
 appended to this one as a paragraph, unless this one holds it already, within the summary cap.
 """
 
@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .events import EventHandler, EventReporter
+from .agent_events import EventHandler, EventReporter
 from .files import ContextFiles
-from .recording import add_constraint, add_decision, add_failure, add_recent_note, enforce_summary_cap
+from .store_updates import add_constraint, add_decision, add_failure
 from .stores import ContextStores, RetiredConstraint, load_stores, save_stores
+from .summary_notes import add_recent_note, enforce_summary_cap
 
 
 @dataclass

@@ -16,19 +16,20 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .events import EventHandler, EventReporter
+from .agent_events import EventHandler, EventReporter
+from .context_injection import ContextInjection
 from .failure_text import default_prevention, describe_check_failure
+from .feature_records import CheckSummary, FeatureReader
 from .files import ContextFiles
-from .injected import ContextInjection
-from .injection import build_injection
+from .injection_choice import build_injection
 from .interfaces import FeatureLike, ModelCall
 from .logs import read_outcome
 from .pending import append_report, read_pending
-from .recording import add_failure, add_recent_note, enforce_summary_cap, ingest_report, set_prevention
-from .records import CheckSummary, FeatureReader
-from .reports import parse_report
+from .report_reading import parse_report
+from .store_updates import add_failure, ingest_report, set_prevention
 from .stores import ContextStores, FailureMemory, load_store, load_stores, save_store
 from .summarization import Summarization, SummaryResult
+from .summary_notes import add_recent_note, enforce_summary_cap
 
 DEFAULT_SUMMARIZER_MODEL = "claude-haiku-5-5"
 """The summarizer's model when none is given (the orchestrator's default when the SDK lists no Haiku)."""

@@ -14,10 +14,11 @@ import traceback
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from . import claude_code_turns, cloud_providers
 from . import plans as plan_builders
-from . import providers
-from .agent import agent_turn
-from .errors import ApiError, error_body, invalid_request, new_id
+from .agent_turn import agent_turn
+from .api_errors import ApiError, invalid_request, new_id
+from .fault_replies import STREAM_FAULTS, error_reply, fault_reply
 from .faults import Fault
 from .forced_tools import forced_tool_name
 from .ledger import RecordedRequest
@@ -57,16 +58,13 @@ class FakeAPI(Protocol):
     latency: float
     stream_gap: float
     tool_answers: ToolAnswerer
-    providers: providers.ProviderSettings
+    providers: cloud_providers.ProviderSettings
 
     def record_error(self, error: BaseException) -> None: ...
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 NO_FEATURE_REPLY = "There is no feature request in this conversation, so there is nothing to do."
-# Statuses the SDK retries, which therefore carry the (short) retry-after headers.
-_RETRYABLE = {408, 409, 429} | set(range(500, 600))
-_STREAM_FAULTS = ("stream_error", "stream_drop", "slow_stream")
 
 
 def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
@@ -76,7 +74,7 @@ def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], r
     except (ValueError, UnicodeDecodeError):
         body = None
     url = urlsplit(target)
-    call = providers.provider_call(method, url.path, body)  # Bedrock's or Vertex's shape
+    call = cloud_providers.provider_call(method, url.path, body)  # Bedrock's or Vertex's shape
     entry = fake.ledger.record(
         method=method, path=url.path, headers=headers, body=call.body if call else body, raw=raw, time=time.time(),
         provider=call.provider if call else "anthropic",
@@ -87,13 +85,13 @@ def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], r
     try:
         reply = _handle(fake, entry, api_path, parse_qs(url.query), request_id, call)
     except ApiError as error:
-        reply = _error_reply(fake, error, request_id)
+        reply = error_reply(error, request_id, fake.retry_after)
         fake.ledger.update(entry, status=error.status, outcome=entry.outcome or f"error:{error.error_type}")
     except Exception as error:  # a test's plan or summarizer raised: make it loud, not retried
         fake.record_error(error)
         message = f"fake API: {entry.kind} handler raised {type(error).__name__}: {error}"
         traceback.print_exc()
-        reply = _error_reply(fake, ApiError(500, message, headers={"x-should-retry": "false"}), request_id)
+        reply = error_reply(ApiError(500, message, headers={"x-should-retry": "false"}), request_id, fake.retry_after)
         fake.ledger.update(entry, status=500, outcome="error:handler")
     reply.headers.setdefault("request-id", request_id)
     return reply
@@ -123,7 +121,7 @@ def _classify(fake: FakeAPI, entry: RecordedRequest, path: str) -> None:
 
 def _handle(
     fake: FakeAPI, entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str,
-    call: providers.ProviderCall | None = None,
+    call: cloud_providers.ProviderCall | None = None,
 ) -> Reply:
     if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) or entry.method != "POST":
         raise ApiError(404, f"Not Found: {entry.method} {path}", "not_found_error")
@@ -137,23 +135,25 @@ def _handle(
     if call is None:
         _authenticate(fake, entry.headers)
     else:  # Bedrock's SigV4 signature or Vertex's bearer token
-        providers.authenticate(fake.providers, call, entry.method, entry.path, entry.headers, entry.raw)
+        cloud_providers.authenticate(fake.providers, call, entry.method, entry.path, entry.headers, entry.raw)
 
     delay = fake.latency  # a model's time, when the test or benchmark wants one
     fault = fake.faults(entry.index, entry.body) if fake.faults is not None else None
     streamed = isinstance(entry.body, dict) and entry.body.get("stream") is True
     stream_fault: Fault | None = None
     if fault is not None:
-        faulty = _faulty_reply(fake, entry, fault, streamed)
+        label = str(fault.status) if fault.kind == "status" else fault.body or fault.kind
+        fake.ledger.update(entry, outcome=f"fault:{label}")
+        faulty = fault_reply(fault, entry.body, streamed, fake.retry_after)
         if faulty is not None:
             return faulty
-        if streamed and fault.kind in _STREAM_FAULTS:
+        if streamed and fault.kind in STREAM_FAULTS:
             stream_fault = fault  # met once the answer is known, in the middle of its stream
         else:
             delay = fault.delay
 
     if call is not None:
-        providers.require_version(call)  # in the body, where these providers want it
+        cloud_providers.require_version(call)  # in the body, where these providers want it
     elif not entry.headers.get("anthropic-version"):
         raise invalid_request("anthropic-version: header is required")
     if entry.body is None:
@@ -163,8 +163,8 @@ def _handle(
     body: dict[str, Any] = entry.body
     endpoint = "count_tokens" if path == COUNT_TOKENS_PATH else "messages"
     beta = query.get("beta") == ["true"]
-    validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens)
     betas = call.betas if call else [b.strip() for b in entry.headers.get("anthropic-beta", "").split(",") if b.strip()]
+    validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens, betas=tuple(betas))
     validate_thinking(body, betas)
     if fake.known_models is not None and body["model"] not in fake.known_models:
         raise ApiError(404, f"model: {body['model']}", "not_found_error")
@@ -194,27 +194,6 @@ def _message_reply(
     return Reply(200, {"content-type": "application/json"}, json.dumps(json_message(message)).encode(), delay=delay)
 
 
-def _faulty_reply(fake: FakeAPI, entry: RecordedRequest, fault: Fault, streamed: bool) -> Reply | None:
-    """The injected fault's reply (or error raised); None for a slow reply, which is answered late,
-    and for a stream fault on a streamed request, met mid-stream."""
-    label = str(fault.status) if fault.kind == "status" else fault.body or fault.kind
-    fake.ledger.update(entry, outcome=f"fault:{label}")
-    if fault.kind in _STREAM_FAULTS and not streamed:  # the nearest plain fault
-        if fault.kind == "stream_error":
-            raise ApiError(fault.status, fault.message, fault.error_type, _retry_headers(fake.retry_after))
-        return Reply(drop=True) if fault.kind == "stream_drop" else None
-    if fault.kind == "status":
-        headers = _retry_headers(fault.retry_after if fault.retry_after is not None else fake.retry_after)
-        if fault.status not in _RETRYABLE:
-            headers = {}
-        raise ApiError(fault.status, fault.message, fault.error_type, headers)
-    if fault.kind == "drop":
-        return Reply(drop=True)
-    if fault.kind == "malformed":
-        return _malformed(fault, entry.body)
-    return None
-
-
 def _authenticate(fake: FakeAPI, headers: dict[str, str]) -> None:
     # This SDK sends the API key as `Authorization: Bearer`; the API also takes `x-api-key`.
     key = headers.get("x-api-key")
@@ -242,7 +221,7 @@ def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, An
     if turn is None:
         return [plan_builders.text(NO_FEATURE_REPLY)]
     plan = fake.plans.get(turn.feature_id, fake.default_plan)
-    blocks = plan_builders.play(plan, turn)
+    blocks = claude_code_turns.spoken(plan_builders.play(plan, turn), body)  # Claude Code's tools when offered
     if thinking_on(body):  # the "model" thinks first; its blocks must come back unchanged
         blocks = thinking_blocks(turn.feature_id, turn.step, json.dumps(body["messages"][-1])) + blocks
     return blocks
@@ -255,39 +234,3 @@ def _forced_tool_answer(fake: FakeAPI, body: dict[str, Any]) -> list[dict[str, A
     cut = answer.pop(CUT_AT, None)  # an answer cut by max_tokens after this many characters
     block = plan_builders.tool_use(name, answer)
     return [{**block, CUT_AT: cut} if isinstance(cut, int) else block]
-
-
-def _retry_headers(seconds: float | None) -> dict[str, str]:
-    """``retry-after-ms`` (read first by the SDK) and ``retry-after`` for `seconds`."""
-    if seconds is None:
-        return {}
-    # The SDK ignores a wait of 0, falling back to its own backoff, so never send 0.
-    ms = max(seconds * 1000.0, 1.0)
-    return {"retry-after-ms": f"{ms:g}", "retry-after": f"{max(seconds, 0.001):g}"}
-
-
-def _error_reply(fake: FakeAPI, error: ApiError, request_id: str) -> Reply:
-    headers = {"content-type": "application/json", **error.headers}
-    retryable = error.status in _RETRYABLE and error.headers.get("x-should-retry") != "false"
-    if retryable and "retry-after-ms" not in headers:
-        headers.update(_retry_headers(fake.retry_after))
-    return Reply(error.status, headers, error_body(error.error_type, error.message, request_id))
-
-
-def _malformed(fault: Fault, body: Any) -> Reply:
-    if fault.body == "no_content":
-        model = body.get("model", "unknown") if isinstance(body, dict) else "unknown"
-        broken = {
-            "id": new_id("msg"),
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 0, "output_tokens": 0},
-        }
-        return Reply(200, {"content-type": "application/json"}, json.dumps(broken).encode())
-    # What a proxy in the way, or a connection cut mid-body, leaves behind.
-    broken_body = b'<html><body>502 Bad Gateway</body></html>{"type": "mess'
-    return Reply(200, {"content-type": "application/json"}, broken_body)
-

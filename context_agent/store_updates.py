@@ -20,21 +20,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, TypeVar
 
 from .budget import (
     CONSTRAINT_TOKENS,
     DECISION_TOKENS,
     MAX_ACTIVE_CONSTRAINTS,
-    MAX_RECENT_NOTES,
     MAX_RETIRED_CONSTRAINTS,
     MAX_STORED_DECISIONS,
     MAX_STORED_FAILURES,
     PREVENTION_TOKENS,
-    RECENT_NOTE_TOKENS,
-    SUMMARY_STORE_CAP,
 )
-from .reports import AgentReport
+from .report_reading import AgentReport
 from .stores import (
     ActiveConstraints,
     Constraint,
@@ -44,14 +41,13 @@ from .stores import (
     FailureMemory,
     ItemSource,
     KeyDecisions,
-    RecentNote,
     RetiredConstraint,
-    RunningSummary,
 )
-from .text import clip_item, fit_lines
+from .text import clip_item
 from .text_index import TextIndex
-from .tokens import estimate_json_tokens, estimate_tokens
 from .words import find_near_duplicate, normalized_key
+
+_Item = TypeVar("_Item", Decision, Failure)
 
 
 def _find_same(existing: list[str], new: str, source: ItemSource) -> int | None:
@@ -70,27 +66,48 @@ def add_decision(
     if not text or not feature_id:
         return None
     same = _find_same([decision.text for decision in store.decisions], text, source)
-    if same is not None:
-        decision = store.decisions[same]
-        if source == "report" and decision.feature_id != feature_id:
-            renew(store, decision)
+    if _kept_as_stored(store, None if same is None else store.decisions[same], feature_id, source):
         return None
-    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    seq = _take_seq(store)
     decision = Decision(
         id=f"D{seq}", text=text, feature_id=feature_id, category=category,
         source=source, created_at=now, seq=seq,
     )
-    store.decisions.append(decision)
-    if len(store.decisions) > MAX_STORED_DECISIONS:
-        store.decisions.sort(key=lambda item: item.seq)
-        del store.decisions[: len(store.decisions) - MAX_STORED_DECISIONS]
+    store.decisions = _newest(store.decisions, decision, MAX_STORED_DECISIONS)
     return decision
+
+
+def _kept_as_stored(
+    store: KeyDecisions | ActiveConstraints, stored: Decision | Constraint | None, feature_id: str, source: ItemSource
+) -> bool:
+    """Whether the new item only repeats `stored` (then nothing is added). An agent's report
+    restating what another feature recorded renews it: the rule is still being followed."""
+    if stored is None:
+        return False
+    if source == "report" and stored.feature_id != feature_id:
+        renew(store, stored)
+    return True
+
+
+def _take_seq(store: KeyDecisions | ActiveConstraints | FailureMemory) -> int:
+    """The next recording order number of `store` (recency decides eviction)."""
+    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    return seq
+
+
+def _newest(items: list[_Item], new: _Item, cap: int) -> list[_Item]:
+    """`items` with `new` added, keeping the `cap` most recently recorded (by `seq`)."""
+    items.append(new)
+    if len(items) > cap:
+        items.sort(key=lambda item: item.seq)
+        del items[: len(items) - cap]
+    return items
 
 
 def renew(store: KeyDecisions | ActiveConstraints, item: Decision | Constraint, wording: str = "") -> None:
     """`item` was stated again: it counts as recorded now (recency decides eviction), and takes
     `wording` when given (the summarizer said its restatement `replaces` the stored text)."""
-    item.seq, store.next_seq = store.next_seq, store.next_seq + 1
+    item.seq = _take_seq(store)
     if isinstance(item, Decision):
         item.text = clip_item(wording, DECISION_TOKENS) or item.text
         return
@@ -120,12 +137,9 @@ def add_constraint(
         return None
     index = _constraint_index(store)
     same = index.near_duplicate(description)
-    if same is not None:
-        existing = store.constraints[same]
-        if source == "report" and existing.feature_id != feature_id:
-            renew(store, existing)
+    if _kept_as_stored(store, None if same is None else store.constraints[same], feature_id, source):
         return None
-    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    seq = _take_seq(store)
     constraint = Constraint(
         id=f"C{seq}", description=description, feature_id=feature_id, category=category,
         source=source, created_at=now, seq=seq,
@@ -183,7 +197,7 @@ def add_failure(
     Returns the new entry, or None when it was a repeat or empty."""
     if not description:
         return None
-    seq, store.next_seq = store.next_seq, store.next_seq + 1
+    seq = _take_seq(store)
     key = normalized_key(description)
     for failure in store.failures:
         if failure.feature_id == feature_id and normalized_key(failure.description) == key:
@@ -195,10 +209,7 @@ def add_failure(
         prevention=clip_item(prevention, PREVENTION_TOKENS),
         prevention_source=prevention_source, created_at=now, seq=seq,
     )
-    store.failures.append(failure)
-    if len(store.failures) > MAX_STORED_FAILURES:
-        store.failures.sort(key=lambda item: item.seq)
-        del store.failures[: len(store.failures) - MAX_STORED_FAILURES]
+    store.failures = _newest(store.failures, failure, MAX_STORED_FAILURES)
     return failure
 
 
@@ -218,36 +229,6 @@ def set_prevention(
     for item in targets:
         item.prevention, item.prevention_source = prevention, source
     return len(targets)
-
-
-def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int, cap: bool = True) -> None:
-    """Keep the agent's report summary until the next summarization folds it in. With `cap`
-    False the caller enforces the store's cap once, after adding several (measuring the store
-    costs as much as the whole summary)."""
-    summary = clip_item(summary, RECENT_NOTE_TOKENS)
-    store.recent = [note for note in store.recent if note.feature_id != feature_id]
-    if summary:
-        store.recent.append(RecentNote(feature_id=feature_id, summary=summary, recorded_at=now))
-    del store.recent[: max(0, len(store.recent) - MAX_RECENT_NOTES)]
-    if cap:
-        enforce_summary_cap(store)
-
-
-def enforce_summary_cap(store: RunningSummary) -> None:
-    """Keep running-summary.json within its cap: drop the oldest recent notes first, then cut
-    the summary at a line or sentence boundary."""
-    while store.recent and _summary_tokens(store) > SUMMARY_STORE_CAP:
-        store.recent.pop(0)
-    excess = _summary_tokens(store) - SUMMARY_STORE_CAP
-    while excess > 0 and store.summary:
-        # JSON escapes make the file count at least the text count, so cutting `excess` text
-        # tokens removes at least `excess` file tokens; the loop is for estimator rounding.
-        store.summary = fit_lines(store.summary, max(0, estimate_tokens(store.summary) - excess))
-        excess = _summary_tokens(store) - SUMMARY_STORE_CAP
-
-
-def _summary_tokens(store: RunningSummary) -> int:
-    return estimate_json_tokens(store.model_dump(by_alias=True, mode="json"))
 
 
 def ingest_report(stores: ContextStores, feature_id: str, report: AgentReport, category: str, now: int) -> tuple[int, int]:

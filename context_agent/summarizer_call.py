@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from context_agent.json_types import ApiRequest, JsonObject, JsonSchema
+from context_agent.json_shapes import ApiRequest, JsonObject, JsonSchema
 
 from .budget import (
     CONSOLIDATE_CONSTRAINTS_AT,

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from context_agent import estimate_json_tokens
+from context_agent.tokens import estimate_json_tokens
 from orchestrator.json_types import ApiMessage, ApiRequest, ToolDefinition
 from orchestrator.llm.conversation import cached_system, for_api, with_cached_tools, with_conversation_breakpoint
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
-
-__all__ = ["RequestSize", "first_request", "first_request_size", "tool_overhead_tokens"]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from .budget import (
     RECENT_NOTES_BUDGET,
     SUMMARY_BUDGET,
 )
-from .injected import ContextInjection, InjectedConstraint, InjectedDecision, InjectedFailure
+from .context_injection import ContextInjection, InjectedConstraint, InjectedDecision, InjectedFailure
 from .interfaces import FeatureLike
 from .relevance import ItemFacts, focus_on, rank
 from .render import constraint_line, decision_line, failure_line, render_sections
