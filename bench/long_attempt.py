@@ -69,7 +69,7 @@ def measure(turns: int) -> tuple[float, int]:
     tokens._pieces = counting_pieces
     tokens._cached_pieces.cache_clear()
     session = AgentSession(
-        client=ModelClient(RunConfig(max_cost=100.0), ViewingModel(turns), Spend()), model="claude-sonnet-5-5",
+        client=ModelClient(RunConfig(max_cost=100.0).client_settings(), ViewingModel(turns), Spend()), model="claude-sonnet-5-5",
         system="You build software.", tool_context=ToolContext(environment=CommandEnvironment(root, NO_SANDBOX, scrubbed_environment())), max_turns=turns,
         max_output_tokens=1024, mask_after_tokens=1_000_000,
     )

@@ -66,9 +66,9 @@ def _proxy(url: str, root: Path) -> Any:
     from orchestrator.store.state import StateStore
 
     store = StateStore(ProjectPaths.for_project(root))
-    client = ModelClient(RunConfig(max_cost=1000.0), None, Spend(feature_id="bench"), journal=store.record_spend)
+    client = ModelClient(RunConfig(max_cost=1000.0).client_settings(), None, Spend(feature_id="bench"), journal=store.record_spend)
     return MeteringProxy(upstream=Upstream(url, Credentials(api_key="bench-key")), client=client, feature_id="bench",
-                         attempt=1, on_event=lambda *_a, **_k: None)
+                         attempt=1, on_event=lambda _event: None)
 
 
 def main() -> None:

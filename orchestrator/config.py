@@ -17,15 +17,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from orchestrator.agent_settings import AgentSettings
-from orchestrator.llm.models import default_agent_model, default_summarizer_model, thinking_problem
+from orchestrator.llm.client_settings import ClientSettings, Provider
+from orchestrator.llm.models import MIN_THINKING_BUDGET, default_agent_model, default_summarizer_model, thinking_problem
 from orchestrator.llm.pricing import ModelPrice, PriceTable
 from orchestrator.regression_budget import DEFAULT_REGRESSION_BUDGET, BudgetSetting
 from orchestrator.safety.net_proxy import checked_hosts
 from orchestrator.user_errors import UsageError
 
 ContextStrategy = Literal["compressed", "replay", "window"]
-Provider = Literal["anthropic", "bedrock", "vertex"]
-MIN_THINKING_BUDGET = 1024  # the API's floor for budget_tokens
 SandboxMode = Literal["auto", "bwrap", "none"]
 
 # Settings as one layer gives them, before RunConfig checks them: free-form by nature (any
@@ -44,15 +43,6 @@ class SecurityConfig(BaseModel):
     secret_env_patterns: list[str] = Field(
         default_factory=list, description="Extra environment-variable name patterns kept from the agent."
     )
-
-    @field_validator("deny")
-    @classmethod
-    def _compiles(cls, patterns: list[str]) -> list[str]:
-        # A bad regex must stop the run before it starts, not when the first command runs.
-        from orchestrator.tools.shell_policy import ShellPolicy
-
-        ShellPolicy.default().with_extra(patterns)
-        return patterns
 
 
 class SandboxOptions(BaseModel):
@@ -196,6 +186,16 @@ class RunConfig(AgentSettings):
 
     def price_table(self) -> PriceTable:
         return PriceTable(self.pricing)
+
+    def client_settings(self) -> ClientSettings:
+        """What the model client reads of this configuration (`llm` does not import this module)."""
+        return ClientSettings(
+            model=self.model, summarizer_model=self.summarizer_model, escalate_model=self.escalate_model,
+            provider=self.provider, max_output_tokens=self.max_output_tokens, max_cost=self.max_cost,
+            max_feature_tokens=self.max_feature_tokens, api_timeout=self.api_timeout,
+            api_max_retries=self.api_max_retries, retry_attempts=self.retry_attempts,
+            retry_max_wait=self.retry_max_wait, retry_deadline=self.retry_deadline, jobs=self.jobs,
+            prices=self.price_table())
 
 
 _ENV_PREFIX = "ORCHESTRATE_"

@@ -24,9 +24,6 @@ ApiMessage = dict[str, Any]
 ApiBlock = dict[str, Any]
 """One content block (text, tool_use, tool_result, thinking, ...), the API's shape."""
 
-ToolDefinition = dict[str, Any]
-"""A tool as the API takes it: a client tool's name, description and input schema, or a server tool's type."""
-
 JsonSchema = dict[str, Any]
 """A JSON schema (a structured answer's, a tool's input)."""
 

@@ -36,6 +36,7 @@ from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt
 from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.store.event_kinds import Notice
 
 STOP_POLL_SECONDS = 0.2  # how often a session looks whether the run is stopping
 STDERR_LINES = 20  # the CLI's last lines kept for the message of a session that failed
@@ -82,7 +83,7 @@ class ClaudeCodeAgent:
                 tail = " | ".join(stderr)
                 outcome.stop, outcome.error = "error", f"Claude Code failed: {err}" + (f" ({tail})" if tail else "")
                 outcome.final = outcome.error if isinstance(err, CLINotFoundError) else None
-                session.on_event("warning", message=f"{feature_id}: {outcome.error}"[:1000], id=feature_id)
+                session.on_event(Notice(type="warning", message=f"{feature_id}: {outcome.error}"[:1000], id=feature_id))
         if inbox.report is not None:
             outcome.report, outcome.stop = inbox.report, "reported"
         return outcome

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from orchestrator.claude_code.sse_usage import api_usage
 from orchestrator.config import ConfigError
@@ -34,6 +34,7 @@ from orchestrator.json_types import JsonObject
 from orchestrator.llm.call_books import CallBooks
 from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.pricing import usd
+from orchestrator.store.event_kinds import ApiCall
 
 BillingMode = Literal["api-key", "claude-plan"]
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -91,7 +92,7 @@ class PlanAttempt:
     """
 
     def __init__(
-        self, books: CallBooks, *, model: str, feature_id: str, attempt: int, on_event: Callable[..., Any]
+        self, books: CallBooks, *, model: str, feature_id: str, attempt: int, on_event: Callable[[ApiCall], None]
     ) -> None:
         self.books, self.model, self.feature_id, self.on_event = books, model, feature_id, on_event
         self.call = f"plan.{attempt}"
@@ -117,11 +118,11 @@ class PlanAttempt:
         usage = api_usage(result.usage)
         cost = self.books.close_call("agent", self.model, worst, usage, call=self.call, cost=result.total_cost_usd)
         spend = self.books.spend
-        self.on_event(
-            "api_call", id=self.feature_id, feature=self.feature_id, turn=result.num_turns, model=self.model,
-            usage=usage.dump(), costUsd=round(cost, 6), stopReason=result.subtype,
-            runTokens=spend.run_tokens.total, runCostUsd=round(spend.run_cost_usd, 6),
-        )
+        self.on_event(ApiCall(
+            id=self.feature_id, feature=self.feature_id, turn=result.num_turns, model=self.model,
+            usage=usage, cost_usd=round(cost, 6), stop_reason=result.subtype,
+            run_tokens=spend.run_tokens.total, run_cost_usd=round(spend.run_cost_usd, 6),
+        ))
 
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> None:
         if self._open:  # no report: Claude Code may have spent all of the budget
@@ -130,7 +131,7 @@ class PlanAttempt:
 
     def raise_if_capped(self) -> None:
         """LimitReached when the session stopped on a budget that `--max-cost` set: the run's cap is reached."""
-        max_cost = self.books.config.max_cost
+        max_cost = self.books.settings.max_cost
         if self._over_budget and max_cost is not None:
             raise LimitReached(f"cost cap {usd(max_cost)} reached: Claude Code stopped at its attempt's budget "
                                "(raise --max-cost and run again to resume)")

@@ -39,7 +39,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 import httpx2
@@ -50,6 +50,7 @@ from orchestrator.claude_code.upstream import Upstream
 from orchestrator.llm.call_books import CallBooks
 from orchestrator.llm.errors import LimitReached, describe_error
 from orchestrator.llm.pricing import TokenUsage
+from orchestrator.store.event_kinds import ApiCall, Notice
 
 METERED_PATH = "/v1/messages"
 FREE_PATH = "/v1/messages/count_tokens"
@@ -81,7 +82,7 @@ class MeteringProxy:
 
     def __init__(
         self, *, upstream: Upstream, client: CallBooks, feature_id: str, attempt: int,
-        on_event: Callable[..., Any],
+        on_event: Callable[[ApiCall | Notice], None],
     ) -> None:
         self.upstream = upstream
         self.client = client
@@ -109,7 +110,7 @@ class MeteringProxy:
         default (up to 128,000) would make each call's worst case, reserved against `--max-cost`
         before it is sent, up to $3 on Opus, and leave other workers little room under `--jobs`."""
         return {"ANTHROPIC_BASE_URL": self.base_url, "ANTHROPIC_API_KEY": self.token,
-                "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.client.config.max_output_tokens)}
+                "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.client.settings.max_output_tokens)}
 
     def __enter__(self) -> MeteringProxy:
         self._server.start()
@@ -249,14 +250,15 @@ class MeteringProxy:
             if not isinstance(outcome, TokenUsage):
                 return
             spend = self.client.spend
-            event = dict(
-                id=self.feature_id, feature=self.feature_id, turn=call.number, model=call.model, usage=outcome.dump(),
-                costUsd=round(cost, 6), stopReason=call.stop_reason, runTokens=spend.run_tokens.total, runCostUsd=round(spend.run_cost_usd, 6),
+            event = ApiCall(
+                id=self.feature_id, feature=self.feature_id, turn=call.number, model=call.model, usage=outcome,
+                cost_usd=round(cost, 6), stop_reason=call.stop_reason, run_tokens=spend.run_tokens.total,
+                run_cost_usd=round(spend.run_cost_usd, 6),
             )
-        self.on_event("api_call", **event)
+        self.on_event(event)
 
     def _warn(self, call: _Call | None, message: str) -> None:
         if self._closed:
             return  # the attempt is over; its CLI is gone
         where = f"{self.feature_id} (Claude Code, {f'call {call.number}' if call else 'token count'})"
-        self.on_event("warning", message=f"{where}: {message}", id=self.feature_id)
+        self.on_event(Notice(type="warning", message=f"{where}: {message}", id=self.feature_id))

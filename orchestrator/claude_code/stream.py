@@ -11,14 +11,14 @@ which sees every call; the SDK's own figures here are the attempt record's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
 from orchestrator.claude_code.report_server import QUALIFIED_NAME
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.run.attempt.agent_loop import AttemptOutcome
+from orchestrator.run.attempt.agent_loop import AgentEvent, AttemptOutcome
+from orchestrator.store.event_kinds import Notice, ToolCall
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
 from orchestrator.tools.truncation import head_of
 
@@ -43,7 +43,7 @@ def summarize(tool: str, tool_input: object) -> str:
 class StreamRecorder:
     """Turns, tool calls and the end of one attempt's session, into its `AttemptOutcome`."""
 
-    def __init__(self, outcome: AttemptOutcome, feature_id: str, on_event: Callable[..., Any]) -> None:
+    def __init__(self, outcome: AttemptOutcome, feature_id: str, on_event: Callable[[AgentEvent], None]) -> None:
         self.outcome, self.feature_id, self.on_event = outcome, feature_id, on_event
         self.turn = 0
         self._calls: set[str] = set()  # ids of the model calls seen
@@ -74,7 +74,8 @@ class StreamRecorder:
             elif isinstance(block, ToolUseBlock):
                 self._pending[block.id] = block
         if message.error:
-            self.on_event("warning", message=f"{self.feature_id}: Claude Code: {message.error}", id=self.feature_id)
+            self.on_event(Notice(type="warning", message=f"{self.feature_id}: Claude Code: {message.error}",
+                                 id=self.feature_id))
 
     def _result(self, block: ToolResultBlock) -> None:
         use = self._pending.pop(block.tool_use_id, None)
@@ -84,8 +85,8 @@ class StreamRecorder:
         summary, failed = summarize(use.name, use.input), bool(block.is_error)
         self.outcome.tool_calls += 1
         self.outcome.add_tool_line(tool, summary, failed)
-        self.on_event("tool_call", id=self.feature_id, feature=self.feature_id, turn=self.turn, tool=tool,
-                      summary=summary, isError=failed)
+        self.on_event(ToolCall(id=self.feature_id, feature=self.feature_id, turn=self.turn, tool=tool,
+                               summary=summary, is_error=failed))
 
     def _ended(self, result: ResultMessage) -> None:
         outcome = self.outcome

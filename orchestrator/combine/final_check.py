@@ -19,6 +19,7 @@ from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.store.event_kinds import FinalVerification
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import RunState
@@ -65,8 +66,8 @@ def verify_combined(
         if log is not None:
             logs.write(log.model_copy(update={"status": entry.status, "reason": entry.reason,
                                               "verification": entry.last_verification}))
-    events.emit(
-        "final_verification", checked=len(runs), passed=len(runs) - len(failed), failed=list(failed),
-        durationMs=int((time.monotonic() - started) * 1000), tree=CLEAN_CHECKOUT,
-    )
+    events.emit(FinalVerification(
+        checked=len(runs), passed=len(runs) - len(failed), failed=list(failed),
+        duration_ms=int((time.monotonic() - started) * 1000), tree=CLEAN_CHECKOUT,
+    ))
     return failed

@@ -23,6 +23,7 @@ from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, RegressionMode
 from orchestrator.run.parallel.integrity_steps import guarded_recheck
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.event_kinds import Merge
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
@@ -75,10 +76,10 @@ class CombineLanding:
         self.integrity.last_runs, self._own_failed = [], False
         outcome = self.queue.land(feature, attempt, self.spec.check_command(feature), before_commit=lambda _base: None)
         result = self._result(feature.id, outcome)
-        self.events.emit(
-            "merge", id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
+        self.events.emit(Merge(
+            id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
             message=result.message or None,
-        )
+        ))
         return result
 
     def tree_at_tip(self) -> Path:

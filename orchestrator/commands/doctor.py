@@ -28,6 +28,7 @@ from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
 from orchestrator.run.checks.check_tools import module_problem
 from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
 from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment
+from orchestrator.tools.shell_policy import configured_policy
 from orchestrator.user_errors import EXIT_OK, EXIT_USAGE
 
 Row = tuple[str, str]
@@ -54,8 +55,11 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
     ]
     try:
         config = load_config(flags, project_root, environ)
+        configured_policy(config.security.deny)
     except ConfigError as err:
         return [*rows, ("configuration", str(err))], False
+    except ValueError as err:  # a bad `[security] deny` regex
+        return [*rows, ("configuration", f"orchestrate.toml: security.deny: {err}")], False
     # The SDK would refuse to start a run without a key; the other providers' credentials are
     # the cloud's own chain, which only a call can test.
     healthy = config.provider != "anthropic" or any(environ.get(name) for name in _KEY_VARIABLES)

@@ -8,6 +8,7 @@ from orchestrator.run.attempt.feature_prompt import appended_system_prompt, feat
 from orchestrator.run.feature_order import ordered
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
+from orchestrator.store.event_kinds import DryRunPrompt
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
@@ -25,7 +26,7 @@ def print_prompts(
     context = ContextAgent(paths.root, features=spec.features, model_call=None, on_event=events.context_event)
     # Claude Code's own system prompt comes first; what the run appends to it is shown.
     system = appended_system_prompt(spec) if config.agent == "claude-code" else strategy_system_prompt(spec, config.context)
-    events.emit("dry_run_prompt", id="(system prompt)", prompt=system)
+    events.emit(DryRunPrompt(id="(system prompt)", prompt=system))
     recent = state.recent_completed if state else []
     for feature in ordered(spec, selected):
         entry = state.features.get(feature.id) if state else None
@@ -39,4 +40,4 @@ def print_prompts(
         prompt = turn.prompt
         if turn.context.history:
             prompt = f"[{len(turn.context.history)} replayed working-memory message(s) precede this request]\n\n{prompt}"
-        events.emit("dry_run_prompt", id=feature.id, prompt=prompt)
+        events.emit(DryRunPrompt(id=feature.id, prompt=prompt))

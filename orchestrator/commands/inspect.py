@@ -21,6 +21,7 @@ from orchestrator.run.attempt.strategies import STRATEGIES
 from orchestrator.safety.redaction import redact
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.event_kinds import Summarization
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
@@ -134,14 +135,15 @@ def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None
 def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> int:
     from orchestrator.llm.client import ModelClient, Spend, make_sdk_client
 
-    sdk = make_sdk_client(config, models=("summarizer_model",))  # ConfigError (a UsageError) without a key
+    settings = config.client_settings()
+    sdk = make_sdk_client(settings, models=("summarizer_model",))  # ClientSetupError (a UsageError) without a key
     store = StateStore(paths, on_warning=warn)
     state = store.load() or RunState()
     ids = _to_summarize(state, config)
     if not ids:
         raise UsageError("nothing to summarize yet: no feature has completed")
     spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
-    client = ModelClient(config, sdk, spend, on_retry=warn, journal=store.record_spend)  # a kill loses no spend
+    client = ModelClient(settings, sdk, spend, on_retry=warn, journal=store.record_spend)  # a kill loses no spend
     # Failures go to stderr and the event log, as during a run.
     events = EventSink(PlainRenderer(verbosity=-1), paths.events_log)
     agent = ContextAgent(paths.root, features=loaded.spec.features, model_call=client.summarizer_call,
@@ -155,10 +157,10 @@ def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -
     state.totals.summarizer_tokens = state.totals.summarizer_tokens + spend.summarizer_tokens
     state.totals.summarizer_cost_usd += spend.summarizer_cost_usd
     store.save(state)
-    events.emit(
-        "summarization", trigger="manual", features=ids, success=result.success,
-        newDecisions=result.new_decisions, newFailures=result.new_failures, error=result.error,
-    )
+    events.emit(Summarization(
+        trigger="manual", features=ids, success=result.success,
+        new_decisions=result.new_decisions, new_failures=result.new_failures, error=result.error,
+    ))
     verdict = "ok" if result.success else f"fallback summary written ({result.error})"
     sys.stdout.write(f"summarized {len(ids)} feature(s): {verdict}\n")
     return 0

@@ -105,7 +105,8 @@ def _plan(
     )
 
     # Only the planning model is checked: plan never calls the summarizer or an escalation model.
-    client = ModelClient(config, make_sdk_client(config, models=("model",)), Spend(), on_retry=_progress)
+    settings = config.client_settings()
+    client = ModelClient(settings, make_sdk_client(settings, models=("model",)), Spend(), on_retry=_progress)
     files = CheckFiles(root)
     try:
         planned = upgraded_spec(upgraded) if upgraded is not None else plan_spec(

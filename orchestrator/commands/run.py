@@ -11,14 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.live_view import make_renderer
 from orchestrator.commands.user_lines import WARNING, say
-from orchestrator.config import RunConfig
+from orchestrator.config import ConfigError, RunConfig
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
+from orchestrator.store.event_kinds import NothingSelected
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
+from orchestrator.tools.shell_policy import configured_policy
 from orchestrator.user_errors import EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ class RunRequest:
 
 def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> int:
     """Run the spec and return the exit code; raise `UsageError` when it cannot start."""
+    _check_shell_policy(config)
     selected = _selected(loaded, request)
     if not selected:
         return _nothing_selected(loaded, config, request)
@@ -54,6 +57,14 @@ def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, requ
 
         write_html_after_run(paths, config.html, loaded)
     return result.exit_code
+
+
+def _check_shell_policy(config: RunConfig) -> None:
+    """A bad `[security] deny` regex stops the run before it starts, not when the first command runs."""
+    try:
+        configured_policy(config.security.deny)
+    except ValueError as err:
+        raise ConfigError(f"bad configuration:\n  orchestrate.toml: security.deny: {err}") from None
 
 
 def _selected(loaded: LoadedSpec, request: RunRequest) -> list[str]:
@@ -74,7 +85,7 @@ def _nothing_selected(loaded: LoadedSpec, config: RunConfig, request: RunRequest
     depends_on = {f.id: f.depends_on for f in spec.features}
     message = describe_empty_selection(spec.ids(), depends_on, request.only, request.shard)
     events = EventSink(make_renderer(request.json_mode, request.verbosity), log_path=None)
-    events.emit("nothing_selected", message=message, only=request.only, shard=request.shard)
+    events.emit(NothingSelected(message=message, only=request.only, shard=request.shard))
     events.close()
     if not request.dry_run:
         _write_reports(_empty_result(message), loaded, config, request)
@@ -93,7 +104,8 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     agent = agent_for(config)  # UsageError when --agent claude-code cannot run here
     # On a Claude plan (no key) this program makes no model call of its own: Claude Code pays
     # through the user's sign-in, and the Context Agent compresses without its summarizer.
-    sdk = make_sdk_client(config) if makes_own_calls(config.agent, config.provider) else None  # ConfigError: no key
+    own_calls = makes_own_calls(config.agent, config.provider)
+    sdk = make_sdk_client(config.client_settings()) if own_calls else None  # ClientSetupError: no key
     if config.jobs > 1 and not config.commit:
         raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
     _create_project_dir(paths)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator.config import ConfigError, RunConfig
+from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiRequest
 from orchestrator.user_errors import UsageError
 
@@ -23,13 +23,14 @@ def counted_tokens(config: RunConfig, request: ApiRequest) -> tuple[int | None, 
     # The SDK takes seconds to import: only a count needs it.
     import anthropic
 
+    from orchestrator.llm.errors import ClientSetupError
     from orchestrator.llm.providers import native_model_id
     from orchestrator.llm.sdk import make_sdk_client
     from orchestrator.safety.redaction import redact
 
     try:
-        sdk = make_sdk_client(config, models=("model",))
-    except ConfigError as err:
+        sdk = make_sdk_client(config.client_settings(), models=("model",))
+    except ClientSetupError as err:
         return None, f"no credentials ({str(err).split(':')[0]})"
     model = native_model_id(config.provider, config.model)
     try:

@@ -6,11 +6,13 @@ Owns:
     errors        what a call can end in besides an answer (LimitReached, ApiUnavailable,
                   ApiAuthError, ModelRequestRejected): the CLI maps each to an exit code
     sdk           the SDK client, built from the key or token in the environment
+    client_settings  `ClientSettings`: what the client reads of a run's configuration (built
+                  by `RunConfig.client_settings`; `llm` never imports `orchestrator.config`)
     pricing       `TokenUsage` (counts as saved everywhere) and `PriceTable` (USD per model)
     models        the default agent and summarizer model ids, read from the installed SDK
     conversation  cache breakpoints, observation masking and the kept request size of an attempt
 
-May import: `orchestrator.safety` (redaction), `orchestrator.config` (RunConfig, ConfigError),
+May import: `orchestrator.safety` (redaction), `orchestrator.user_errors` (UsageError),
 `context_agent.tokens` (the one token estimator), the SDK and tenacity. Nothing above it: not
 `orchestrator.store`, `tools`, `run`, `commands` (the arrows: commands -> run ->
 (context_agent, tools) -> store -> llm/spec/safety). `anthropic` is imported by `client` and `sdk`

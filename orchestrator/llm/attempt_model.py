@@ -8,15 +8,33 @@ them), so they never change in the middle of one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from orchestrator.config import MIN_THINKING_BUDGET, RunConfig
 from orchestrator.json_types import ApiRequest, JsonObject
-from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, thinking_support
+from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, MIN_THINKING_BUDGET, thinking_support
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ThinkingConfigParam
 
 # `--thinking auto` on a model that only takes a budget: this share of max_tokens, on retries.
 AUTO_BUDGET_SHARE = 2
 # Output tokens kept for the answer when a lowered max_tokens squeezes the thinking budget.
 ANSWER_HEADROOM = 1024
+
+
+class ModelChoice(Protocol):
+    """The settings that choose an attempt's model and thinking (`orchestrator.config.RunConfig` has them)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def escalate_model(self) -> str | None: ...
+    @property
+    def escalate_on(self) -> Literal["failure", "last"]: ...
+    @property
+    def thinking(self) -> str: ...
+    @property
+    def max_output_tokens(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -25,20 +43,20 @@ class AttemptModel:
 
     model: str
     escalated: bool = False
-    thinking: JsonObject | None = None  # the request's `thinking`, None when off
+    thinking: ThinkingConfigParam | None = None  # the request's `thinking`, None when off
     extra_headers: dict[str, str] = field(default_factory=dict)  # the interleaved-thinking beta
 
     def request_fields(self) -> JsonObject:
         """What an agent request adds to model, max_tokens, system, tools and messages."""
         fields: JsonObject = {}
         if self.thinking is not None:
-            fields["thinking"] = dict(self.thinking)
+            fields["thinking"] = self.thinking.copy()
         if self.extra_headers:
             fields["extra_headers"] = dict(self.extra_headers)
         return fields
 
 
-def escalates(config: RunConfig, attempt: int, max_attempts: int) -> bool:
+def escalates(config: ModelChoice, attempt: int, max_attempts: int) -> bool:
     """True when `attempt` goes to the escalation model: any attempt after a failed one
     (`escalate_on = "failure"`), or only the last one when it is not also the first (`"last"`)."""
     if config.escalate_model is None or attempt <= 1:
@@ -46,7 +64,7 @@ def escalates(config: RunConfig, attempt: int, max_attempts: int) -> bool:
     return config.escalate_on == "failure" or attempt >= max_attempts
 
 
-def attempt_model(config: RunConfig, attempt: int, max_attempts: int) -> AttemptModel:
+def attempt_model(config: ModelChoice, attempt: int, max_attempts: int) -> AttemptModel:
     """The model and thinking of `attempt` (1-based) of a feature with `max_attempts`."""
     escalated = escalates(config, attempt, max_attempts)
     model = config.escalate_model if escalated and config.escalate_model else config.model
@@ -58,7 +76,7 @@ def attempt_model(config: RunConfig, attempt: int, max_attempts: int) -> Attempt
     return AttemptModel(model=model, escalated=escalated, thinking=thinking, extra_headers=headers)
 
 
-def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) -> JsonObject | None:
+def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) -> ThinkingConfigParam | None:
     """The request's `thinking` for `setting` ("off", "auto" or a budget), or None for none.
 
     "auto": adaptive thinking where the model takes it (the model decides when thinking

@@ -16,12 +16,12 @@ import contextlib
 from collections.abc import Callable
 from typing import Literal
 
-from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.attempt_model import fit_thinking_budget
+from orchestrator.llm.client_settings import ClientSettings
 from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.pricing import PriceTable, TokenUsage, usd
-from orchestrator.llm.request_size import request_tokens
+from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.spend import Spend, SpendEntry
 
@@ -35,14 +35,14 @@ class CallBooks:
     """The run's limits and books, as one client (one worker's, under `--jobs`) sees them."""
 
     def __init__(
-        self, config: RunConfig, spend: Spend, *, on_retry: Callable[[str], None] = lambda _m: None,
+        self, settings: ClientSettings, spend: Spend, *, on_retry: Callable[[str], None] = lambda _m: None,
         journal: Callable[[SpendEntry], None] = lambda _entry: None, pool: SpendPool | None = None,
     ) -> None:
-        self.config = config
+        self.settings = settings
         self.spend = spend
         self.pool = pool
         self.run_spend: Spend = pool.run if pool is not None else spend  # type: ignore[assignment]
-        self.prices: PriceTable = config.price_table()
+        self.prices: PriceTable = settings.prices
         self.on_retry = on_retry
         self.journal = journal
 
@@ -55,27 +55,27 @@ class CallBooks:
         `input_tokens` is the request's estimated size when the caller keeps it up to date
         (the agent loop does, message by message); otherwise the whole request is measured.
         """
-        wanted = int(request.get("max_tokens", self.config.max_output_tokens))
+        wanted = int(request.get("max_tokens", self.settings.max_output_tokens))
         input_estimate = self._input_estimate(request, input_tokens)
         allowed = wanted
-        if self.config.max_cost is not None:
+        if self.settings.max_cost is not None:
             price = self.prices.price_for(model)
             worst_input_cost = input_estimate * max(price.input, price.cache_write) / 1_000_000
             committed = self.committed_usd()
-            remaining = self.config.max_cost - committed - worst_input_cost
+            remaining = self.settings.max_cost - committed - worst_input_cost
             allowed = min(allowed, int(remaining * 1_000_000 / price.output) if remaining > 0 else 0)
             if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
                 raise LimitReached(
-                    f"cost cap {usd(self.config.max_cost)} reached: ${committed:.4f} spent or reserved and the next "
+                    f"cost cap {usd(self.settings.max_cost)} reached: ${committed:.4f} spent or reserved and the next "
                     f"call could cost up to ${worst_input_cost + wanted * price.output / 1_000_000:.4f} "
                     "(raise --max-cost and run again to resume)"
                 )
         if feature_cap:
-            remaining_tokens = self.config.max_feature_tokens - self.spend.feature_tokens.total - input_estimate
+            remaining_tokens = self.settings.max_feature_tokens - self.spend.feature_tokens.total - input_estimate
             allowed = min(allowed, int(remaining_tokens))
             if allowed < min(_MIN_OUTPUT_TOKENS, wanted):
                 raise LimitReached(
-                    f"per-feature token cap {self.config.max_feature_tokens:,} reached "
+                    f"per-feature token cap {self.settings.max_feature_tokens:,} reached "
                     f"({self.spend.feature_tokens.total:,} used; raise max_feature_tokens and run again to resume)"
                 )
         return allowed
@@ -147,10 +147,10 @@ class CallBooks:
             if self.pool is not None:
                 self.pool.raise_if_stopped()
             budget = None
-            if self.config.max_cost is not None:
-                budget = (self.config.max_cost - self.committed_usd()) / self.config.jobs
+            if self.settings.max_cost is not None:
+                budget = (self.settings.max_cost - self.committed_usd()) / self.settings.jobs
                 if budget < _MIN_BUDGET_USD:
-                    raise LimitReached(f"cost cap {usd(self.config.max_cost)} reached: ${self.committed_usd():.4f} "
+                    raise LimitReached(f"cost cap {usd(self.settings.max_cost)} reached: ${self.committed_usd():.4f} "
                                        "spent or reserved (raise --max-cost and run again to resume)")
                 if self.pool is not None:
                     self.pool.hold(budget)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 from tenacity import (
     RetryCallState,
     Retrying,
@@ -29,9 +30,9 @@ from tenacity import (
 )
 from tenacity.nap import sleep as default_sleep
 
-from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.call_books import CallBooks
+from orchestrator.llm.client_settings import ClientSettings
 from orchestrator.llm.errors import (
     ApiAuthError,
     ApiUnavailable,
@@ -42,11 +43,11 @@ from orchestrator.llm.errors import (
 )
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.providers import native_model_id
-from orchestrator.llm.request_size import request_tokens
+from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.sdk import credentials_hint, make_sdk_client
 from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
-from orchestrator.llm.streaming import StreamBroken, is_transient, stream_message
+from orchestrator.llm.streaming import SdkClient, StreamBroken, is_transient, stream_message
 
 __all__ = [
     "ApiAuthError", "ApiUnavailable", "CallResult", "LimitReached", "MalformedResponse", "ModelClient",
@@ -56,7 +57,7 @@ __all__ = [
 
 @dataclass
 class CallResult:
-    message: Any
+    message: Message
     usage: TokenUsage
     cost_usd: float
 
@@ -66,8 +67,8 @@ class ModelClient(CallBooks):
 
     def __init__(
         self,
-        config: RunConfig,
-        sdk: Any,
+        settings: ClientSettings,
+        sdk: SdkClient | None,
         spend: Spend,
         on_retry: Callable[[str], None] = lambda _m: None,
         sleep: Callable[[float], None] | None = None,
@@ -75,7 +76,7 @@ class ModelClient(CallBooks):
         pool: SpendPool | None = None,
         on_output: Callable[[int], None] = lambda _tokens: None,
     ) -> None:
-        super().__init__(config, spend, on_retry=on_retry, journal=journal, pool=pool)
+        super().__init__(settings, spend, on_retry=on_retry, journal=journal, pool=pool)
         self.sdk = sdk
         self._sleep = sleep
         self.on_output = on_output  # estimated output tokens of the call in flight, as they arrive
@@ -96,12 +97,12 @@ class ModelClient(CallBooks):
         usage = TokenUsage.from_api(message.usage)
         return CallResult(message=message, usage=usage, cost_usd=self.close_call(purpose, model, worst, usage))
 
-    def _send(self, model: str, request: ApiRequest) -> Any:
+    def _send(self, model: str, request: ApiRequest) -> Message:
         """The call with the outer retries; the SDK's errors mapped to this module's."""
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
-            stop=stop_after_attempt(self.config.retry_attempts) | stop_after_delay(self.config.retry_deadline),
-            wait=wait_random_exponential(multiplier=1, max=self.config.retry_max_wait),
+            stop=stop_after_attempt(self.settings.retry_attempts) | stop_after_delay(self.settings.retry_deadline),
+            wait=wait_random_exponential(multiplier=1, max=self.settings.retry_max_wait),
             before_sleep=self._before_sleep,
             reraise=True,
             sleep=self._sleep or default_sleep,
@@ -110,7 +111,7 @@ class ModelClient(CallBooks):
             message = retrying(self._call_once, request)
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as err:
             raise ApiAuthError(
-                f"the API refused the credentials ({describe_error(err)}): {credentials_hint(self.config.provider)}"
+                f"the API refused the credentials ({describe_error(err)}): {credentials_hint(self.settings.provider)}"
             ) from None
         except anthropic.NotFoundError as err:
             raise ApiAuthError(
@@ -129,9 +130,11 @@ class ModelClient(CallBooks):
         err = state.outcome.exception() if state.outcome is not None else None
         self.on_retry(f"model call failed ({describe_error(err)}); retrying (attempt {state.attempt_number + 1})")
 
-    def _call_once(self, request: ApiRequest) -> Any:
+    def _call_once(self, request: ApiRequest) -> Message:
         # The provider's own name for the model; the books keep the name the user gave.
-        sent = {**request, "model": native_model_id(self.config.provider, request["model"])}
+        sent = {**request, "model": native_model_id(self.settings.provider, request["model"])}
+        if self.sdk is None:  # a Claude plan: Claude Code pays through its own sign-in, nothing is sent from here
+            raise RuntimeError("this client has no SDK client: it books calls that others make")
         try:
             message = stream_message(self.sdk, sent, self.on_output)
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
@@ -142,7 +145,7 @@ class ModelClient(CallBooks):
             raise MalformedResponse("response is not a message (no content list or usage)")
         return message
 
-    def summarizer_call(self, **request: Any) -> Any:
+    def summarizer_call(self, **request: Any) -> Message:
         """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""
         return self.create(purpose="summarizer", **request).message
 

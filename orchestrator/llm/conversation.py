@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from context_agent.tokens import estimate_json_tokens, estimate_tokens
 from orchestrator.json_types import ApiBlock, ApiMessage
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import CacheControlEphemeralParam, TextBlockParam, ToolUnionParam
+
 # The Messages API's messages ({"role", "content"}) and content blocks (text, tool_use,
 # tool_result, ...) are JSON whose shapes are the API's; the SDK takes them as plain dicts.
 
-EPHEMERAL = {"type": "ephemeral"}
+EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
 MASK_TEXT = "[output elided to save context: {tool} result from an earlier step; run it again if you need it]"
 # Keys kept in the attempt's own blocks that the API never sees (`for_api` strips them).
 _MASKED, _TOKENS = "masked", "estimated_tokens"
@@ -32,14 +36,14 @@ _BOOKKEEPING = frozenset({_MASKED, _TOKENS})
 _BREAKPOINT_JSON = ',"cache_control":{"type":"ephemeral"}'
 
 
-def with_cached_tools(tools: list[ApiBlock]) -> list[ApiBlock]:
+def with_cached_tools(tools: list[ToolUnionParam]) -> list[ToolUnionParam]:
     tools = copy.deepcopy(tools)
     if tools:
         tools[-1]["cache_control"] = EPHEMERAL
     return tools
 
 
-def cached_system(text: str) -> list[ApiBlock]:
+def cached_system(text: str) -> list[TextBlockParam]:
     return [{"type": "text", "text": text, "cache_control": EPHEMERAL}]
 
 
@@ -138,7 +142,7 @@ class RequestSize:
     again when masking changed it), so an attempt of n turns measures O(n) text, not O(n^2).
     """
 
-    def __init__(self, system: list[ApiBlock], tools: list[ApiBlock]) -> None:
+    def __init__(self, system: list[TextBlockParam], tools: list[ToolUnionParam]) -> None:
         # The tokens the API adds for the tools count too: caps must see what the API counts.
         self._fixed = estimate_json_tokens(
             {"system": system, "tools": tools, "messages": [], "output_config": None}

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from orchestrator.safety.redaction import redact
+from orchestrator.user_errors import UsageError
+
+
+class ClientSetupError(UsageError):
+    """The SDK client cannot be built: no key or credentials, a model with no id on the
+    provider, a provider's extra not installed (exit 2)."""
 
 
 class LimitReached(Exception):

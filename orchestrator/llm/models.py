@@ -63,6 +63,7 @@ def default_summarizer_model() -> str:
 # - thinking between tool calls on the budgeted 4.x models through the beta header below
 #   (Claude 3.7 has none).
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+MIN_THINKING_BUDGET = 1024  # the API's floor for budget_tokens
 _GENERATION = re.compile(r"claude-(?:(?P<family>[a-z]+)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?|(?P<old>\d)-(?P<oldminor>\d)-(?P<oldfamily>[a-z]+))(?![0-9])")
 
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import Usage
 
 
 class TokenUsage(BaseModel):
@@ -18,8 +22,9 @@ class TokenUsage(BaseModel):
     cache_write: int = Field(0, alias="cacheWrite")
 
     @classmethod
-    def from_api(cls, usage: object) -> TokenUsage:
-        """Read an SDK `Usage` (or anything with the same attributes); missing fields are 0."""
+    def from_api(cls, usage: Usage) -> TokenUsage:
+        """Read an SDK `Usage`; missing fields are 0 (the SDK builds its objects unchecked, and a
+        proxy may leave the cache counts out)."""
         return cls(
             input=getattr(usage, "input_tokens", 0) or 0,
             output=getattr(usage, "output_tokens", 0) or 0,

@@ -9,9 +9,13 @@ ids); empty text is dropped; any other type is left out, and named so the caller
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from orchestrator.json_types import ApiBlock
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ContentBlock
 
 # Blocks of an answer that may be sent back in an assistant turn (the API's content block
 # params): text, client and server tool calls, thinking, and the server tools' results.
@@ -22,20 +26,19 @@ ROUND_TRIP_TYPES = frozenset({
 })
 
 
-def block_dict(block: Any) -> ApiBlock:
+def block_dict(block: ContentBlock | ApiBlock) -> ApiBlock:
     """An SDK content block (or a plain dict) as the plain dict sent back."""
-    kind = block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
-    if kind == "text" and not isinstance(block, dict):
+    if isinstance(block, dict):
+        return dict(block)
+    if block.type == "text":
         return {"type": "text", "text": block.text}
-    if kind == "tool_use" and not isinstance(block, dict):
+    if block.type == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    if hasattr(block, "model_dump"):
-        dumped: ApiBlock = block.model_dump(exclude_none=True)
-        return dumped
-    return dict(block)
+    dumped: ApiBlock = block.model_dump(exclude_none=True)  # thinking with its signature, server tool blocks
+    return dumped
 
 
-def reply_blocks(content: list[Any]) -> tuple[list[ApiBlock], list[str]]:
+def reply_blocks(content: Sequence[ContentBlock | ApiBlock]) -> tuple[list[ApiBlock], list[str]]:
     """The blocks of `content` to send back, and the types left out because the API would refuse them."""
     kept: list[ApiBlock] = []
     unknown: list[str] = []

@@ -15,14 +15,14 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import anthropic
 
-from orchestrator.config import ConfigError, RunConfig
 from orchestrator.json_types import SdkOptions
+from orchestrator.llm.client_settings import ALL_MODEL_SETTINGS, ClientSettings, ModelSettingName
+from orchestrator.llm.errors import ClientSetupError
 from orchestrator.llm.providers import UnknownModelMapping, resolve_model
-from orchestrator.llm.streaming import LibraryWarnings
+from orchestrator.llm.streaming import LibraryWarnings, SdkClient
 
 VERTEX_TOKEN_VARIABLE = "GOOGLE_OAUTH_ACCESS_TOKEN"
 _HINTS = {
@@ -52,47 +52,45 @@ def credentials_hint(provider: str) -> str:
 
 
 def api_credentials(environ: Mapping[str, str] | None = None) -> Credentials:
-    """The key or token from the environment; ConfigError with instructions when absent."""
+    """The key or token from the environment; ClientSetupError with instructions when absent."""
     env = os.environ if environ is None else environ
     if env.get("ANTHROPIC_API_KEY"):
         return Credentials(api_key=env["ANTHROPIC_API_KEY"])
     if env.get("ANTHROPIC_AUTH_TOKEN"):
         return Credentials(auth_token=env["ANTHROPIC_AUTH_TOKEN"])
-    raise ConfigError(
+    raise ClientSetupError(
         "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or ANTHROPIC_AUTH_TOKEN; "
         "--dry-run needs none"
     )
 
 
 def check_model_ids(
-    config: RunConfig, settings: tuple[str, ...] = ("model", "escalate_model", "summarizer_model"),
+    client: ClientSettings, settings: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS,
     notice: Callable[[str], None] = _note,
 ) -> None:
-    """Each model of `settings` has an id on the provider; ConfigError naming the one that has
+    """Each model of `settings` has an id on the provider; ClientSetupError naming the one that has
     none; a notice for each that another model stands in for."""
     for name in settings:
-        model, setting = getattr(config, name), "--" + name.replace("_", "-")
+        model, setting = client.model_setting(name), "--" + name.replace("_", "-")
         if model is None:
             continue
         try:
-            resolved = resolve_model(config.provider, model)
+            resolved = resolve_model(client.provider, model)
         except UnknownModelMapping:
-            raise ConfigError(f"{setting}: {UnknownModelMapping(config.provider, model, setting)}") from None
+            raise ClientSetupError(f"{setting}: {UnknownModelMapping(client.provider, model, setting)}") from None
         if resolved.notice:
             notice(f"{setting}: {resolved.notice}")
 
 
-def make_sdk_client(
-    config: RunConfig, models: tuple[str, ...] = ("model", "escalate_model", "summarizer_model")
-) -> Any:
-    """The SDK client of `config.provider`, after checking the ids of the `models` settings the
+def make_sdk_client(settings: ClientSettings, models: tuple[ModelSettingName, ...] = ALL_MODEL_SETTINGS) -> SdkClient:
+    """The SDK client of `settings.provider`, after checking the ids of the `models` settings the
     command will use, and the provider's credentials."""
-    check_model_ids(config, models)
+    check_model_ids(settings, models)
     LibraryWarnings.install()  # the SDK's warnings, one note line each, never its raw text
-    common: SdkOptions = {"max_retries": config.api_max_retries, "timeout": config.api_timeout}
-    if config.provider == "bedrock":
+    common: SdkOptions = {"max_retries": settings.api_max_retries, "timeout": settings.api_timeout}
+    if settings.provider == "bedrock":
         return _bedrock_client(common)
-    if config.provider == "vertex":
+    if settings.provider == "vertex":
         return _vertex_client(common)
     credentials = api_credentials()
     return anthropic.Anthropic(api_key=credentials.api_key, auth_token=credentials.auth_token, **common)
@@ -104,30 +102,30 @@ def _require(module: str, extra: str) -> None:
     except ImportError:  # its parent package (google) is missing too
         found = False
     if not found:
-        raise ConfigError(f"--provider {extra} needs {module}: pip install 'orchestrate[{extra}]'")
+        raise ClientSetupError(f"--provider {extra} needs {module}: pip install 'orchestrate[{extra}]'")
 
 
-def _bedrock_client(common: SdkOptions) -> Any:
+def _bedrock_client(common: SdkOptions) -> anthropic.AnthropicBedrock:
     env = os.environ
     if not env.get("AWS_BEARER_TOKEN_BEDROCK"):
         _require("boto3", "bedrock")
         boto3 = importlib.import_module("boto3")  # untyped, and only there with the bedrock extra
         if boto3.Session().get_credentials() is None:
-            raise ConfigError(f"--provider bedrock: no AWS credentials found; {_HINTS['bedrock']}")
+            raise ClientSetupError(f"--provider bedrock: no AWS credentials found; {_HINTS['bedrock']}")
     try:
         return anthropic.AnthropicBedrock(**common)
     except ValueError as err:  # no region
-        raise ConfigError(f"--provider bedrock: {err} (export AWS_REGION=us-east-1, say)") from None
+        raise ClientSetupError(f"--provider bedrock: {err} (export AWS_REGION=us-east-1, say)") from None
 
 
-def _vertex_client(common: SdkOptions) -> Any:
+def _vertex_client(common: SdkOptions) -> anthropic.AnthropicVertex:
     env = os.environ
     token = env.get(VERTEX_TOKEN_VARIABLE) or None
     if token is None:
         _require("google.auth", "vertex")
     if not env.get("ANTHROPIC_VERTEX_PROJECT_ID") and token is not None:
-        raise ConfigError("--provider vertex: set ANTHROPIC_VERTEX_PROJECT_ID to the Google Cloud project")
+        raise ClientSetupError("--provider vertex: set ANTHROPIC_VERTEX_PROJECT_ID to the Google Cloud project")
     try:
         return anthropic.AnthropicVertex(access_token=token, **common)
     except ValueError as err:  # no region
-        raise ConfigError(f"--provider vertex: {err} (export CLOUD_ML_REGION=us-east5, say)") from None
+        raise ClientSetupError(f"--provider vertex: {err} (export CLOUD_ML_REGION=us-east5, say)") from None

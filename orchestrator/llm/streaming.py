@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import anthropic
 import httpx2
+from anthropic.types import Message, RawContentBlockDelta, RawContentBlockDeltaEvent
 
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.errors import MalformedResponse
@@ -55,7 +56,11 @@ def stream_error_type(err: BaseException) -> str | None:
     return err.type or "api_error"
 
 
-def stream_message(sdk: Any, request: ApiRequest, on_output: Callable[[int], None]) -> Any:
+SdkClient = anthropic.Anthropic | anthropic.AnthropicBedrock | anthropic.AnthropicVertex
+"""The SDK client of one provider (`sdk.make_sdk_client`): each has the same `messages`."""
+
+
+def stream_message(sdk: SdkClient, request: ApiRequest, on_output: Callable[[int], None]) -> Message:
     """The final message of `request`, streamed; `on_output(estimated output tokens so far)`
     is called as text, tool input and thinking arrive."""
     received, seen = 0, set[str]()
@@ -64,7 +69,7 @@ def stream_message(sdk: Any, request: ApiRequest, on_output: Callable[[int], Non
             for event in stream:
                 kind = getattr(event, "type", None)
                 seen.add(str(kind))
-                if kind == "content_block_delta":
+                if isinstance(event, RawContentBlockDeltaEvent):
                     received += _delta_chars(event.delta)
                     on_output(received // _CHARS_PER_TOKEN)
             if "message_start" not in seen:  # a body that is no event stream (a proxy's page, say)
@@ -78,12 +83,14 @@ def stream_message(sdk: Any, request: ApiRequest, on_output: Callable[[int], Non
         raise MalformedResponse(f"the answer's stream is malformed: {str(err)[:200]}") from None
 
 
-def _delta_chars(delta: Any) -> int:
-    for name in ("text", "partial_json", "thinking"):
-        value = getattr(delta, name, None)
-        if isinstance(value, str):
-            return len(value)
-    return 0
+def _delta_chars(delta: RawContentBlockDelta) -> int:
+    if delta.type == "text_delta":
+        return len(delta.text)
+    if delta.type == "input_json_delta":
+        return len(delta.partial_json)
+    if delta.type == "thinking_delta":
+        return len(delta.thinking)
+    return 0  # a signature or a citation: no output the model writes
 
 
 class LibraryWarnings:

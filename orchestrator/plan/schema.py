@@ -8,11 +8,16 @@ still validated by `orchestrator.spec.load.parse_spec`, like any spec.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.json_types import JsonSchema, ToolDefinition
+from orchestrator.json_types import JsonSchema
 from orchestrator.spec.feature_spec import Feature, SpecSettings
 from orchestrator.spec.fields import Command, Text
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ToolParam
 
 SPEC_TOOL = "submit_spec"
 CHECKS_TOOL = "submit_checks"
@@ -34,7 +39,7 @@ def _properties(model: type[BaseModel], names: tuple[str, ...]) -> JsonSchema:
     return chosen
 
 
-def spec_tool() -> ToolDefinition:
+def spec_tool() -> ToolParam:
     """The tool the planner calls with its features: a native spec's fields, no more."""
     feature = {
         "type": "object",
@@ -42,7 +47,7 @@ def spec_tool() -> ToolDefinition:
         "required": list(PLANNED_FEATURE_FIELDS),
     }
     settings = _properties(SpecSettings, PLANNED_SETTINGS)
-    schema = {
+    schema: JsonSchema = {
         "type": "object",
         "properties": {
             **settings,
@@ -81,7 +86,7 @@ class CheckAnswer(BaseModel):
     """Anything the reviewer should know about the check."""
 
 
-def checks_tool() -> ToolDefinition:
+def checks_tool() -> ToolParam:
     """The tool the check writer calls with one feature's check."""
     schema = CheckAnswer.model_json_schema()
     schema.pop("title", None)

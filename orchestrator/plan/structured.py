@@ -10,10 +10,14 @@ turn and the problems found in it as the tool's error result.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from orchestrator.json_types import ApiBlock, ApiMessage, ApiRequest, ToolDefinition, ToolInput
+from orchestrator.json_types import ApiBlock, ApiMessage, ApiRequest, ToolInput
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.reply_blocks import reply_blocks
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ToolParam
 
 PURPOSE = "plan"
 
@@ -35,7 +39,7 @@ class ForcedToolConversation:
     client: ModelClient
     model: str
     system: str
-    tool: ToolDefinition
+    tool: ToolParam
     max_tokens: int
     messages: list[ApiMessage] = field(default_factory=list)
 
@@ -72,7 +76,7 @@ class ForcedToolConversation:
 
 
 def forced_request(
-    model: str, max_tokens: int, system: str, tool: ToolDefinition, messages: list[ApiMessage]
+    model: str, max_tokens: int, system: str, tool: ToolParam, messages: list[ApiMessage]
 ) -> ApiRequest:
     """A Messages API request that forces a call of `tool` (also what `--dry-run` prints)."""
     return {

@@ -6,11 +6,10 @@ benchmark that swaps one part (a timed verifier, a store that cannot write) and 
 
 from __future__ import annotations
 
-from typing import Any
-
 from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.llm.streaming import SdkClient
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView, feature_reader
 from orchestrator.run.checks.check_command import CheckVerifier
@@ -26,10 +25,10 @@ from orchestrator.store.working_memory import WorkingMemory
 
 
 def build_parts(
-    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *, sdk: Any = None,
+    loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *, sdk: SdkClient | None,
     store: StateStore | None = None, agent: Agent = BUILTIN_AGENT,
 ) -> RunParts:
-    """The model client (on `sdk`, an `anthropic.Anthropic`), the Context Agent's view, the
+    """The model client (on `sdk`, the provider's SDK client), the Context Agent's view, the
     state store (`store`, or the project's), the working memory, the verifier and the feature
     logs of one project, and the `agent` that makes the attempts. The client journals its spend to
     the store."""
@@ -37,7 +36,7 @@ def build_parts(
     # SandboxUnavailable: exit 2, nothing run. Every command the model causes runs in this one.
     environment = command_environment(config, paths.root, loaded.path, events.warn)
     spend = Spend()
-    client = ModelClient(config, sdk, spend, on_retry=events.warn, journal=store.record_spend,
+    client = ModelClient(config.client_settings(), sdk, spend, on_retry=events.warn, journal=store.record_spend,
                          on_output=events.output_arriving)
     context_agent = ContextAgent(
         # No client of our own (Claude Code on a Claude plan): the summary is folded without a model.
@@ -60,7 +59,7 @@ def build_parts(
 
 def build_runner(
     loaded: LoadedSpec, config: RunConfig, options: RunOptions, paths: ProjectPaths, events: EventSink, *,
-    sdk: Any = None, agent: Agent = BUILTIN_AGENT,
+    sdk: SdkClient | None, agent: Agent = BUILTIN_AGENT,
 ) -> Runner:
     """A `Runner` with the real collaborators; with `config.jobs` > 1, a `ParallelRunner`."""
     if config.jobs > 1:

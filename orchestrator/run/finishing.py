@@ -16,6 +16,7 @@ from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.books import RunBooks
 from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.store.event_kinds import Checkpoint
 from orchestrator.store.events import EventSink
 from orchestrator.store.run_state import PassToFinish
 
@@ -72,4 +73,4 @@ class PassFinisher:
                              id=feature_id)
         else:
             if sha:
-                self.events.emit("checkpoint", id=feature_id, sha=sha)
+                self.events.emit(Checkpoint(id=feature_id, sha=sha))

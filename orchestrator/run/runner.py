@@ -40,6 +40,7 @@ from orchestrator.safety.signals import signals_held
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
+from orchestrator.store.event_kinds import Notice, RunFinished, RunStarted, Summarization
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState, RunTotals, now_ms
@@ -115,11 +116,11 @@ class Runner:
         started = time.monotonic()
         self._load_state()
         self.books.start_spend()
-        self.events.emit(
-            "run_started", runId=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
-            selected=len(self.selected), alreadyPassed=sum(self.books.status(f) == "passed" for f in self.selected),
+        self.events.emit(RunStarted(
+            run_id=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
+            selected=len(self.selected), already_passed=sum(self.books.status(f) == "passed" for f in self.selected),
             model=self.config.model, context=self.config.context, billing=self.options.billing,
-        )
+        ))
         verdict = (EXIT_OK, "passed", "")
         try:
             verdict = self._work()
@@ -127,7 +128,7 @@ class Runner:
             verdict = self._save_final(*verdict)
         exit_code, outcome, message = verdict
         if message:
-            self.events.emit("error" if exit_code != EXIT_INTERRUPTED else "warning", message=message)
+            self.events.emit(Notice(type="error" if exit_code != EXIT_INTERRUPTED else "warning", message=message))
         result = RunResult(
             exit_code, outcome, self.state, self.selected, message, int((time.monotonic() - started) * 1000)
         )
@@ -241,10 +242,10 @@ class Runner:
         schedule.summaries += 1
         schedule.last_summarized_at = now_ms()
         self.books.record(ids[-1])
-        self.events.emit(
-            "summarization", trigger=trigger, features=ids, success=result.success,
-            newDecisions=result.new_decisions, newFailures=result.new_failures, error=result.error,
-        )
+        self.events.emit(Summarization(
+            trigger=trigger, features=ids, success=result.success,
+            new_decisions=result.new_decisions, new_failures=result.new_failures, error=result.error,
+        ))
         self.parts.memory.append("wm_insight", trigger=trigger, featureIds=ids, summary=result.summary,
                                  success=result.success, source=result.source)
 
@@ -272,12 +273,12 @@ class Runner:
         counts = {s: sum(self.books.status(fid) == s for fid in self.selected) for s in ("passed", "failed", "blocked")}
         pending = len(self.selected) - sum(counts.values())
         totals = self.state.totals
-        self.events.emit(
-            "run_finished", outcome=result.outcome, exitCode=result.exit_code, passed=counts["passed"],
+        self.events.emit(RunFinished(
+            outcome=result.outcome, exit_code=result.exit_code, passed=counts["passed"],
             failed=counts["failed"], blocked=counts["blocked"], pending=pending, tokens=totals.tokens.total,
-            usage=totals.tokens.dump(), costUsd=round(totals.cost_usd, 6), durationMs=result.duration_ms,
-            message=result.message or None, costByModel=_cost_by_model(totals),
-        )
+            usage=totals.tokens, cost_usd=round(totals.cost_usd, 6), duration_ms=result.duration_ms,
+            message=result.message or None, cost_by_model=_cost_by_model(totals),
+        ))
 
 
 def _cost_by_model(totals: RunTotals) -> dict[str, float] | None:

@@ -7,28 +7,37 @@ kind does not declare is refused: a new key is a new field here first.
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.store.records import CamelModel, Influencer
+from orchestrator.store.records import CamelModel, CheckResult, Influencer
 
 
 def _absent(value: object) -> bool:
     return value is None
 
 
+def now_ms() -> int:
+    """Milliseconds since the epoch: an event's `ts`."""
+    return int(time.time() * 1000)
+
+
 class _Event(CamelModel):
+    """An event is built where it happens, `sink.emit(FeatureStarted(id=..., ...))`: its kind's
+    `type` and the time (`ts`) fill themselves in."""
+
     model_config = ConfigDict(extra="forbid")
 
     type: str  # each kind narrows it to its name: the union's discriminator
-    ts: int  # milliseconds since the epoch
+    ts: int = Field(default_factory=now_ms)  # milliseconds since the epoch
 
 
 class RunStarted(_Event):
-    type: Literal["run_started"]
+    type: Literal["run_started"] = "run_started"
     run_id: str
     spec: str
     project: str
@@ -40,7 +49,7 @@ class RunStarted(_Event):
 
 
 class FeatureStarted(_Event):
-    type: Literal["feature_started"]
+    type: Literal["feature_started"] = "feature_started"
     id: str
     name: str
     attempt: int
@@ -54,7 +63,7 @@ class FeatureStarted(_Event):
 class ApiCall(_Event):
     """One model call of the agent: its usage and the run's totals after it."""
 
-    type: Literal["api_call"]
+    type: Literal["api_call"] = "api_call"
     id: str | None = Field(None, exclude_if=_absent)  # the feature's, as on every event of a feature
     feature: str | None = None
     turn: int
@@ -67,7 +76,7 @@ class ApiCall(_Event):
 
 
 class ToolCall(_Event):
-    type: Literal["tool_call"]
+    type: Literal["tool_call"] = "tool_call"
     id: str | None = Field(None, exclude_if=_absent)
     feature: str | None = None
     turn: int
@@ -79,7 +88,7 @@ class ToolCall(_Event):
 class Verification(_Event):
     """A check's result: the feature's id, then the keys of `feature_log.CheckResult`."""
 
-    type: Literal["verification"]
+    type: Literal["verification"] = "verification"
     id: str
     command: str | None
     success: bool
@@ -90,9 +99,16 @@ class Verification(_Event):
     attempt: int
     influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
 
+    @classmethod
+    def of(cls, feature_id: str, result: CheckResult) -> Verification:
+        """The event of feature `feature_id`'s check `result`."""
+        return cls(id=feature_id, command=result.command, success=result.success, exit_code=result.exit_code,
+                   output=result.output, error=result.error, skipped=result.skipped, attempt=result.attempt,
+                   influencers=result.influencers)
+
 
 class FeatureFinished(_Event):
-    type: Literal["feature_finished"]
+    type: Literal["feature_finished"] = "feature_finished"
     id: str
     status: str
     attempts: int
@@ -112,7 +128,7 @@ class FeatureFinished(_Event):
 class RegressionCheck(_Event):
     """A passed feature's check (`checked`), re-run by the regression guard after feature `id`'s check passed."""
 
-    type: Literal["regression_check"]
+    type: Literal["regression_check"] = "regression_check"
     id: str
     checked: str
     command: str | None = None
@@ -127,7 +143,7 @@ class RegressionSummary(_Event):
     affected, how many of their checks it ran, which failed, how many it left to final
     verification; the console's one line for the guard is built from it."""
 
-    type: Literal["regression_summary"]
+    type: Literal["regression_summary"] = "regression_summary"
     id: str
     affected: int
     ran: int
@@ -139,7 +155,7 @@ class RegressionSummary(_Event):
 class FinalVerification(_Event):
     """Every passed feature's check re-run on the final tree (by a run, or by `orchestrate verify`)."""
 
-    type: Literal["final_verification"]
+    type: Literal["final_verification"] = "final_verification"
     checked: int
     passed: int
     failed: list[str]
@@ -150,13 +166,13 @@ class FinalVerification(_Event):
 
 
 class FeatureBlocked(_Event):
-    type: Literal["feature_blocked"]
+    type: Literal["feature_blocked"] = "feature_blocked"
     id: str
     reason: str | None = None
 
 
 class Summarization(_Event):
-    type: Literal["summarization"]
+    type: Literal["summarization"] = "summarization"
     trigger: str
     features: list[str]
     success: bool | None = None
@@ -166,7 +182,7 @@ class Summarization(_Event):
 
 
 class Checkpoint(_Event):
-    type: Literal["checkpoint"]
+    type: Literal["checkpoint"] = "checkpoint"
     id: str
     sha: str
 
@@ -174,7 +190,7 @@ class Checkpoint(_Event):
 class Merge(_Event):
     """`--jobs N`: a feature's work through the merge queue onto the user's branch."""
 
-    type: Literal["merge"]
+    type: Literal["merge"] = "merge"
     id: str
     result: Literal["merged", "conflict", "recheck_failed"]
     attempt: int
@@ -184,7 +200,7 @@ class Merge(_Event):
 
 
 class RunFinished(_Event):
-    type: Literal["run_finished"]
+    type: Literal["run_finished"] = "run_finished"
     outcome: str
     exit_code: int
     passed: int
@@ -201,14 +217,14 @@ class RunFinished(_Event):
 
 
 class NothingSelected(_Event):
-    type: Literal["nothing_selected"]
+    type: Literal["nothing_selected"] = "nothing_selected"
     message: str
     only: str | None = None
     shard: str | None = None
 
 
 class DryRunPrompt(_Event):
-    type: Literal["dry_run_prompt"]
+    type: Literal["dry_run_prompt"] = "dry_run_prompt"
     id: str
     prompt: str
 

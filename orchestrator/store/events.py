@@ -1,5 +1,8 @@
 """Events: everything that happens in a run, one typed event each (`event_kinds.Event`).
 
+Code says what happened by building the event where it happens, `events.emit(Checkpoint(id=...,
+sha=...))`: a misspelt field is a type error, not a line missing from the log.
+
 Every event is appended to `.autonomous/events.jsonl` (the event log) and handed to the
 renderer chosen for the terminal (`orchestrator.commands.output`). Secrets are redacted first, so no
 event, log line or output can carry the API key.
@@ -13,15 +16,15 @@ events that follow.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from orchestrator.safety.redaction import redact_value
 from orchestrator.store.atomic import append_jsonl
 from orchestrator.store.event_kinds import Event, Notice, parse_event
+from orchestrator.store.records import Influencer
 
 
 class Renderer(Protocol):
@@ -55,10 +58,10 @@ class EventSink:
         self._log_failed = False
         self._lock = threading.RLock()  # `--jobs N`: workers emit at once; each event is one whole line
 
-    def emit(self, kind: str, **data: Any) -> Event:
-        """Emit the event of kind `kind` with the fields `data` (its JSON keys); a kind or a
-        field `event_kinds` does not declare raises `pydantic.ValidationError`."""
-        event = parse_event(redact_value({"type": kind, "ts": int(time.time() * 1000), **data}))
+    def emit(self, event: Event) -> Event:
+        """Record and render `event` (`emit(Checkpoint(id=..., sha=...))`), with any secret in it
+        redacted; returns the event as written."""
+        event = parse_event(redact_value(event.dump()))
         with self._lock:
             self._write(event)
         return event
@@ -86,14 +89,15 @@ class EventSink:
         if show is not None:
             show(tokens)
 
-    def warn(self, message: str, **data: Any) -> None:
-        self.emit("warning", message=message, **data)
+    def warn(self, message: str, *, id: str | None = None, influencers: list[Influencer] | None = None) -> None:
+        """A warning line; `id`: the feature it is about; `influencers`: the check-influencing files it names."""
+        self.emit(Notice(type="warning", message=message, id=id, influencers=influencers))
 
     def context_event(self, kind: str, data: Mapping[str, Any]) -> None:
         """Adapter for the Context Agent's on_event callback: its event data is its own, free-form."""
         message = data.get("message") or data.get("error") or kind
-        level = "error" if kind.endswith("failed") else "warning"
-        self.emit(level, message=f"context agent: {message}", source=kind, details=dict(data))
+        level: Literal["error", "warning"] = "error" if kind.endswith("failed") else "warning"
+        self.emit(Notice(type=level, message=f"context agent: {message}", source=kind, details=dict(data)))
 
     def close(self) -> None:
         self.renderer.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
 
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.secrets import known_secret_values
@@ -22,7 +23,10 @@ from orchestrator.spec.fields import command_fault
 from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInput, ToolInputError, ToolResult
 from orchestrator.tools.truncation import join_head_tail
 
-TOOL_NAME = "bash"
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ToolBash20250124Param
+
+TOOL_NAME: Final = "bash"
 # Linux refuses a single argument over 128 KiB; say so plainly before exec does.
 MAX_COMMAND_CHARS = 100_000
 RESTART_NOTE = (
@@ -156,7 +160,7 @@ def _describe_survivors(pids: list[int]) -> str:
     return f"[warning: {len(pids)} process(es) the command started could not be stopped: pid {listed}]"
 
 
-def _definition() -> dict[str, str]:
+def _definition() -> ToolBash20250124Param:
     # Anthropic-defined and schema-less: the model knows the inputs, the API fixes the name.
     return {"type": "bash_20250124", "name": TOOL_NAME}
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from orchestrator.json_types import ToolDefinition as ToolDefinition
 from orchestrator.json_types import ToolInput as ToolInput
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.tools.shell_policy import ShellPolicy
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ToolUnionParam
 
 
 class ToolError(Exception):
@@ -70,8 +73,8 @@ class Tool:
 
     name: str
     """The name the model calls it by (fixed by the API for Anthropic-defined tools)."""
-    definition: Callable[[], ToolDefinition]
-    """A fresh copy of the tool param sent with every request."""
+    definition: Callable[[], ToolUnionParam]
+    """A fresh copy of the tool param sent with every request (the SDK's type for it)."""
     handler: Callable[[ToolInput, ToolContext], ToolResult]
     """Runs one call; raises ToolError for anything the model must fix."""
     summary: Callable[[ToolInput], str]

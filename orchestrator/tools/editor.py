@@ -11,12 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 from orchestrator.tools.confinement import check_writable, relative, resolve_in_project
 from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInput, ToolInputError, ToolResult
 from orchestrator.tools.text_files import read_text, split_lines, write_text
 
-TOOL_NAME = "str_replace_based_edit_tool"
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ToolTextEditor20250728Param
+
+TOOL_NAME: Final = "str_replace_based_edit_tool"
 COMMANDS = ("view", "create", "str_replace", "insert")
 # Bigger files are for `head`, `sed -n` and `grep`, not for a tool that reads them whole.
 MAX_FILE_BYTES = 5_000_000
@@ -240,7 +244,7 @@ _COMMANDS: dict[str, Callable[[Path, ToolInput, ToolContext], ToolResult]] = {
 }
 
 
-def _definition() -> dict[str, str]:
+def _definition() -> ToolTextEditor20250728Param:
     # Anthropic-defined and schema-less: the model knows the inputs, the API fixes the name.
     return {"type": "text_editor_20250728", "name": TOOL_NAME}
 

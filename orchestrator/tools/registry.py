@@ -6,9 +6,14 @@ changes between calls, so the tool block stays in the prompt cache.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from orchestrator.tools import bash, editor, report
-from orchestrator.tools.context import Tool, ToolDefinition
+from orchestrator.tools.context import Tool
 from orchestrator.tools.truncation import head_of
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ToolUnionParam
 
 TOOLS: tuple[Tool, ...] = (bash.TOOL, editor.TOOL, report.TOOL)
 _BY_NAME = {tool.name: tool for tool in TOOLS}
@@ -25,7 +30,7 @@ def tool_names() -> list[str]:
     return [tool.name for tool in TOOLS]
 
 
-def tool_definitions() -> list[ToolDefinition]:
+def tool_definitions() -> list[ToolUnionParam]:
     """A fresh list of every tool's definition (bash, the text editor, report_feature)."""
     return [tool.definition() for tool in TOOLS]
 

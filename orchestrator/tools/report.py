@@ -7,12 +7,15 @@ Decisions and constraints feed the Context Agent, so they are kept short and pla
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from orchestrator.tools.context import Tool, ToolContext, ToolDefinition, ToolInput, ToolInputError, ToolResult
+from orchestrator.tools.context import Tool, ToolContext, ToolInput, ToolInputError, ToolResult
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ToolParam
 
 TOOL_NAME = "report_feature"
 MAX_SUMMARY = 4000
@@ -88,7 +91,7 @@ def _message(error: ErrorDetails) -> str:
     return error["msg"].removeprefix("Value error, ")
 
 
-def report_tool_definition() -> ToolDefinition:
+def report_tool_definition() -> ToolParam:
     """The custom tool the model calls when it has finished a feature."""
     text_list = {"type": "array", "items": {"type": "string", "maxLength": MAX_ITEM}, "maxItems": MAX_ITEMS}
     return {

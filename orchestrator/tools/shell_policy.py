@@ -60,6 +60,15 @@ class ShellPolicy:
         return None
 
 
+def configured_policy(deny: Sequence[str]) -> ShellPolicy:
+    """The built-in rules plus a project's `[security] deny` regexes.
+
+    Raises ValueError naming a bad regex: `orchestrate run` and `doctor` build the policy before
+    anything starts, so a typo in orchestrate.toml stops the run, not its first command.
+    """
+    return ShellPolicy.default().with_extra(deny)
+
+
 _CONFIGURED_REASON = "it matches a deny rule in this project's configuration ([security] deny)"
 
 

@@ -1,7 +1,9 @@
 """The shape of the code: the layout promises a newcomer can rely on (README, Development).
 
 These are checks on the source itself: `context_agent` stands alone, imports never go round in
-a circle, and no function or module grows past what one reading can hold.
+a circle, neither between modules nor between the wings of any package (the top-level modules
+of `orchestrator`, such as `config`, count as wings of their own), no two modules share a file
+name, and no function or module grows past what one reading can hold.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ MAX_MODULE_LINES = 300
 # `test_the_known_exceptions_still_need_to_be_there`, so the list can only shrink.
 KNOWN_LONG_MODULES: dict[str, str] = {}
 KNOWN_CYCLES: dict[tuple[str, str], str] = {}
+# File names that more than one module carries (a newcomer opening `errors.py` must know which).
+# `__init__` and `__main__` are the language's, not ours.
+KNOWN_SHARED_NAMES: dict[str, str] = {}
+# (A, B): wing A imports wing B although B imports A; the arrow A -> B is the one to remove.
+KNOWN_WING_CYCLES: dict[tuple[str, str], str] = {}
 
 
 def _modules() -> dict[str, Path]:
@@ -86,12 +93,16 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def _package_of(module: str) -> str:
-    """The subpackage a module belongs to (`orchestrator.run`), or its top package."""
-    parts = module.split(".")
-    if len(parts) > 2 or (len(parts) == 2 and (ROOT / parts[0] / parts[1]).is_dir()):
-        return ".".join(parts[:2])
-    return parts[0]
+def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, todo = set(), [start]
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return False
 
 
 def test_the_context_agent_imports_nothing_from_the_orchestrator():
@@ -116,22 +127,60 @@ def test_no_import_cycle_between_modules():
 def test_the_known_exceptions_still_need_to_be_there():
     for a, b in KNOWN_CYCLES:
         assert b in GRAPH.get(a, set()) and _cycle({a: {b}, b: GRAPH.get(b, set()) & {a}}), f"{a} <-> {b} is gone"
+    for a, b in KNOWN_WING_CYCLES:
+        package = a.rpartition(".")[0]
+        wings = _wings(package)
+        assert b in wings.get(a, set()) and _reaches(wings, b, a), f"{a} <-> {b} is gone: remove it from KNOWN_WING_CYCLES"
     for name in KNOWN_LONG_MODULES:
         lines = MODULES[name].read_text(encoding="utf-8").count("\n")
         assert lines > MAX_MODULE_LINES, f"{name} is short now: remove it from KNOWN_LONG_MODULES"
 
 
-def test_no_import_cycle_between_subpackages():
-    packages: dict[str, set[str]] = {}
+def _wings(package: str) -> dict[str, set[str]]:
+    """The import graph between the children of `package` (its subpackages and its own modules,
+    each one node): an arrow from A to B when any module in A imports any module in B."""
+    depth = package.count(".") + 1
+    wings: dict[str, set[str]] = {}
     for name, targets in GRAPH.items():
-        source = _package_of(name)
-        packages.setdefault(source, set()).update(
-            _package_of(t) for t in targets if _package_of(t) != source
-        )
-    # The top-level modules of `orchestrator` (cli, config, errors) sit above or beside the
-    # subpackages; a cycle through the top package itself is covered by the module check.
-    packages = {k: {t for t in v if t != "orchestrator"} for k, v in packages.items() if k != "orchestrator"}
-    assert _cycle(packages) is None
+        if not name.startswith(package + ".") or name.count(".") < depth:
+            continue
+        source = ".".join(name.split(".")[: depth + 1])
+        arrows = wings.setdefault(source, set())
+        for target in targets:
+            if target.startswith(package + ".") and (wing := ".".join(target.split(".")[: depth + 1])) != source:
+                arrows.add(wing)
+    return wings
+
+
+PACKAGES_WITH_WINGS = sorted(name for name, path in MODULES.items() if path.name == "__init__.py")
+
+
+@pytest.mark.parametrize("package", PACKAGES_WITH_WINGS)
+def test_no_import_cycle_between_the_wings_of_a_package(package):
+    """Inside every package, its subpackages and top-level modules import one way: no two import
+    each other, through any path (`orchestrator.config` and `orchestrator.llm` count as two wings)."""
+    wings = _wings(package)
+    for a, b in KNOWN_WING_CYCLES:
+        wings.get(a, set()).discard(b)
+    assert _cycle(wings) is None
+
+
+def _shared_names() -> dict[str, list[str]]:
+    by_name: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        if path.name not in ("__init__.py", "__main__.py"):
+            by_name.setdefault(path.name, []).append(name)
+    return {file: sorted(names) for file, names in by_name.items() if len(names) > 1}
+
+
+def test_no_two_modules_share_a_file_name():
+    shared = {file: names for file, names in _shared_names().items() if file not in KNOWN_SHARED_NAMES}
+    assert shared == {}, "give each module a name that says what it is"
+
+
+def test_the_known_shared_names_are_still_shared():
+    gone = sorted(set(KNOWN_SHARED_NAMES) - set(_shared_names()))
+    assert gone == [], f"unique now: remove {gone} from KNOWN_SHARED_NAMES"
 
 
 def _functions(path: Path):

@@ -32,13 +32,13 @@ def test_flags_beat_environment_beat_file(tmp_path: Path):
 
 
 def test_bad_settings_name_their_source(tmp_path: Path):
-    (tmp_path / "orchestrate.toml").write_text("colour = 'blue'\n[security]\ndeny = ['(']\n")
+    (tmp_path / "orchestrate.toml").write_text("colour = 'blue'\n[security]\ndeny = 'rm'\n")
     with pytest.raises(ConfigError) as err:
         load_config({}, tmp_path, {"ORCHESTRATE_MAX_COST": "lots"})
     message = str(err.value)
     assert "unknown setting 'colour'" in message
     assert "ORCHESTRATE_MAX_COST" in message
-    assert "security.deny" in message
+    assert "security.deny" in message  # a list of regexes, not one string
 
 
 def test_price_overrides_apply_by_model_then_family(tmp_path: Path):

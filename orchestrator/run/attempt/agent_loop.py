@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from orchestrator.json_types import ApiBlock, ApiMessage, JsonObject, ToolDefinition
+from orchestrator.json_types import ApiBlock, ApiMessage, JsonObject
 from orchestrator.llm.client import CallResult, ModelClient, ModelRequestRejected
 from orchestrator.llm.conversation import (
     RequestSize,
@@ -24,13 +24,18 @@ from orchestrator.llm.conversation import (
 )
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.reply_blocks import reply_blocks
+from orchestrator.store.event_kinds import ApiCall, Notice, ToolCall
 from orchestrator.tools.context import ToolContext, ToolResult
 from orchestrator.tools.dispatch import execute_tool
 from orchestrator.tools.registry import summarize_input, tool_definitions
 from orchestrator.tools.report import REPORT_RECEIVED, FeatureReport, parse_report
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
 
+if TYPE_CHECKING:  # the SDK's types, for the checker only
+    from anthropic.types import ContentBlock, ToolResultBlockParam, ToolUnionParam, ToolUseBlock
+
 MAX_TOOL_LINES = 200
+AgentEvent = ApiCall | ToolCall | Notice  # what the loop tells its recorder, as it happens
 
 
 @dataclass
@@ -67,8 +72,8 @@ class AgentSession:
     max_turns: int
     max_output_tokens: int
     mask_after_tokens: int
-    on_event: Callable[..., Any] = lambda *_a, **_k: None
-    tools: list[ToolDefinition] = field(default_factory=tool_definitions)
+    on_event: Callable[[AgentEvent], None] = lambda _event: None
+    tools: list[ToolUnionParam] = field(default_factory=tool_definitions)
     # Added to every request of the attempt: `thinking` and its beta header (`AttemptModel.request_fields`).
     request_fields: JsonObject = field(default_factory=dict)
     attempt: int = 1  # which attempt of the feature this is (the metering proxy journals it)
@@ -140,7 +145,7 @@ class _Loop:
             return True
         outcome.turns = turn
         outcome.usage, outcome.cost_usd = outcome.usage + result.usage, outcome.cost_usd + result.cost_usd
-        message, stop_reason = result.message, getattr(result.message, "stop_reason", None)
+        message, stop_reason = result.message, result.message.stop_reason
         _call_event(session, self.feature_id, turn, result)
         blocks = self._blocks(message.content)
         self.messages.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "(no content)"}]})
@@ -148,12 +153,12 @@ class _Loop:
         outcome.final_text = text or outcome.final_text
         if stop_reason == PAUSED:
             return False  # the API paused a long turn: sent back as it is, the model goes on
-        tool_uses = [b for b in blocks if b.get("type") == "tool_use"]
+        tool_uses = [block for block in message.content if block.type == "tool_use"]
         if not tool_uses:
             return self._ended(stop_reason, text)
         cut = tool_uses[-1] if stop_reason == CUT_OFF else None
         if cut is not None:
-            self._warn(f"{stop_note(CUT_OFF)} ({request['max_tokens']} tokens) inside a {cut['name']} call: "
+            self._warn(f"{stop_note(CUT_OFF)} ({request['max_tokens']} tokens) inside a {cut.name} call: "
                        "not run; the model was told to send it again, shorter")
         self.messages.append({"role": "user", "content": [self._result(turn, use, use is cut) for use in tool_uses]})
         if outcome.report is not None:
@@ -161,7 +166,7 @@ class _Loop:
             return True
         return False
 
-    def _blocks(self, content: list[Any]) -> list[ApiBlock]:
+    def _blocks(self, content: list[ContentBlock]) -> list[ApiBlock]:
         blocks, unknown = reply_blocks(content)
         for kind in unknown:
             if kind not in self.unknown_said:
@@ -180,41 +185,45 @@ class _Loop:
             outcome.final = outcome.error
         return True
 
-    def _result(self, turn: int, use: ApiBlock, cut: bool) -> ApiBlock:
+    def _result(self, turn: int, use: ToolUseBlock, cut: bool) -> ToolResultBlockParam:
         session, outcome = self.session, self.outcome
-        self.tool_names[use["id"]] = use["name"]
+        self.tool_names[use.id] = use.name
         outcome.tool_calls += 1
         if cut:
             tool_result = ToolResult(CUT_TOOL_RESULT.format(max_tokens=session.max_output_tokens), is_error=True)
         else:
             tool_result = _run_tool(session, use, outcome)
-        summary = summarize_input(use["name"], use.get("input"))
-        outcome.add_tool_line(use["name"], summary, tool_result.is_error)
-        session.on_event(
-            "tool_call", id=self.feature_id, feature=self.feature_id, turn=turn, tool=use["name"], summary=summary,
-            isError=tool_result.is_error,
-        )
-        return {"type": "tool_result", "tool_use_id": use["id"], "content": tool_result.content or "(no output)",
-                **({"is_error": True} if tool_result.is_error else {})}
+        summary = summarize_input(use.name, use.input)
+        outcome.add_tool_line(use.name, summary, tool_result.is_error)
+        session.on_event(ToolCall(
+            id=self.feature_id, feature=self.feature_id, turn=turn, tool=use.name, summary=summary,
+            is_error=tool_result.is_error,
+        ))
+        answer: ToolResultBlockParam = {
+            "type": "tool_result", "tool_use_id": use.id, "content": tool_result.content or "(no output)",
+        }
+        if tool_result.is_error:
+            answer["is_error"] = True
+        return answer
 
     def _warn(self, message: str) -> None:
-        self.session.on_event("warning", message=f"{self.feature_id}: {message}", id=self.feature_id)
+        self.session.on_event(Notice(type="warning", message=f"{self.feature_id}: {message}", id=self.feature_id))
 
 
 def _call_event(session: AgentSession, feature_id: str, turn: int, result: CallResult) -> None:
     spend = session.client.spend
-    session.on_event(
-        "api_call", id=feature_id, feature=feature_id, turn=turn, model=session.model, usage=result.usage.dump(),
-        costUsd=round(result.cost_usd, 6), stopReason=getattr(result.message, "stop_reason", None),
-        runTokens=spend.run_tokens.total, runCostUsd=round(spend.run_cost_usd, 6),
-    )
+    session.on_event(ApiCall(
+        id=feature_id, feature=feature_id, turn=turn, model=session.model, usage=result.usage,
+        cost_usd=round(result.cost_usd, 6), stop_reason=result.message.stop_reason,
+        run_tokens=spend.run_tokens.total, run_cost_usd=round(spend.run_cost_usd, 6),
+    ))
 
 
-def _run_tool(session: AgentSession, use: ApiBlock, outcome: AttemptOutcome) -> ToolResult:
-    if use["name"] == REPORT_TOOL:
+def _run_tool(session: AgentSession, use: ToolUseBlock, outcome: AttemptOutcome) -> ToolResult:
+    if use.name == REPORT_TOOL:
         try:
-            outcome.report = parse_report(use.get("input"))
+            outcome.report = parse_report(use.input)
         except ValueError as err:
             return ToolResult(f"report not accepted: {err}", is_error=True)
         return ToolResult(REPORT_RECEIVED)
-    return execute_tool(use["name"], use.get("input"), session.tool_context)
+    return execute_tool(use.name, use.input, session.tool_context)

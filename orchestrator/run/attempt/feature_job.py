@@ -34,7 +34,7 @@ from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import AttemptRecord, CheckResult
 from orchestrator.store.run_state import AwaitingCheck, PassToFinish, now_ms
 from orchestrator.tools.context import ToolContext
-from orchestrator.tools.shell_policy import ShellPolicy
+from orchestrator.tools.shell_policy import configured_policy
 
 RESUMED = "resumed after an interrupted attempt"
 FinishPass = Callable[[str, AgentReport | None, str | None], None]
@@ -230,7 +230,7 @@ class FeatureJob:
         chosen = attempt_model(config, attempt, self.settings.max_attempts)
         if chosen.model not in self.recorder.entry.models:
             self.recorder.entry.models.append(chosen.model)
-        policy = ShellPolicy.default().with_extra(config.security.deny) if config.security.deny else ShellPolicy.default()
+        policy = configured_policy(config.security.deny)
         tool_context = ToolContext(
             environment=self.settings.environment.at(self.workspace), protected=frozenset(protected),
             bash_timeout=config.bash_timeout, policy=policy,

@@ -9,11 +9,15 @@ are added here, so the estimate shown to the user covers the whole request.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from context_agent.tokens import estimate_json_tokens
-from orchestrator.json_types import ApiMessage, ApiRequest, ToolDefinition
+from orchestrator.json_types import ApiMessage, ApiRequest
 from orchestrator.llm.conversation import cached_system, for_api, with_cached_tools, with_conversation_breakpoint
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import ToolUnionParam
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,7 @@ class RequestSize:
 
 
 def first_request(
-    system: str, tools: list[ToolDefinition], history: list[ApiMessage], prompt: str
+    system: str, tools: list[ToolUnionParam], history: list[ApiMessage], prompt: str
 ) -> ApiRequest:
     """The first request of an attempt as the agent loop sends it, without model and max_tokens:
     `history` (replayed messages), then `prompt`, with the cache breakpoints."""
@@ -43,7 +47,7 @@ def first_request(
 
 
 def first_request_size(
-    system: str, tools: list[ToolDefinition], history: list[ApiMessage], prompt: str
+    system: str, tools: list[ToolUnionParam], history: list[ApiMessage], prompt: str
 ) -> RequestSize:
     """The estimated size of `first_request`, by part."""
     request = first_request(system, tools, history, prompt)

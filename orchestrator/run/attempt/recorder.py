@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from orchestrator.json_types import AgentReport
-from orchestrator.run.attempt.agent_loop import AttemptOutcome
+from orchestrator.run.attempt.agent_loop import AgentEvent, AttemptOutcome
 from orchestrator.run.books import RunBooks
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.feature_spec import Feature
+from orchestrator.store.event_kinds import FeatureBlocked, FeatureFinished, FeatureStarted, ToolCall, Verification
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import ReplayStats, build_feature_log
 from orchestrator.store.records import Assessment, AttemptRecord, CheckResult
@@ -70,10 +70,10 @@ class FeatureRecorder:
         escalated: bool = False,
     ) -> None:
         self.record()
-        self.events.emit(
-            "feature_started", id=self.feature.id, name=self.feature.name, attempt=attempt, maxAttempts=max_attempts,
+        self.events.emit(FeatureStarted(
+            id=self.feature.id, name=self.feature.name, attempt=attempt, max_attempts=max_attempts,
             index=index, total=total, model=model, escalated=escalated,
-        )
+        ))
 
     def in_progress(self, attempt: int) -> None:
         self.memory.append("wm_event", event="status", featureId=self.feature.id, status="in_progress", attempt=attempt)
@@ -87,19 +87,19 @@ class FeatureRecorder:
             text=outcome.final_text, report=outcome.report.model_dump() if outcome.report else None,
         )
 
-    def agent_event(self, kind: str, **data: Any) -> None:
+    def agent_event(self, event: AgentEvent) -> None:
         """Events from the agent loop: to the event sink, tool calls to working memory too."""
-        self.events.emit(kind, **data)
-        if kind == "tool_call":
-            self.memory.append("wm_event", event="tool_call", featureId=data.get("feature"), tool=data.get("tool"),
-                               summary=data.get("summary"), isError=data.get("isError"))
+        self.events.emit(event)
+        if isinstance(event, ToolCall):
+            self.memory.append("wm_event", event="tool_call", featureId=event.feature, tool=event.tool,
+                               summary=event.summary, isError=event.is_error)
 
     def phase(self, name: str) -> None:
         """What the feature is doing now, for the live view (`EventSink.phase`)."""
         self.events.phase(name, self.feature.id)
 
     def verified(self, verification: CheckResult) -> None:
-        self.events.emit("verification", id=self.feature.id, **verification.to_json())
+        self.events.emit(Verification.of(self.feature.id, verification))
         self.memory.append("wm_event", event="verification", featureId=self.feature.id, **verification.to_json())
 
     def book(self) -> None:
@@ -141,7 +141,7 @@ class FeatureRecorder:
         self.draft.attempts, self.draft.report = self.logs.previous(self.feature.id)
         self.write_log()
         if entry.status == "blocked":
-            self.events.emit("feature_blocked", id=self.feature.id, reason=entry.reason)
+            self.events.emit(FeatureBlocked(id=self.feature.id, reason=entry.reason))
         else:
             self._emit_finished()
         self.memory.append(
@@ -150,12 +150,12 @@ class FeatureRecorder:
 
     def _emit_finished(self) -> None:
         entry = self.entry
-        self.events.emit(
-            "feature_finished", id=self.feature.id, status=entry.status, attempts=entry.attempts,
-            durationMs=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens.dump(),
-            costUsd=round(entry.cost_usd, 6), reason=entry.reason, failedBranch=entry.failed_branch,
-            cpuMs=round(time.process_time() * 1000), childrenCpuMs=_children_cpu_ms(),
-        )
+        self.events.emit(FeatureFinished(
+            id=self.feature.id, status=entry.status, attempts=entry.attempts,
+            duration_ms=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens,
+            cost_usd=round(entry.cost_usd, 6), reason=entry.reason, failed_branch=entry.failed_branch,
+            cpu_ms=round(time.process_time() * 1000), children_cpu_ms=_children_cpu_ms(),
+        ))
 
 
 def _children_cpu_ms() -> int:

@@ -28,8 +28,8 @@ written, so a test file the attempt creates does not move where the snapshots lo
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from orchestrator.run.checks.influence_snapshot import (
     KIND_CONFTEST,
@@ -82,6 +82,12 @@ def strict_refusal(command: str | None, attempt: int, influencers: list[Influenc
     )
 
 
+class FeatureWarning(Protocol):
+    """Says a warning about one feature, with the files it names (`EventSink.warn`)."""
+
+    def __call__(self, message: str, *, id: str | None = None, influencers: list[Influencer] | None = None) -> None: ...
+
+
 class InfluenceWatch:
     """Per feature, the snapshot taken before its first attempt in this run, compared after each attempt.
 
@@ -89,7 +95,7 @@ class InfluenceWatch:
     in attempt 2. It lives in memory: a run resumed after a kill takes a new one.
     """
 
-    def __init__(self, project_root: Path, *, strict: bool = False, on_warning: Callable[..., object] | None = None) -> None:
+    def __init__(self, project_root: Path, *, strict: bool = False, on_warning: FeatureWarning | None = None) -> None:
         self.root = project_root
         self.strict = strict
         self.on_warning = on_warning or (lambda *_a, **_k: None)
@@ -116,7 +122,7 @@ class InfluenceWatch:
             self.on_warning(
                 f"{feature_id}: files that can change the check's outcome were changed during this feature: "
                 f"{describe(influencers)}; {verdict}",
-                id=feature_id, influencers=[item.model_dump() for item in influencers],
+                id=feature_id, influencers=influencers,
             )
         return influencers
 

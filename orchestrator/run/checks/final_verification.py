@@ -16,6 +16,7 @@ from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, 
 from orchestrator.run.checks.clean_checkout import VerificationTree
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.store.event_kinds import FinalVerification
 from orchestrator.store.events import EventSink
 from orchestrator.store.run_state import RunState
 
@@ -75,9 +76,9 @@ def final_verification(
             logs.write(log.model_copy(update={
                 "status": entry.status, "reason": entry.reason, "verification": entry.last_verification,
             }))
-    events.emit(
-        "final_verification", checked=len(runs), passed=len(runs) - len(broken),
-        failed=[run.feature_id for run in broken], durationMs=int((time.monotonic() - started) * 1000),
+    events.emit(FinalVerification(
+        checked=len(runs), passed=len(runs) - len(broken),
+        failed=[run.feature_id for run in broken], duration_ms=int((time.monotonic() - started) * 1000),
         tree=tree.kind, commit=tree.commit,
-    )
+    ))
     return [run.feature_id for run in broken]

@@ -21,6 +21,7 @@ from orchestrator.run.checks.footprint import ChangeWatch, HashCache, footprint
 from orchestrator.run.checks.hidden_files import hidden_by_new_rules, hidden_result
 from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.event_kinds import RegressionCheck, RegressionSummary
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import Assessment, CheckResult, Footprint, ReCheck
 from orchestrator.store.run_state import FeatureState
@@ -77,14 +78,14 @@ class Integrity:
         if self.guard.mode == "none":
             return
         for run in runs:
-            self.events.emit(
-                "regression_check", id=feature_id, checked=run.feature_id, command=run.result.command,
-                success=run.success, exitCode=run.result.exit_code, error=run.result.error, durationMs=run.duration_ms,
-            )
-        self.events.emit(
-            "regression_summary", id=feature_id, affected=len(runs) + deferred, ran=len(runs),
-            failed=[run.feature_id for run in failures(runs)], deferred=deferred, durationMs=duration_ms,
-        )
+            self.events.emit(RegressionCheck(
+                id=feature_id, checked=run.feature_id, command=run.result.command, success=run.success,
+                exit_code=run.result.exit_code, error=run.result.error, duration_ms=run.duration_ms,
+            ))
+        self.events.emit(RegressionSummary(
+            id=feature_id, affected=len(runs) + deferred, ran=len(runs),
+            failed=[run.feature_id for run in failures(runs)], deferred=deferred, duration_ms=duration_ms,
+        ))
 
     def progress(self, *feature_ids: str) -> Progress:
         """The live view's `regression k/n` for the features whose guard's checks these are."""

@@ -175,7 +175,7 @@ class ParallelRunner(Runner):
     def _job(self, feature: Feature) -> WorkerJob:
         """A worker's job: its own client and spend on the shared pool, its worktree and verifier."""
         spend = Spend()
-        client = ModelClient(self.config, self.parts.client.sdk, spend, on_retry=self.events.warn,
+        client = ModelClient(self.parts.client.settings, self.parts.client.sdk, spend, on_retry=self.events.warn,
                              journal=self.parts.store.record_spend, pool=self.pool, on_output=self.events.output_arriving)
         books = RunBooks(self.parts.store, spend)
         books.state, books.run_spend = self.state, self.parts.spend

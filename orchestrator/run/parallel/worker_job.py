@@ -24,6 +24,7 @@ from orchestrator.merge.queue import MergeOutcome, MergeQueue
 from orchestrator.run.attempt.feature_job import AttemptStep, FeatureJob
 from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.parallel.worker_slots import WorkerSlots
+from orchestrator.store.event_kinds import Merge
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import PassToFinish, RunState, now_ms
@@ -75,10 +76,10 @@ class WorkerJob(FeatureJob):
         outcome = lane.queue.land(feature, attempt, self.command, before_commit=self._merging,
                                   resolve=lambda files, base: self._resolve(attempt, files, base))
         message = outcome.failure.error if outcome.failure else outcome.note
-        lane.events.emit(
-            "merge", id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
+        lane.events.emit(Merge(
+            id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
             message=message,
-        )
+        ))
         if outcome.failure is None and self.watch is not None:
             self.watch.landed(outcome.changed)  # the footprint: what the checkpoint changed
         if outcome.failure is not None:

@@ -144,7 +144,7 @@ def test_ordinary_writes_and_other_tools_go_ahead(tmp_path):
 
 def test_the_stream_becomes_turns_tool_calls_and_the_attempts_figures():
     outcome, events = AttemptOutcome(stop="end_turn"), []
-    recorder = StreamRecorder(outcome, "feat-01", lambda kind, **data: events.append((kind, data)))
+    recorder = StreamRecorder(outcome, "feat-01", lambda event: events.append((event.type, event.dump())))
     write = ToolUseBlock(id="t1", name="Write", input={"file_path": "/p/a.py", "content": "x"})
     run = ToolUseBlock(id="t2", name="Bash", input={"command": "pytest -q"})
     report = ToolUseBlock(id="t3", name=QUALIFIED_NAME, input={"summary": "Built a.py"})
@@ -174,7 +174,7 @@ def test_the_stream_becomes_turns_tool_calls_and_the_attempts_figures():
 
 def test_a_session_that_ran_out_of_turns_says_so():
     outcome = AttemptOutcome(stop="end_turn")
-    StreamRecorder(outcome, "f", lambda *a, **k: None).take(ResultMessage(
+    StreamRecorder(outcome, "f", lambda _event: None).take(ResultMessage(
         subtype="error_max_turns", duration_ms=1, duration_api_ms=1, is_error=True, num_turns=40, session_id="s"))
     assert outcome.stop == "max_turns" and "error_max_turns" in (outcome.error or "")
 

@@ -37,11 +37,11 @@ class Books:
     def __init__(self, root: Path, max_cost: float | None = None) -> None:
         self.store = StateStore(ProjectPaths.for_project(root))
         self.spend = Spend(feature_id="feat-a")
-        self.client = ModelClient(RunConfig(max_cost=max_cost), None, self.spend, journal=self.store.record_spend)
+        self.client = ModelClient(RunConfig(max_cost=max_cost).client_settings(), None, self.spend, journal=self.store.record_spend)
         self.events: list[tuple[str, dict[str, Any]]] = []
 
-    def on_event(self, kind: str, **data: Any) -> None:
-        self.events.append((kind, data))
+    def on_event(self, event: Any) -> None:
+        self.events.append((event.type, event.dump()))
 
     def replayed(self) -> RunState:
         state = self.store.load()

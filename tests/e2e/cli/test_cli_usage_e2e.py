@@ -81,6 +81,20 @@ def test_a_misspelt_setting_gets_a_suggestion(project):
     assert "unknown setting 'security.denny'; did you mean \"deny\"?" in result.stderr
 
 
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_bad_deny_regex_stops_the_run_before_anything_runs(fake_api, project, dry_run):
+    spec = write_spec(project, 1)
+    (project / "orchestrate.toml").write_text("[security]\ndeny = ['npm publish', '(']\n")
+
+    result = run_cli(["run", str(spec), *(["--dry-run"] if dry_run else [])], project, fake_api)
+
+    assert result.code == 2, (result.code, result.stderr)
+    assert "security.deny" in result.stderr and "bad shell deny pattern '('" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not fake_api.requests, "nothing may be sent to the model"
+    assert not (project / ".autonomous").exists(), "nothing may be written"
+
+
 # --- numbers that are not finite -----------------------------------------------------------
 
 NOT_FINITE = ["inf", "1e309", "nan", "-inf"]

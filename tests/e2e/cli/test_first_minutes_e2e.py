@@ -29,6 +29,16 @@ def test_doctor_exits_2_without_a_key(tmp_path: Path) -> None:
     assert "api key" in result.stdout and "not set" in result.stdout
 
 
+def test_doctor_names_a_bad_deny_regex_as_bad_configuration(tmp_path: Path) -> None:
+    (tmp_path / "orchestrate.toml").write_text("[security]\ndeny = ['(']\n")
+
+    result = run_cli(["doctor"], tmp_path, ORCHESTRATE_SANDBOX="none")
+
+    assert result.code == 2, result.stdout + result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("configuration"))
+    assert "security.deny" in line and "bad shell deny pattern '('" in line
+
+
 def test_doctor_says_when_the_checks_python3_cannot_import_pytest(tmp_path: Path) -> None:
     path = python3_without_pytest(tmp_path)
 

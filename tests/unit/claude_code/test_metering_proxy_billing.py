@@ -78,7 +78,7 @@ def test_budgets_share_what_the_cap_leaves_and_none_is_given_past_it(tmp_path):
         plan.record(_result(0.995))  # less than a cent left
     with pytest.raises(LimitReached, match="cost cap"), _plan(books, attempt=2):
         pass
-    jobs = ModelClient(RunConfig(max_cost=1.0, jobs=4), None, Spend(feature_id="feat-b"))
+    jobs = ModelClient(RunConfig(max_cost=1.0, jobs=4).client_settings(), None, Spend(feature_id="feat-b"))
     with PlanAttempt(jobs, model=MODEL, feature_id="feat-b", attempt=1, on_event=books.on_event) as shared:
         assert shared.budget == pytest.approx(0.25)  # one worker of four takes a quarter of what is left
 

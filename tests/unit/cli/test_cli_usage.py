@@ -30,8 +30,9 @@ def test_commands_raise_usage_errors_and_never_exit(project, monkeypatch):
     from orchestrator.commands.run import RunRequest, run_command
     from orchestrator.config import ConfigError, load_config
     from orchestrator.user_errors import EXIT_USAGE, UsageError
+    from orchestrator.llm.errors import ClientSetupError
 
-    assert issubclass(ConfigError, UsageError) and UsageError.exit_code == EXIT_USAGE == 2
+    assert issubclass(ConfigError, UsageError) and issubclass(ClientSetupError, UsageError) and UsageError.exit_code == EXIT_USAGE == 2
     paths = open_project(project)
     with pytest.raises(UsageError, match="no run state"):
         print_status(paths, False)
@@ -50,5 +51,5 @@ def test_commands_raise_usage_errors_and_never_exit(project, monkeypatch):
         run_command(loaded, config, paths, RunRequest(only="nope"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    with pytest.raises(ConfigError):
+    with pytest.raises(ClientSetupError, match="no API key"):
         run_command(loaded, config, paths, RunRequest())

@@ -7,6 +7,8 @@ import time
 from rich.console import Console
 from orchestrator.commands.live_view import LiveRenderer
 from orchestrator.commands.output import PlainRenderer
+from orchestrator.llm.pricing import TokenUsage
+from orchestrator.store.event_kinds import ApiCall, FeatureFinished, FeatureStarted
 from orchestrator.store.events import EventSink
 
 
@@ -26,13 +28,13 @@ def _sink() -> tuple[EventSink, LiveRenderer]:
 
 
 def _start(sink: EventSink, feature_id: str, index: int) -> None:
-    sink.emit("feature_started", id=feature_id, name=feature_id, attempt=1, maxAttempts=3, index=index, total=800)
+    sink.emit(FeatureStarted(id=feature_id, name=feature_id, attempt=1, max_attempts=3, index=index, total=800))
 
 
 def _api_call(sink: EventSink, feature_id: str, turn: int) -> None:
-    usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0}
-    sink.emit("api_call", id=feature_id, feature=feature_id, turn=turn, usage=usage, costUsd=0.01, runTokens=15,
-              runCostUsd=0.01)
+    usage = TokenUsage(input=10, output=5)
+    sink.emit(ApiCall(id=feature_id, feature=feature_id, turn=turn, usage=usage, cost_usd=0.01, run_tokens=15,
+                      run_cost_usd=0.01))
 
 
 def test_a_serial_feature_goes_agent_turn_check_regression_then_the_run_to_final_verification() -> None:
@@ -47,8 +49,8 @@ def test_a_serial_feature_goes_agent_turn_check_regression_then_the_run_to_final
         assert "check" in shown and "agent turn" not in shown
         sink.phase("regression", "slugify", 5, 14)
         assert "regression 5/14" in _screen(renderer)
-        sink.emit("feature_finished", id="slugify", status="passed", attempts=1, durationMs=1, tokens=15,
-                  usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0}, costUsd=0.01)
+        sink.emit(FeatureFinished(id="slugify", status="passed", attempts=1, duration_ms=1, tokens=15,
+                                  usage=TokenUsage(input=10, output=5), cost_usd=0.01))
         sink.phase("final verification", None, 120, 800)
         shown = _screen(renderer)
         assert "final verification 120/800" in shown and "slugify" not in shown

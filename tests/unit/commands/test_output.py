@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 import json
 from pathlib import Path
@@ -11,7 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from orchestrator.commands.output import JsonRenderer, PlainRenderer, describe, printable
-from orchestrator.store.event_kinds import Notice, ToolCall, parse_event
+from orchestrator.store.event_kinds import Checkpoint, FeatureBlocked, Notice, ToolCall, Verification, parse_event
+from orchestrator.store.records import CheckResult
 from orchestrator.store.events import EventSink
 
 
@@ -33,9 +35,8 @@ def test_the_event_log_and_the_renderers_share_one_typed_event(tmp_path: Path) -
     out = io.StringIO()
     log = tmp_path / "events.jsonl"
     sink = EventSink(JsonRenderer(out=out, err=io.StringIO()), log)
-    sink.emit("verification", id="feat-01", command="true", success=True, exitCode=0, output="", error=None,
-              skipped=False, attempt=1)
-    sink.emit("feature_blocked", id="feat-02", reason="feat-01 failed")
+    sink.emit(Verification.of("feat-01", CheckResult(command="true", success=True, exit_code=0, attempt=1)))
+    sink.emit(FeatureBlocked(id="feat-02", reason="feat-01 failed"))
     sink.context_event("summarizer.failed", {"error": "timed out", "trigger": "interval"})
 
     lines = [json.loads(line) for line in log.read_text().splitlines()]
@@ -48,8 +49,21 @@ def test_the_event_log_and_the_renderers_share_one_typed_event(tmp_path: Path) -
 
 
 def test_an_event_of_no_declared_kind_or_with_an_undeclared_key_is_refused() -> None:
-    sink = EventSink(PlainRenderer(out=io.StringIO(), err=io.StringIO()))
     with pytest.raises(ValidationError):
-        sink.emit("checkpoint", id="feat-01", sha="abc", extra=1)
+        Checkpoint(id="feat-01", sha="abc", extra=1)  # type: ignore[call-arg]
     with pytest.raises(ValidationError):
-        sink.emit("no_such_kind", message="x")
+        parse_event({"type": "no_such_kind", "ts": 0, "message": "x"})
+
+
+def test_an_event_says_its_kind_and_time_itself_and_secrets_never_reach_the_log(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "x" * 40)
+    log = tmp_path / "events.jsonl"
+    sink = EventSink(JsonRenderer(out=io.StringIO(), err=io.StringIO()), log)
+    before = int(time.time() * 1000)
+    written = sink.emit(Notice(type="warning", message="key sk-ant-api03-" + "x" * 40 + " leaked", id="feat-01"))
+    line = json.loads(log.read_text())
+    assert list(line) == ["type", "ts", "message", "id"] and line["type"] == "warning"
+    assert before <= line["ts"] <= int(time.time() * 1000) + 1
+    assert "x" * 40 not in log.read_text() and written.message == line["message"]
+    assert Checkpoint(id="feat-01", sha="abc").dump() | {"ts": 0} == {
+        "type": "checkpoint", "ts": 0, "id": "feat-01", "sha": "abc"}

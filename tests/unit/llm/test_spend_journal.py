@@ -66,7 +66,7 @@ class ScriptedSDK(StreamsCreate):
 def _client(sdk: Any, journal: list[dict[str, Any]], **config: Any) -> ModelClient:
     spend = Spend(feature_id="feat-01")
     return ModelClient(
-        RunConfig(retry_attempts=1, **config), sdk, spend, journal=lambda entry: journal.append(entry.dump())
+        RunConfig(retry_attempts=1, **config).client_settings(), sdk, spend, journal=lambda entry: journal.append(entry.dump())
     )
 
 
@@ -226,7 +226,7 @@ def test_an_attempt_measures_its_text_about_once_not_once_per_turn(tmp_path: Pat
     ] + [_message([SimpleNamespace(type="text", text="done")], "end_turn")]
     sdk = ScriptedSDK(answers)
     session = AgentSession(
-        client=ModelClient(RunConfig(max_cost=100.0), sdk, Spend()), model=MODEL, system="You build software.",
+        client=ModelClient(RunConfig(max_cost=100.0).client_settings(), sdk, Spend()), model=MODEL, system="You build software.",
         tool_context=ToolContext(environment=unsandboxed(tmp_path)), max_turns=turns, max_output_tokens=1024,
         mask_after_tokens=1_000_000,  # no masking: the whole conversation stays in every request
     )

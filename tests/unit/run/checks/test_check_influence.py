@@ -10,6 +10,7 @@ from orchestrator.run.checks.check_influence import InfluenceWatch, compare
 from orchestrator.run.checks.influence_snapshot import MAX_WALKED_ENTRIES
 from orchestrator.run.checks.influence_snapshot import take_snapshot
 from orchestrator.config import load_config
+from orchestrator.store.records import Influencer
 
 CHECK = "python3 -m pytest -q tests/test_feature.py"
 
@@ -127,7 +128,7 @@ def test_the_baseline_is_kept_across_attempts_of_a_feature(project: Path) -> Non
     watch.before_attempt("feat-01", CHECK)
     assert [i.path for i in watch.after_attempt("feat-01", CHECK)] == ["tests/conftest.py"]
     assert len(warnings) == 2 and "--strict-checks fails this attempt" in warnings[0][0]
-    assert warnings[0][1]["influencers"] == [{"path": "tests/conftest.py", "kind": "conftest", "change": "added"}]
+    assert warnings[0][1]["influencers"] == [Influencer(path="tests/conftest.py", kind="conftest", change="added")]
     # Removed again: nothing to say. After the feature, the next one starts from what is there.
     (project / "tests/conftest.py").unlink()
     assert watch.after_attempt("feat-01", CHECK) == []

@@ -46,7 +46,7 @@ def _request() -> dict[str, Any]:
 
 
 def test_a_call_in_flight_reserves_its_worst_case_for_every_worker() -> None:
-    config = RunConfig(retry_attempts=1, max_cost=0.07)
+    config = RunConfig(retry_attempts=1, max_cost=0.07).client_settings()
     run = Spend()
     pool = SpendPool(run)
     sdk = _HeldSDK()
@@ -69,7 +69,7 @@ def test_a_call_in_flight_reserves_its_worst_case_for_every_worker() -> None:
 def test_a_stopping_pool_sends_nothing_more() -> None:
     pool = SpendPool(Spend())
     sdk = _HeldSDK()
-    client = ModelClient(RunConfig(retry_attempts=1), sdk, Spend(), pool=pool)
+    client = ModelClient(RunConfig(retry_attempts=1).client_settings(), sdk, Spend(), pool=pool)
     pool.stop()
     with pytest.raises(KeyboardInterrupt):
         client.create(**_request())
