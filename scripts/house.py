@@ -10,51 +10,14 @@ house has no cycle and no arrow that runs back up: `tests/unit/test_architecture
 
 from __future__ import annotations
 
-import ast
 import sys
 from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("orchestrator", "context_agent")
-
-
-def modules() -> dict[str, Path]:
-    found: dict[str, Path] = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
-
-
-MODULES = modules()
-
-
-def imports(name: str) -> set[str]:
-    """The project modules `name` imports (lazy imports count too)."""
-    path = MODULES[name]
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            candidates = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package[: len(package) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            candidates = [f"{base}.{alias.name}" for alias in node.names] + [base]
-        else:
-            continue
-        for candidate in candidates:
-            while candidate and candidate not in MODULES:
-                candidate = candidate.rpartition(".")[0]
-            if candidate and candidate != name:
-                targets.add(candidate)
-    return targets
+sys.path.insert(0, str(ROOT))
+# The import graph is the architecture test's own, so the picture and the checks read the same arrows.
+from tests.test_architecture import GRAPH, MODULES, PACKAGES  # noqa: E402
 
 
 def room_of(module: str, package: str) -> str | None:
@@ -70,7 +33,7 @@ def arrows(package: str) -> set[tuple[str, str]]:
         source = room_of(module, package)
         if source is None:
             continue
-        for target in imports(module):
+        for target in GRAPH[module]:
             target_room = room_of(target, package)
             if target_room and target_room != source:
                 found.add((source, target_room))
