@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 # The import graph is the architecture test's own, so the picture and the checks read the same arrows.
-from tests.test_architecture import GRAPH, MODULES, PACKAGES  # noqa: E402
+from tests.unit.test_architecture import GRAPH, MODULES, PACKAGES  # noqa: E402
 
 
 def room_of(module: str, package: str) -> str | None:
