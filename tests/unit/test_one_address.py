@@ -15,11 +15,7 @@ PACKAGES = ("orchestrator", "context_agent")
 # Where imports are read: the packages, and the tests and benchmarks that use them.
 READERS = (*PACKAGES, "tests", "bench")
 # Still re-exporting, and why: a ratchet (an entry nobody imports through any more fails).
-KNOWN_FACADES: dict[str, str] = {
-    "orchestrator.demo.fake_api": "the fake API's published surface; tests reach it through the tests/fake_api shim",
-    "orchestrator.llm.client": "its __all__ re-exports errors and spend types (llm/ is being retyped, issue 31 move 6)",
-    "orchestrator.tools.context": "ToolDefinition and ToolInput come from json_types until the SDK's types replace them",
-}
+KNOWN_FACADES: dict[str, str] = {}
 
 
 def _module_name(path: Path) -> str:

@@ -14,8 +14,8 @@ from orchestrator.demo.scripted import demo_summarizer
 from orchestrator.demo.textkit_plan import textkit_plan
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import REPO_ROOT, run_cli
-from tests.fake_api import FakeAPI
-from tests.fake_api.fixtures import running_fake_api
+from orchestrator.demo.fake_api.server import FakeAPI
+from tests.fake_api_fixtures import running_fake_api
 
 pytest.importorskip(
     "claude_agent_sdk", reason="the claude-code extra is not installed: pip install 'orchestrate[claude-code]'"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from orchestrator.demo.textkit_plan import textkit_plan
-from tests.fake_api import FakeAPI
-from tests.fake_api.fixtures import running_fake_api
+from orchestrator.demo.fake_api.server import FakeAPI
+from tests.fake_api_fixtures import running_fake_api
 
 sdk = pytest.importorskip(
     "claude_agent_sdk", reason="the claude-code extra is not installed: pip install 'orchestrate[claude-code]'"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import read_json, run_cli, write_spec
-from tests.fake_api import FakeAPI
+from orchestrator.demo.fake_api.server import FakeAPI
 from tests.git_helpers import clone, git, init_repo, subjects
 
 pytest.importorskip(

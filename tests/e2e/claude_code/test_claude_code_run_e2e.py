@@ -25,9 +25,9 @@ import pytest
 from orchestrator.demo.scripted import demo_summarizer
 from orchestrator.demo.textkit_plan import CHECK_FILES, textkit_plan
 from tests.cli_helpers import REPO_ROOT, CliResult, cli_env, orchestrate_command, read_json, run_cli
-from tests.fake_api import FakeAPI
-from tests.fake_api.agent import agent_turn
-from tests.fake_api.fixtures import running_fake_api
+from orchestrator.demo.fake_api.server import FakeAPI
+from orchestrator.demo.fake_api.agent_turn import agent_turn
+from tests.fake_api_fixtures import running_fake_api
 
 pytest.importorskip(
     "claude_agent_sdk", reason="the claude-code extra is not installed: pip install 'orchestrate[claude-code]'"

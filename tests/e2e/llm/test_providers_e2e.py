@@ -11,8 +11,8 @@ import pytest
 from orchestrator.config import RunConfig
 from orchestrator.llm.providers import UnknownModelMapping, native_model_id
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
-from tests.fake_api import bash, edit_create, report, text
-from tests.fake_api.providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY, TEST_VERTEX_TOKEN
+from orchestrator.demo.fake_api.plans import bash, edit_create, report, text
+from orchestrator.demo.fake_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY, TEST_VERTEX_TOKEN
 
 SESSION_TOKEN = "FwoGZXIvYXdzEFAKESESSIONTOKEN0123456789abcdef"
 PRIVATE_KEY_LINE = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDfakefakefake"
@@ -175,7 +175,7 @@ def test_the_demo_spec_runs_end_to_end_on_each_provider_with_the_default_models(
     from orchestrator.demo.spec_bundle import write_spec as write_demo_spec
     from orchestrator.demo.textkit_plan import textkit_plan
     from orchestrator.llm.models import default_agent_model, default_summarizer_model
-    from tests.fake_api.fixtures import running_fake_api
+    from tests.fake_api_fixtures import running_fake_api
 
     spec = write_demo_spec(tmp_path / "spec")
     project = tmp_path / "textkit"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from tests.cli_helpers import run_cli, write_spec
-from tests.fake_api.providers import TEST_VERTEX_TOKEN
+from orchestrator.demo.fake_api.cloud_providers import TEST_VERTEX_TOKEN
 
 
 

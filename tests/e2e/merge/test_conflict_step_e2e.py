@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from tests.cli_helpers import run_cli, write_spec
-from tests.fake_api import ScriptedToolAnswers, bash, report
+from orchestrator.demo.fake_api.forced_tools import ScriptedToolAnswers
+from orchestrator.demo.fake_api.plans import bash, report
 
 
 def _shared_file_spec(tmp_path: Path, fake_api: Any) -> tuple[Path, Path]:

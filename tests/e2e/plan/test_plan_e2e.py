@@ -13,7 +13,8 @@ import pytest
 
 from orchestrator.spec.load import load_spec
 from tests.cli_helpers import read_json, run_cli
-from tests.fake_api import ScriptedToolAnswers, bash, edit_create, report, request_text
+from orchestrator.demo.fake_api.forced_tools import ScriptedToolAnswers, request_text
+from orchestrator.demo.fake_api.plans import bash, edit_create, report
 
 PY = sys.executable
 

@@ -17,7 +17,7 @@ from orchestrator.store.records import CheckResult
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.cli_helpers import run_cli, write_spec
-from tests.fake_api import bash, edit_create
+from orchestrator.demo.fake_api.plans import bash, edit_create
 
 
 FORGE_AND_KILL = (

@@ -25,7 +25,7 @@ from orchestrator.store.state import MAX_STATE_BYTES
 from orchestrator.run.attempt.strategies import replay_messages
 from orchestrator.store.working_memory import MAX_LINE_BYTES
 from tests.cli_helpers import CliResult, file_tree, plain_summarizer, read_json, run_cli, write_spec
-from tests.fake_api.fixtures import running_fake_api
+from tests.fake_api_fixtures import running_fake_api
 
 AUTONOMOUS = ".autonomous"
 STATE = ".autonomous/state/execution-state.json"

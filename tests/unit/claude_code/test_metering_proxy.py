@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 from orchestrator.claude_code.sse_usage import StreamUsage
 from orchestrator.config import RunConfig
-from orchestrator.demo.fake_api import FakeAPI
-from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.demo.fake_api.server import FakeAPI
+from orchestrator.llm.client import ModelClient
+from orchestrator.llm.spend import Spend
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState

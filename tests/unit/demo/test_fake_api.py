@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from typing import Iterator
 import pytest
-from tests.fake_api import (
-    FakeAPI,
-    ManualClock,
-    PromptCache,
-    RandomFaults,
-    minimal_instance,
-)
-from tests.fake_api.fixtures import running_fake_api
-from tests.fake_api.prompt import PromptBlock
+from orchestrator.demo.fake_api.server import FakeAPI
+from orchestrator.demo.fake_api.caching import ManualClock, PromptCache
+from orchestrator.demo.fake_api.faults import RandomFaults
+from orchestrator.demo.fake_api.summarizer import minimal_instance
+from tests.fake_api_fixtures import running_fake_api
+from orchestrator.demo.fake_api.prompt import PromptBlock
 
 
 

@@ -5,7 +5,7 @@ asks for it (`empty_summarizer`)."""
 from __future__ import annotations
 
 import json
-from tests.fake_api import plausible_summary
+from orchestrator.demo.fake_api.summarizer import plausible_summary
 
 
 

@@ -19,7 +19,10 @@ import pytest
 
 import context_agent.tokens as tokens_module
 from orchestrator.config import RunConfig
-from orchestrator.llm.client import ApiUnavailable, ModelClient, Spend, SpendEntry, request_tokens
+from orchestrator.llm.errors import ApiUnavailable
+from orchestrator.llm.client import ModelClient
+from orchestrator.llm.spend import Spend, SpendEntry
+from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.conversation import (
     RequestSize,
     cached_system,

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 from orchestrator.run.checks.check_pool import check_runner, run_checks
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
-from tests.fake_api import ScriptedToolAnswers, bash, report
+from orchestrator.demo.fake_api.forced_tools import ScriptedToolAnswers
+from orchestrator.demo.fake_api.plans import bash, report
 from tests.environments import unsandboxed
 
 

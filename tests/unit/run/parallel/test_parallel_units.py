@@ -9,7 +9,9 @@ from types import SimpleNamespace
 from typing import Any
 import pytest
 from orchestrator.config import RunConfig
-from orchestrator.llm.client import LimitReached, ModelClient, Spend
+from orchestrator.llm.errors import LimitReached
+from orchestrator.llm.client import ModelClient
+from orchestrator.llm.spend import Spend
 from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.spend import SpendEntry
 from orchestrator.store.paths import ProjectPaths

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from orchestrator.demo.fake_api import FakeAPI
+from orchestrator.demo.fake_api.server import FakeAPI
 
 
 @contextmanager
