@@ -2,7 +2,7 @@
 
     python3 bench/conflict_cost.py [--repeats 3]
 
-The spec of tests/test_conflict_step.py: six features that each append a line to one shared
+The spec of tests/e2e/merge/test_conflict_step_e2e.py: six features that each append a line to one shared
 file, run through the real CLI against the fake Messages API, once one at a time and once with
 `--jobs 3` (where every feature but the first meets a conflict, resolved by the focused
 conflict step). Prints, per mode, the model calls (agent calls plus conflict steps), the dollars
@@ -26,8 +26,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from tests.cli_helpers import run_cli, write_spec  # noqa: E402
-from tests.fake_api import bash, report  # noqa: E402
-from tests.fake_api.fixtures import running_fake_api  # noqa: E402
+from orchestrator.demo.fake_api.plans import bash, report  # noqa: E402
+from tests.fake_api_fixtures import running_fake_api  # noqa: E402
 
 FEATURES = 6
 

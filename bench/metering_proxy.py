@@ -38,7 +38,8 @@ _REQUEST: dict[str, Any] = {
 
 
 def _serve() -> None:
-    from orchestrator.demo.fake_api import FakeAPI, text
+    from orchestrator.demo.fake_api.server import FakeAPI
+    from orchestrator.demo.fake_api.plans import text
 
     with FakeAPI(default_plan=[[text("Hello. " * 200)]], keep_requests=1) as fake:
         print(fake.base_url, flush=True)
@@ -60,7 +61,8 @@ def _proxy(url: str, root: Path) -> Any:
     from orchestrator.claude_code.metering_proxy import MeteringProxy
     from orchestrator.claude_code.upstream import Upstream
     from orchestrator.config import RunConfig
-    from orchestrator.llm.client import ModelClient, Spend
+    from orchestrator.llm.client import ModelClient
+    from orchestrator.llm.spend import Spend
     from orchestrator.llm.sdk import Credentials
     from orchestrator.store.paths import ProjectPaths
     from orchestrator.store.state import StateStore

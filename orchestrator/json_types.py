@@ -5,7 +5,7 @@ Our own files and results are pydantic models or dataclasses (`orchestrator.stor
 whose shape belongs to someone else: the Messages API's requests, messages and blocks, a tool's
 input as the model wrote it, JSON schemas, the agent's free-form report, keyword arguments for
 an SDK client, or a model dumped just before it is written. Each has a name here that says
-which; `tests/test_architecture.py` keeps `dict[str, Any]` out of every other module.
+which; `tests/unit/test_architecture.py` keeps `dict[str, Any]` out of every other module.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 
 A *room* is a module or a subpackage directly inside a package; an *arrow* is "room A imports
 room B" inside that package; a *floor* is a step in the longest chain of arrows. The whole
-house has no cycle and no arrow that runs back up: `tests/test_architecture.py` checks it.
+house has no cycle and no arrow that runs back up: `tests/unit/test_architecture.py` checks it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 # The import graph is the architecture test's own, so the picture and the checks read the same arrows.
-from tests.test_architecture import GRAPH, MODULES, PACKAGES  # noqa: E402
+from tests.unit.test_architecture import GRAPH, MODULES, PACKAGES  # noqa: E402
 
 
 def room_of(module: str, package: str) -> str | None:

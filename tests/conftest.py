@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_api.fixtures import fake_api_env, running_fake_api
+from tests.fake_api_fixtures import fake_api_env, running_fake_api
 
 # The suite's sandbox: `ORCHESTRATE_SANDBOX=bwrap python3 -m pytest` runs every CLI test with
 # bubblewrap required; unset, the CLI's own default (auto) applies.

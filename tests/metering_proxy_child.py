@@ -13,7 +13,8 @@ from pathlib import Path
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.config import RunConfig
-from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.llm.client import ModelClient
+from orchestrator.llm.spend import Spend
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 

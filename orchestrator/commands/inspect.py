@@ -133,7 +133,9 @@ def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None
 
 
 def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> int:
-    from orchestrator.llm.client import ModelClient, Spend, make_sdk_client
+    from orchestrator.llm.client import ModelClient
+    from orchestrator.llm.sdk import make_sdk_client
+    from orchestrator.llm.spend import Spend
 
     settings = config.client_settings()
     sdk = make_sdk_client(settings, models=("summarizer_model",))  # ClientSetupError (a UsageError) without a key

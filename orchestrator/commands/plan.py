@@ -94,15 +94,10 @@ def _plan(
     request: PlanRequest, config: RunConfig, root: Path, text: str, planner: PlannerSettings, runner: str | None,
     checks_settings: CheckSettings | None, upgraded: FeatureSpec | None,
 ) -> int:
-    from orchestrator.llm.client import (
-        ApiAuthError,
-        ApiUnavailable,
-        LimitReached,
-        ModelClient,
-        ModelRequestRejected,
-        Spend,
-        make_sdk_client,
-    )
+    from orchestrator.llm.client import ModelClient
+    from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, ModelRequestRejected
+    from orchestrator.llm.sdk import make_sdk_client
+    from orchestrator.llm.spend import Spend
 
     # Only the planning model is checked: plan never calls the summarizer or an escalation model.
     settings = config.client_settings()

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.json_types import JsonObject
-from orchestrator.llm.client import Spend
+from orchestrator.llm.spend import Spend
 from orchestrator.plan.check_writer import FeatureCheck, suggested_path
 from orchestrator.plan.plan_prompts import CHECK_SYSTEM, check_prompt
 from orchestrator.plan.planner import PlannedSpec, PlannerSettings, planner_requests

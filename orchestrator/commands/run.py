@@ -97,7 +97,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     # The SDK takes seconds to import: only a real run needs it.
     from orchestrator.claude_code.billing import makes_own_calls
     from orchestrator.claude_code.choice import agent_for
-    from orchestrator.llm.client import make_sdk_client
+    from orchestrator.llm.sdk import make_sdk_client
     from orchestrator.run.factory import build_runner
     from orchestrator.run.runner import RunOptions
 

@@ -14,9 +14,9 @@ import threading
 
 from orchestrator.json_types import ApiRequest, JsonObject
 
-from .fake_api import FakeAPI
 from .fake_api.agent_turn import AgentTurn
 from .fake_api.plans import Block
+from .fake_api.server import FakeAPI
 from .fake_api.summarizer import default_summarizer
 from .textkit_plan import CHECK_FILES, textkit_plan
 

@@ -257,8 +257,8 @@ brown fox
 
 def final_tree() -> dict[str, str]:
     """The files of textkit as the demo leaves it (relative path -> text): a complete
-    implementation of `specs/textkit`. `tests/test_example_specs.py` runs every check of the
-    spec against it, and `tests/test_demo_e2e.py` checks that the demo ends with exactly these."""
+    implementation of `specs/textkit`. `tests/e2e/demo/test_example_specs_e2e.py` runs every check of the
+    spec against it, and `tests/e2e/demo/test_demo_e2e.py` checks that the demo ends with exactly these."""
     return {
         "pyproject.toml": PYPROJECT + SCRIPTS_TABLE, "README.md": README, "textkit/__init__.py": FINAL_INIT,
         "textkit/__main__.py": MAIN, "textkit/cli.py": CLI, "textkit/slugify.py": SLUGIFY, "textkit/wrap.py": WRAP,

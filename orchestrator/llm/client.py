@@ -36,23 +36,16 @@ from orchestrator.llm.client_settings import ClientSettings
 from orchestrator.llm.errors import (
     ApiAuthError,
     ApiUnavailable,
-    LimitReached,
     MalformedResponse,
     ModelRequestRejected,
     describe_error,
 )
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.providers import native_model_id
-from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.reservations import SpendPool
-from orchestrator.llm.sdk import credentials_hint, make_sdk_client
-from orchestrator.llm.spend import ModelSpend, Spend, SpendEntry
+from orchestrator.llm.sdk import credentials_hint
+from orchestrator.llm.spend import Spend, SpendEntry
 from orchestrator.llm.streaming import SdkClient, StreamBroken, is_transient, stream_message
-
-__all__ = [
-    "ApiAuthError", "ApiUnavailable", "CallResult", "LimitReached", "MalformedResponse", "ModelClient",
-    "ModelRequestRejected", "ModelSpend", "Spend", "SpendEntry", "make_sdk_client", "request_tokens",
-]
 
 
 @dataclass

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
-from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.llm.client import ModelClient
+from orchestrator.llm.spend import Spend
 from orchestrator.llm.streaming import SdkClient
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView, feature_reader

@@ -19,7 +19,9 @@ from pathlib import Path
 from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.git.run_git import CheckpointError
-from orchestrator.llm.client import ApiAuthError, ApiUnavailable, LimitReached, ModelClient, Spend
+from orchestrator.llm.client import ModelClient
+from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached
+from orchestrator.llm.spend import Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings

@@ -17,10 +17,11 @@ import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from orchestrator.json_types import ToolInput
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.secrets import known_secret_values
 from orchestrator.spec.fields import command_fault
-from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInput, ToolInputError, ToolResult
+from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInputError, ToolResult
 from orchestrator.tools.truncation import join_head_tail
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only

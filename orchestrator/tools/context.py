@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from orchestrator.json_types import ToolInput as ToolInput
+from orchestrator.json_types import ToolInput
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.tools.shell_policy import ShellPolicy
 

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from orchestrator.json_types import ToolInput
 from orchestrator.tools.confinement import check_writable, relative, resolve_in_project
-from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInput, ToolInputError, ToolResult
+from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInputError, ToolResult
 from orchestrator.tools.text_files import read_text, split_lines, write_text
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only

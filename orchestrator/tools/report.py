@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from orchestrator.tools.context import Tool, ToolContext, ToolInput, ToolInputError, ToolResult
+from orchestrator.json_types import ToolInput
+from orchestrator.tools.context import Tool, ToolContext, ToolInputError, ToolResult
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
     from anthropic.types import ToolParam

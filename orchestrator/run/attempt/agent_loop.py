@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from orchestrator.json_types import ApiBlock, ApiMessage, JsonObject
-from orchestrator.llm.client import CallResult, ModelClient, ModelRequestRejected
+from orchestrator.llm.client import CallResult, ModelClient
 from orchestrator.llm.conversation import (
     ObservationBook,
     RequestSize,
@@ -22,6 +22,7 @@ from orchestrator.llm.conversation import (
     with_cached_tools,
     with_conversation_breakpoint,
 )
+from orchestrator.llm.errors import ModelRequestRejected
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.reply_blocks import reply_blocks
 from orchestrator.store.event_kinds import ApiCall, Notice, ToolCall

@@ -30,8 +30,9 @@ from typing import Any
 
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.worktrees import Worktrees
-from orchestrator.llm.client import ModelClient, Spend
+from orchestrator.llm.client import ModelClient
 from orchestrator.llm.reservations import SpendPool
+from orchestrator.llm.spend import Spend
 from orchestrator.merge.landing import SquashOntoHead
 from orchestrator.merge.queue import MergeQueue
 from orchestrator.run.attempt.feature_job import JobSettings

@@ -1,0 +1,216 @@
+"""`orchestrate run --agent claude-code` on `specs/textkit`, with the REAL bundled Claude Code CLI.
+
+The fake plays the demo's textkit script in Claude Code's tools (Read/Write, Edit, Bash and
+`mcp__orchestrate__report_feature`); the CLI the `claude-agent-sdk` wheel ships executes them.
+Everything around the agent must hold as it does for the built-in loop: all eight features
+pass, slugify's failure is fed back and fixed, the regression guard catches truncate's break,
+one checkpoint per feature, the reports' decisions reach the Context Agent, a kill -9 resumes
+with nothing redone or lost, `--jobs 3`, and `orchestrate demo --agent claude-code` offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.demo.scripted import demo_summarizer
+from orchestrator.demo.textkit_plan import CHECK_FILES, textkit_plan
+from tests.cli_helpers import REPO_ROOT, CliResult, cli_env, orchestrate_command, read_json, run_cli
+from orchestrator.demo.fake_api.server import FakeAPI
+from orchestrator.demo.fake_api.agent_turn import agent_turn
+from tests.fake_api_fixtures import running_fake_api
+
+pytest.importorskip(
+    "claude_agent_sdk", reason="the claude-code extra is not installed: pip install 'orchestrate[claude-code]'"
+)
+pytestmark = pytest.mark.slow
+
+SPEC = REPO_ROOT / "specs" / "textkit" / "spec.json"
+FEATURES = list(CHECK_FILES)
+STATE = ".autonomous/state/execution-state.json"
+RUN_TIMEOUT = 900.0  # eight features, each a few Claude Code sessions, on a loaded 2-core machine
+
+
+def _isolated(root: Path) -> dict[str, str]:
+    """A home of the test's own: module fixtures run outside the autouse isolation."""
+    home = root / "home"
+    home.mkdir(exist_ok=True)
+    return {"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _new_project(root: Path) -> Path:
+    project = root / "textkit"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    return project
+
+
+def _textkit_fake() -> Any:
+    return running_fake_api(default_plan=textkit_plan, summarizer=demo_summarizer)
+
+
+def _run(project: Path, fake: FakeAPI, *args: str) -> CliResult:
+    return run_cli(["run", str(SPEC), "--agent", "claude-code", "--json", *args], project, fake,
+                   timeout=RUN_TIMEOUT, **_isolated(project.parent))
+
+
+def _checkpoints(project: Path) -> list[str]:
+    log = subprocess.run(["git", "-C", str(project), "log", "--format=%s"], capture_output=True, text=True)  # none yet: 128
+    found = (re.match(r"orchestrate: ([\w-]+): ", line) for line in reversed(log.stdout.splitlines()))
+    return [m.group(1) for m in found if m]
+
+
+def _attempt_prompts(fake: FakeAPI, feature_id: str) -> list[str]:
+    """The feature request of each attempt (the first request of each Claude Code session)."""
+    return [turn.request_text for r in fake.agent_requests(feature_id)
+            if (turn := agent_turn(r.body)) is not None and turn.step == 0 and r.status == 200]
+
+
+@pytest.fixture(scope="module")
+def textkit_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, FakeAPI, CliResult]]:
+    root = tmp_path_factory.mktemp("claude-code-textkit")
+    project = _new_project(root)
+    with _textkit_fake() as fake:
+        result = _run(project, fake)
+        yield project, fake, result
+
+
+def test_all_eight_features_pass_with_the_real_claude_code(textkit_run: tuple[Path, FakeAPI, CliResult]) -> None:
+    project, fake, result = textkit_run
+    assert result.code == 0, result.stderr[-3000:]
+    state = read_json(project / STATE)
+    assert {fid: f["status"] for fid, f in state["features"].items()} == dict.fromkeys(FEATURES, "passed")
+    agent_calls = fake.agent_requests()
+    assert agent_calls, "the model was never asked"
+    # Every agent call was Claude Code's, with its own tools: the built-in loop never ran.
+    assert all(r.headers.get("user-agent", "").startswith("claude-cli/") for r in agent_calls)
+    assert all({"Bash", "Read", "Write"} <= {t["name"] for t in r.body["tools"]} for r in agent_calls)
+    assert "from textkit.slugify import slugify" in (project / "textkit/__init__.py").read_text()
+
+
+def test_a_failed_check_is_fed_back_and_the_retry_fixes_it(textkit_run: tuple[Path, FakeAPI, CliResult]) -> None:
+    project, fake, _ = textkit_run
+    prompts = _attempt_prompts(fake, "slugify")
+    assert len(prompts) == 2
+    assert "## Last Verification Result" not in prompts[0]
+    assert "## Last Verification Result" in prompts[1] and "test_slugify" in prompts[1]
+    assert "unicodedata.normalize" in (project / "textkit/slugify.py").read_text()
+    assert read_json(project / STATE)["features"]["slugify"]["attempts"] == 2
+
+
+def test_the_regression_guard_catches_a_break_and_the_retry_repairs_it(
+    textkit_run: tuple[Path, FakeAPI, CliResult],
+) -> None:
+    project, fake, result = textkit_run
+    caught = [e for e in result.events() if e.get("type") == "regression_check" and e.get("id") == "truncate"
+              and e.get("checked") == "package-skeleton" and e.get("success") is False]
+    assert caught, "the guard never ran package-skeleton's check against truncate's break"
+    prompts = _attempt_prompts(fake, "truncate")
+    assert len(prompts) == 2 and "broke feature package-skeleton" in prompts[1]
+    assert "dependencies = []" in (project / "pyproject.toml").read_text()
+
+
+def test_one_checkpoint_commit_per_feature(textkit_run: tuple[Path, FakeAPI, CliResult]) -> None:
+    project, _, _ = textkit_run
+    assert _checkpoints(project) == FEATURES
+    assert subprocess.run(["git", "-C", str(project), "ls-files", ".autonomous"],
+                          capture_output=True, text=True, check=True).stdout == ""
+
+
+def test_the_report_tools_decisions_reach_the_context_agent(textkit_run: tuple[Path, FakeAPI, CliResult]) -> None:
+    project, fake, _ = textkit_run
+    decisions = read_json(project / ".autonomous/context/key-decisions.json")["decisions"]
+    by_text = {d["text"]: d for d in decisions}
+    reported = "slugify strips accents with unicodedata NFKD + ASCII encode"
+    assert by_text[reported]["featureId"] == "slugify" and by_text[reported]["source"] == "report"
+    constraints = json.dumps(read_json(project / ".autonomous/context/active-constraints.json"))
+    assert "pyproject.toml keeps `dependencies = []`" in constraints
+    # ...and come back in a later feature's prompt, injected by the Context Agent.
+    later = FEATURES[FEATURES.index("slugify") + 1:]
+    assert any(reported in json.dumps(r.body) for fid in later for r in fake.agent_requests(fid))
+
+
+def _passed(project: Path) -> set[str]:
+    """What `orchestrate status` says passed (the state file alone lags its journal)."""
+    status = run_cli(["status", "--json"], project, None)
+    assert status.code == 0, status.stderr
+    return {fid for fid, f in json.loads(status.stdout)["features"].items() if f.get("status") == "passed"}
+
+
+def _session_processes(session: int) -> list[int]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text(errors="replace").rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_kill_9_mid_run_resumes_with_nothing_redone_or_lost(tmp_path: Path) -> None:
+    project = _new_project(tmp_path)
+    with _textkit_fake() as fake:
+        proc = subprocess.Popen(
+            orchestrate_command("run", str(SPEC), "--agent", "claude-code"), cwd=project,
+            env=cli_env(fake, **_isolated(tmp_path)), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while len(_checkpoints(project)) < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)  # mid-run: a Claude Code session of the next feature is likely running
+        proc.wait()
+        # The CLI dies with its parent (no orphan Claude Code); a check or commit may finish first.
+        quiet_by = time.monotonic() + 30
+        while _session_processes(proc.pid) and time.monotonic() < quiet_by:
+            time.sleep(0.1)
+        assert _session_processes(proc.pid) == []
+        passed_before = _passed(project)
+        assert 3 <= len(passed_before) < len(FEATURES), passed_before
+        calls_before = dict(fake.feature_calls)
+
+        result = _run(project, fake)
+
+        assert result.code == 0, result.stderr[-3000:]
+        assert _passed(project) == set(FEATURES)
+        redone = [fid for fid in passed_before if fake.feature_calls[fid] != calls_before.get(fid, 0)]
+        assert redone == [], f"passed features sent to the model again: {redone}"
+        assert _checkpoints(project) == FEATURES  # none lost, none twice
+        for fid in FEATURES:
+            log = read_json(project / f".autonomous/logs/{fid}.json")
+            assert log["status"] == "passed" and log["attempts"] >= 1
+
+
+def test_jobs_3_builds_textkit_with_one_claude_code_per_worktree(tmp_path: Path) -> None:
+    project = _new_project(tmp_path)
+    with _textkit_fake() as fake:
+        result = _run(project, fake, "--jobs", "3")
+        workspaces = {m.group(1) for r in fake.agent_requests()
+                      if (m := re.search(r"Primary working directory: (\S+)", json.dumps(r.body["messages"][:2])))}
+
+    assert result.code == 0, result.stderr[-3000:]
+    assert _passed(project) == set(FEATURES)
+    assert sorted(_checkpoints(project)) == sorted(FEATURES)
+    # Claude Code worked in the features' worktrees, never in the user's tree.
+    assert workspaces and all("/.autonomous/worktrees/" in w for w in workspaces), workspaces
+
+
+def test_the_demo_runs_claude_code_offline(tmp_path: Path) -> None:
+    (tmp_path / "cwd").mkdir()
+    result = run_cli(["demo", "--agent", "claude-code", "--dir", str(tmp_path / "demo")], cwd=tmp_path / "cwd",
+                     key=None, timeout=RUN_TIMEOUT, ANTHROPIC_BASE_URL="http://127.0.0.1:9", **_isolated(tmp_path))
+
+    assert result.code == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert re.search(r"^run passed: 8 passed, 0 failed", result.stdout, re.MULTILINE), result.stdout[-2000:]
+    assert _checkpoints(tmp_path / "demo" / "textkit") == FEATURES

@@ -1,0 +1,63 @@
+"""The per-feature costs a long run multiplies: fsyncs (a report is no longer fsynced into the
+context stores: the feature log holds it), and `orchestrate status`, which reads the state
+alone and draws one line per feature with a bounded amount of work each.
+
+Run with `-s` to see the counts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+import pytest
+from tests.in_process import run_in_process
+from tests.cli_helpers import plain_summarizer, write_spec
+
+
+
+
+class FsyncCounter:
+    """Counts fsyncs by the directory of the file (or the directory) synced."""
+
+    def __init__(self) -> None:
+        self.by_dir: Counter[str] = Counter()
+        self._real = os.fsync
+
+    def __call__(self, fd: Any) -> None:
+        target = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        self.by_dir[(target if target.is_dir() else target.parent).name] += 1
+        self._real(fd)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_dir.values())
+
+
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> FsyncCounter:
+    counter = FsyncCounter()
+    monkeypatch.setattr(os, "fsync", counter)
+    return counter
+
+
+def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_path: Path, fsyncs: FsyncCounter) -> None:
+    fake_api.summarizer = plain_summarizer
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = write_spec(project, 10)
+    result, paths = run_in_process(project, spec, fake_api)
+
+    assert result.exit_code == 0
+    per_feature = {name: count / 10 for name, count in sorted(fsyncs.by_dir.items())}
+    print(f"\nfsyncs per feature: {fsyncs.total / 10:.1f} in all, by directory {per_feature}")
+    # Two summarizations (after 5 and 10 features), each writing the stores that changed (file
+    # and directory): at most 8 each. Every report used to cost 4 or 6 more.
+    assert fsyncs.by_dir["context"] <= 2 * 8
+    assert not paths.context.pending_reports.exists()
+
+
+# ---- orchestrate status -----------------------------------------------------------------------
+
+
