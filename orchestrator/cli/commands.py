@@ -33,7 +33,7 @@ from orchestrator.cli.app import (
 )
 from orchestrator.cli.presentation import PROG_NAME, Command, Interrupted, ParserError, show_usage_error
 from orchestrator.commands.arguments import open_project, read_spec
-from orchestrator.config import load_config
+from orchestrator.config_layers import load_config
 from orchestrator.user_errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
 

@@ -14,7 +14,7 @@ import typer
 from orchestrator.cli.app import AgentOption, ProjectDirOption, SandboxOption, SpecArgument, app
 from orchestrator.cli.presentation import Command
 from orchestrator.commands.arguments import open_project, read_spec
-from orchestrator.config import load_config
+from orchestrator.config_layers import load_config
 
 
 @app.command(cls=Command)

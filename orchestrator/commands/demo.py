@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.commands.demo_directory import DemoDirectory, closing_screen, demo_directory
 from orchestrator.commands.run import RunRequest, run_command
-from orchestrator.config import load_config
+from orchestrator.config_layers import load_config
 from orchestrator.run.checks.check_tools import missing_check_tools
 from orchestrator.user_errors import EXIT_INTERRUPTED, UsageError
 

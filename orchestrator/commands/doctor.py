@@ -23,7 +23,8 @@ from pathlib import Path
 import typer
 
 from orchestrator import __version__
-from orchestrator.config import ConfigError, RunConfig, load_config, setting_origins
+from orchestrator.config import ConfigError, RunConfig
+from orchestrator.config_layers import load_config, setting_origins
 from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
 from orchestrator.run.checks.check_tools import module_problem
 from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable

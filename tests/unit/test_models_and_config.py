@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import ConfigError, RunConfig, load_config
+from orchestrator.config import ConfigError, RunConfig
+from orchestrator.config_layers import load_config
 from orchestrator.llm.models import default_agent_model, default_summarizer_model, known_models, newest_model
 
 

@@ -30,7 +30,8 @@ from orchestrator.claude_code.options import SessionSettings, session_options  #
 from orchestrator.claude_code.report_server import QUALIFIED_NAME, ReportInbox, report_server  # noqa: E402
 from orchestrator.claude_code.stream import StreamRecorder  # noqa: E402
 from orchestrator.claude_code.write_guard import refusal, unattended, write_guard  # noqa: E402
-from orchestrator.config import ConfigError, load_config  # noqa: E402
+from orchestrator.config import ConfigError  # noqa: E402
+from orchestrator.config_layers import load_config
 from orchestrator.user_errors import UsageError  # noqa: E402
 from orchestrator.run.attempt.agent_loop import AttemptOutcome  # noqa: E402
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT  # noqa: E402

@@ -28,7 +28,8 @@ def test_commands_raise_usage_errors_and_never_exit(project, monkeypatch):
     from orchestrator.commands.arguments import open_project, read_spec
     from orchestrator.commands.listing import print_logs, print_status
     from orchestrator.commands.run import RunRequest, run_command
-    from orchestrator.config import ConfigError, load_config
+    from orchestrator.config import ConfigError
+    from orchestrator.config_layers import load_config
     from orchestrator.user_errors import EXIT_USAGE, UsageError
     from orchestrator.llm.errors import ClientSetupError
 

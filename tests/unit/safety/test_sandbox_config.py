@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import ConfigError, load_config, setting_origins
+from orchestrator.config import ConfigError
+from orchestrator.config_layers import load_config, setting_origins
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox
 
 

@@ -9,7 +9,7 @@ import pytest
 from orchestrator.run.checks.check_influence import InfluenceWatch, compare
 from orchestrator.run.checks.influence_snapshot import MAX_WALKED_ENTRIES
 from orchestrator.run.checks.influence_snapshot import take_snapshot
-from orchestrator.config import load_config
+from orchestrator.config_layers import load_config
 from orchestrator.store.records import Influencer
 
 CHECK = "python3 -m pytest -q tests/test_feature.py"

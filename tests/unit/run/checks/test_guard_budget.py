@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 import pytest
-from orchestrator.config import load_config
+from orchestrator.config_layers import load_config
 from orchestrator.user_errors import UsageError
 from orchestrator.regression_budget import parse_budget
 from orchestrator.run.checks.guard_plan import Candidate, plan_checks
