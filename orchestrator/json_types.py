@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
-    from anthropic.types import ContentBlockParam
+    from anthropic.types import ContentBlockParam, MessageParam
 
 JsonObject = dict[str, Any]
 """A JSON object with no schema of ours: a model dumped for writing, or read before validation."""
@@ -21,8 +21,8 @@ JsonObject = dict[str, Any]
 ApiRequest = dict[str, Any]
 """A Messages API request (model, max_tokens, system, tools, messages, ...) as the SDK takes it."""
 
-ApiMessage = dict[str, Any]
-"""One message of a request: role and content, the API's shape."""
+ApiMessage: TypeAlias = "MessageParam"
+"""One message of a request: role and content, the SDK's own TypedDict."""
 
 ApiBlock: TypeAlias = "ContentBlockParam"
 """One content block of a request (text, tool_use, tool_result, thinking, ...): the SDK's own

@@ -14,6 +14,7 @@ from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
+from orchestrator.llm.conversation import text_of
 from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.first_request import first_request, first_request_size
@@ -67,7 +68,7 @@ def print_context(
         turn = feature_turn(feature, spec, name, paths, injections=agent, recent_ids=recent, depth=config.context_depth)
         ctx, prompt = turn.context, turn.prompt
         injection, section = ctx.injection, ctx.project_context
-        history_tokens = sum(estimate_tokens(m["content"][0]["text"]) for m in ctx.history)
+        history_tokens = sum(estimate_tokens(text_of(m)) for m in ctx.history)
         context_text = section or "\n\n".join(ctx.sections)
         sys.stdout.write(f"=== {name}: feature {feature.id} ===\n")
         if name == "compressed":

@@ -23,7 +23,18 @@ from orchestrator.json_types import ApiMessage
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
-    from anthropic.types import CacheControlEphemeralParam, TextBlockParam, ToolResultBlockParam, ToolUnionParam
+    from anthropic.types import (
+        AssistantMessageParam,
+        CacheControlEphemeralParam,
+        ContentBlock,
+        ContentBlockParam,
+        TextBlockParam,
+        ToolResultBlockParam,
+        ToolUnionParam,
+        UserMessageParam,
+    )
+
+    _Block = ContentBlockParam | ContentBlock  # what a message's content may hold, in the SDK's types
 
 # The Messages API's messages ({"role", "content"}) and content blocks (text, tool_use,
 # tool_result, ...) are JSON whose shapes are the API's; the SDK takes them as plain dicts.
@@ -45,6 +56,24 @@ def cached_system(text: str) -> list[TextBlockParam]:
     return [{"type": "text", "text": text, "cache_control": EPHEMERAL}]
 
 
+def user_text(text: str) -> UserMessageParam:
+    """A user message holding `text`."""
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def assistant_text(text: str) -> AssistantMessageParam:
+    """An assistant message holding `text` (a replayed history's answers)."""
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def text_of(message: ApiMessage) -> str:
+    """The text blocks of `message`, joined."""
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(block["text"] for block in content if isinstance(block, dict) and block["type"] == "text")
+
+
 def with_conversation_breakpoint(messages: list[ApiMessage]) -> list[ApiMessage]:
     """A copy of `messages` with one breakpoint on the last block of the last user message.
 
@@ -52,24 +81,41 @@ def with_conversation_breakpoint(messages: list[ApiMessage]) -> list[ApiMessage]
     request already built must not change under whoever holds it."""
     out = [_copied(m) for m in messages]
     for index in range(len(out) - 1, -1, -1):
-        if out[index]["role"] != "user":
-            continue
-        content = out[index]["content"]
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        content = [dict(block) for block in content]
-        if content:
-            content[-1]["cache_control"] = EPHEMERAL
-        out[index] = {**out[index], "content": content}
-        break
+        message = out[index]
+        if message["role"] == "user":
+            content = message["content"]
+            blocks: list[_Block] = (
+                [{"type": "text", "text": content}] if isinstance(content, str) else [_copied_block(b) for b in content]
+            )
+            if blocks:
+                blocks[-1] = _with_breakpoint(blocks[-1])
+            out[index] = {"role": "user", "content": blocks}
+            break
     return out
 
 
 def _copied(message: ApiMessage) -> ApiMessage:
     content = message["content"]
-    if isinstance(content, list):
-        content = [dict(block) for block in content]
-    return {"role": message["role"], "content": content}
+    if isinstance(content, str):
+        return message.copy()
+    blocks = [_copied_block(block) for block in content]
+    if message["role"] == "user":
+        return {"role": "user", "content": blocks}
+    if message["role"] == "assistant":
+        return {"role": "assistant", "content": blocks}
+    return message.copy()  # a system turn: text the program never rewrites
+
+
+def _copied_block(block: _Block) -> _Block:
+    return block.copy() if isinstance(block, dict) else block
+
+
+def _with_breakpoint(block: _Block) -> _Block:
+    """`block` with the conversation's cache breakpoint: the last block of a user message is
+    its prompt's text or a tool's result (the only blocks this program ends a user turn with)."""
+    if isinstance(block, dict) and (block["type"] == "text" or block["type"] == "tool_result"):
+        block["cache_control"] = EPHEMERAL
+    return block
 
 
 def _result_text(block: ToolResultBlockParam) -> str:

@@ -18,10 +18,11 @@ from typing import Any
 
 from orchestrator.json_types import ApiRequest, JsonObject
 from orchestrator.llm.client import ModelClient
+from orchestrator.llm.conversation import user_text
 from orchestrator.plan.chunks import RawFeature, dependency_order, merge_features, split_description
 from orchestrator.plan.plan_prompts import PLANNER_SYSTEM, planner_prompt, repair_prompt
 from orchestrator.plan.schema import SPEC_TOOL, spec_tool
-from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswer, forced_request, user_text
+from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswer, forced_request
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.spec.load import parse_spec
 from orchestrator.spec.spec_errors import SpecError

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from orchestrator.json_types import ApiBlock, ApiMessage, ApiRequest, ToolInput
 from orchestrator.llm.client import ModelClient
+from orchestrator.llm.conversation import user_text
 from orchestrator.llm.reply_blocks import reply_blocks
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
@@ -88,7 +89,3 @@ def forced_request(
         "messages": list(messages),
     }
 
-
-def user_text(text: str) -> ApiMessage:
-    """A user message holding `text`."""
-    return {"role": "user", "content": [{"type": "text", "text": text}]}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from context_agent.tokens import estimate_json_tokens
 from orchestrator.json_types import ApiMessage, ApiRequest
-from orchestrator.llm.conversation import cached_system, with_cached_tools, with_conversation_breakpoint
+from orchestrator.llm.conversation import cached_system, user_text, with_cached_tools, with_conversation_breakpoint
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
@@ -38,7 +38,7 @@ def first_request(
 ) -> ApiRequest:
     """The first request of an attempt as the agent loop sends it, without model and max_tokens:
     `history` (replayed messages), then `prompt`, with the cache breakpoints."""
-    messages = [*history, {"role": "user", "content": [{"type": "text", "text": prompt}]}]
+    messages = [*history, user_text(prompt)]
     return {
         "system": cached_system(system),
         "tools": with_cached_tools(tools),

@@ -20,6 +20,7 @@ from typing import Protocol
 from context_agent.context_injection import ContextInjection
 from context_agent.render import render_project_context
 from orchestrator.json_types import ApiMessage
+from orchestrator.llm.conversation import assistant_text, user_text
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.feature_log import find_feature_log
 from orchestrator.store.paths import ProjectPaths
@@ -75,16 +76,15 @@ def replay_messages(log_path: Path) -> tuple[list[Message], dict[str, int]]:
     parsed = read_log(log_path)
     messages: list[Message] = []
     for entry in parsed.entries:
-        role = "assistant" if entry["type"] == "text_output" else "user"
         text = (
             f"WM_KIND={entry['type']}\n"
             f"ts_ms: {entry['ts_ms']}\n"
             f"WM_JSON: {json.dumps(entry, ensure_ascii=False, separators=(',', ':'))}"
         )
-        messages.append({"role": role, "content": [{"type": "text", "text": text}]})
+        messages.append(assistant_text(text) if entry["type"] == "text_output" else user_text(text))
     if messages and messages[0]["role"] == "assistant":
         # The API wants a user turn first; say so rather than drop the entry.
-        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": "WM_KIND=history_start\nThe working-memory history follows."}]})
+        messages.insert(0, user_text("WM_KIND=history_start\nThe working-memory history follows."))
     return messages, parsed.stats()
 
 
