@@ -11,11 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 import pytest
-from orchestrator.store.atomic import write_json_atomic
-from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import read_json, run_cli, write_spec
-
-
 
 
 def _events(project: Path) -> list[dict[str, Any]]:
@@ -53,15 +49,6 @@ def test_a_compressed_run_still_calls_the_summarizer(fake_api, project):
 
 
 # ---- item 18: the summarizer's prompt does not pay twice for the same text ---------------------
-
-def _write_log(paths: ProjectPaths, feature_id: str, report: dict[str, Any], status: str = "passed") -> None:
-    verification = {"command": "pytest -q", "success": status == "passed", "exitCode": 0 if status == "passed" else 1,
-                    "output": "3 passed in 0.01s" if status == "passed" else "E   AssertionError: boom",
-                    "skipped": False, "attempt": 1}
-    write_json_atomic(paths.feature_log(feature_id), {
-        "id": feature_id, "name": feature_id, "category": "backend", "status": status, "attempts": 1,
-        "verification": verification, "report": report,
-    })
 
 
 # ---- item 19: a hard limit on active constraints -----------------------------------------------

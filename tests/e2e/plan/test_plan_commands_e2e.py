@@ -8,15 +8,9 @@ from pathlib import Path
 from orchestrator.llm.models import default_agent_model
 from orchestrator.plan.red import red_check, syntax_problems
 from orchestrator.plan.schema import spec_tool
-from orchestrator.store.records import CheckResult
 from orchestrator.spec.load import load_spec
 from tests.cli_helpers import run_cli
 from tests.environments import unsandboxed
-
-
-
-def result(code: int | None, output: str = "", command: str = "python -m pytest -q t.py") -> CheckResult:
-    return CheckResult(command=command, success=code == 0, exit_code=code, output=output, attempt=0)
 
 
 def test_a_real_syntax_error_and_a_real_missing_module_are_told_apart(tmp_path):

@@ -27,8 +27,6 @@ from orchestrator.demo.fake_api.plans import bash, edit_create, report, text, to
 
 # Distinctive, shaped like a real key, accepted by the fake (it refuses only `rejected_keys`).
 KEY = "sk-ant-api03-SECRETxyzQ7m2Lk9Pw4Rt6Vb8Nc1Dx3Fz5Hj7Kl0Mn2Pq4Rs6Tu8Vw0Xy-AbCdEfAA"
-# Not shaped like an Anthropic key: only redaction by value can hide it.
-PLAIN_TOKEN = "corp-gateway-token-7f3a9c51e2d84b06a1c3"
 EDITOR = "str_replace_based_edit_tool"
 STATE = ".autonomous/state/execution-state.json"
 REAL_TEST = "def test_feature():\n    from feature import answer\n    assert answer() == 42\n"

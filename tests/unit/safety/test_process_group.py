@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import random
 import signal
 import time
 from pathlib import Path
@@ -11,39 +10,7 @@ import pytest
 from orchestrator.safety.process_group import held_signals
 
 
-
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
-
-
-def unique_sleep() -> str:
-    """A `sleep` argument no other process on the machine has: its command line finds it."""
-    return f"1000.{random.randrange(10**8):08d}"
-
-
-def running_with_argument(argument: str) -> list[int]:
-    """Pids of live (not zombie) processes whose command line has `argument` as one word."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                words = handle.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if argument.encode() in words and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
-
-
-def kill_all(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 # ---- Ctrl-C while a command starts ---------------------------------------------------------
