@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol, Unpack
+
+from context_agent.json_shapes import SummarizerRequest
 
 
 class FeatureLike(Protocol):
@@ -16,6 +17,9 @@ class FeatureLike(Protocol):
     depends_on: list[str]
 
 
-ModelCall = Callable[..., Any]
-"""Takes the keyword arguments of `anthropic` `client.messages.create(...)` and returns an SDK
-`Message` (or anything with `.content` blocks carrying `.type`/`.text`). May raise anything."""
+class ModelCall(Protocol):
+    """The summarizer's model call (the orchestrator's `ModelClient.summarizer_call`)."""
+
+    def __call__(self, **request: Unpack[SummarizerRequest]) -> object:
+        """Takes the keyword arguments of `anthropic` `client.messages.create(...)` and returns an SDK
+        `Message` (or anything with `.content` blocks carrying `.type`/`.text`). May raise anything."""

@@ -3,7 +3,10 @@ from `orchestrator`, so it keeps its own; see `orchestrator.json_types` for the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import MessageParam, OutputConfigParam
 
 JsonObject = dict[str, Any]
 """A JSON object with no schema of ours: a record dumped for the summarizer's prompt or an event's fields."""
@@ -11,5 +14,13 @@ JsonObject = dict[str, Any]
 JsonSchema = dict[str, Any]
 """The JSON schema of the summarizer's structured answer."""
 
-ApiRequest = dict[str, Any]
-"""A Messages API request as the model-call function takes it."""
+
+class SummarizerRequest(TypedDict):
+    """The summarizer's Messages API request, as the model-call function takes it: the keyword
+    arguments of the SDK's `messages.create`, typed with the SDK's own param types."""
+
+    model: str
+    max_tokens: int
+    system: str
+    messages: list[MessageParam]
+    output_config: OutputConfigParam

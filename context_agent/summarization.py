@@ -15,7 +15,7 @@ from .budget import MAX_ACTIVE_CONSTRAINTS
 from .fallback import fallback_summary
 from .files import ContextFiles
 from .interfaces import ModelCall
-from .json_shapes import ApiRequest
+from .json_shapes import SummarizerRequest
 from .logs import FeatureOutcome
 from .merge import MergeOutcome, merge_answer, summary_rejection
 from .pending import clear_pending
@@ -76,7 +76,9 @@ class Summarization:
     summarizer_model: str
     category_of: Callable[[str], str]
 
-    def request(self, stores: ContextStores, outcomes: list[FeatureOutcome], trigger: str) -> ApiRequest | Exception:
+    def request(
+        self, stores: ContextStores, outcomes: list[FeatureOutcome], trigger: str
+    ) -> SummarizerRequest | Exception:
         """The summarizer call's keyword arguments, or why there can be no call (kept, not raised)."""
         if self.model_call is None:
             return SummarizerError("no summarizer model is configured")
@@ -85,7 +87,7 @@ class Summarization:
         except Exception as exc:
             return exc
 
-    def call(self, request: ApiRequest | Exception) -> object:
+    def call(self, request: SummarizerRequest | Exception) -> object:
         """The summarizer's reply to `request`, or the exception that stood in its way (kept, not raised)."""
         if isinstance(request, Exception) or self.model_call is None:
             return request

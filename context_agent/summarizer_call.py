@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from context_agent.json_shapes import ApiRequest, JsonObject, JsonSchema
+from context_agent.json_shapes import JsonObject, JsonSchema, SummarizerRequest
 
 from .budget import (
     CONSOLIDATE_CONSTRAINTS_AT,
@@ -145,7 +145,7 @@ Only list changes. Stored items you do not retire stay as they are, so never rep
 
 def build_request(
     model: str, stores: ContextStores, outcomes: Sequence[FeatureOutcome], trigger: str
-) -> ApiRequest:
+) -> SummarizerRequest:
     """The keyword arguments of `client.messages.create` for one summarization."""
     return {
         "model": model,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.json_types import JsonObject
+from orchestrator.llm.conversation import text_of
 from orchestrator.llm.spend import Spend
 from orchestrator.plan.check_writer import FeatureCheck, suggested_path
 from orchestrator.plan.plan_prompts import CHECK_SYSTEM, check_prompt
@@ -25,7 +26,7 @@ def print_dry_run(
 ) -> None:
     """The first prompt of each call the plan would start with; no call is made."""
     if upgraded is None:
-        prompts = [(r["system"], r["messages"][0]["content"][0]["text"]) for r in
+        prompts = [(r["system"], text_of(r["messages"][0])) for r in
                    planner_requests(description, planner, runner)]
         after = "each feature's check prompt follows once the features are planned"
     else:

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orchestrator.config import RunConfig
-from orchestrator.json_types import ApiRequest
+from orchestrator.json_types import RequestDraft
 from orchestrator.user_errors import UsageError
 
+if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
+    from anthropic.types import MessageCountTokensParams
 
-def counted_tokens(config: RunConfig, request: ApiRequest) -> tuple[int | None, str]:
+
+def counted_tokens(config: RunConfig, request: RequestDraft) -> tuple[int | None, str]:
     """(input tokens as the API counts them, "") or (None, why there is no count)."""
     if config.provider == "bedrock":
         return None, "Bedrock has no count_tokens endpoint"
@@ -32,9 +36,12 @@ def counted_tokens(config: RunConfig, request: ApiRequest) -> tuple[int | None, 
         sdk = make_sdk_client(config.client_settings(), models=("model",))
     except ClientSetupError as err:
         return None, f"no credentials ({str(err).split(':')[0]})"
-    model = native_model_id(config.provider, config.model)
+    counted: MessageCountTokensParams = {
+        "model": native_model_id(config.provider, config.model),
+        "system": request["system"], "tools": request["tools"], "messages": request["messages"],
+    }
     try:
-        result = sdk.messages.count_tokens(model=model, **request)
+        result = sdk.messages.count_tokens(**counted)
     except anthropic.APIError as err:
         return None, f"count_tokens failed: {redact(str(err)).splitlines()[0][:200]}"
     finally:
@@ -42,7 +49,7 @@ def counted_tokens(config: RunConfig, request: ApiRequest) -> tuple[int | None, 
     return int(result.input_tokens), ""
 
 
-def count_line(config: RunConfig, request: ApiRequest, estimate: int) -> str:
+def count_line(config: RunConfig, request: RequestDraft, estimate: int) -> str:
     """The line `context --count` adds under the estimate."""
     try:
         counted, why = counted_tokens(config, request)

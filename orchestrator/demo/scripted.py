@@ -12,7 +12,7 @@ import re
 import signal
 import threading
 
-from orchestrator.json_types import ApiRequest, JsonObject
+from orchestrator.json_types import JsonObject
 
 from .fake_api.agent_turn import AgentTurn
 from .fake_api.plans import Block
@@ -47,7 +47,7 @@ def demo_model() -> FakeAPI:
     )
 
 
-def demo_summarizer(request: ApiRequest) -> JsonObject | str:
+def demo_summarizer(request: JsonObject) -> JsonObject | str:
     """A real, non-empty running summary: the project, what is done, what went wrong."""
     answer = default_summarizer(request)
     if not isinstance(answer, dict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from orchestrator.json_types import ApiRequest, JsonObject
+from orchestrator.json_types import BookedRequest, ThinkingFields
 from orchestrator.llm.models import INTERLEAVED_THINKING_BETA, MIN_THINKING_BUDGET, thinking_support
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
@@ -46,9 +46,9 @@ class AttemptModel:
     thinking: ThinkingConfigParam | None = None  # the request's `thinking`, None when off
     extra_headers: dict[str, str] = field(default_factory=dict)  # the interleaved-thinking beta
 
-    def request_fields(self) -> JsonObject:
+    def request_fields(self) -> ThinkingFields:
         """What an agent request adds to model, max_tokens, system, tools and messages."""
-        fields: JsonObject = {}
+        fields: ThinkingFields = {}
         if self.thinking is not None:
             fields["thinking"] = self.thinking.copy()
         if self.extra_headers:
@@ -97,7 +97,7 @@ def thinking_request(model: str, setting: str, max_tokens: int, *, retry: bool) 
     return {"type": "enabled", "budget_tokens": int(setting)}
 
 
-def fit_thinking_budget(request: ApiRequest, max_tokens: int) -> str | None:
+def fit_thinking_budget(request: BookedRequest, max_tokens: int) -> str | None:
     """Keep a request's thinking budget below its (possibly lowered) max_tokens, in place,
     leaving at least `ANSWER_HEADROOM` tokens for the answer itself.
 
@@ -105,7 +105,8 @@ def fit_thinking_budget(request: ApiRequest, max_tokens: int) -> str | None:
     thinking is dropped for this call; returns the notice that says so, or None.
     """
     thinking = request.get("thinking")
-    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+    # Indexed, not `.get`: the checker narrows the SDK's thinking types on `type` only so.
+    if not isinstance(thinking, dict) or "type" not in thinking or thinking["type"] != "enabled":
         return None
     budget = int(thinking.get("budget_tokens", 0))
     room = max_tokens - ANSWER_HEADROOM

@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Literal
 
-from orchestrator.json_types import ApiRequest
+from orchestrator.json_types import BookedRequest
 from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.client_settings import ClientSettings
 from orchestrator.llm.errors import LimitReached
@@ -48,7 +48,7 @@ class CallBooks:
 
     # ---- limits ---------------------------------------------------------------------------
     def affordable_max_tokens(
-        self, model: str, request: ApiRequest, *, feature_cap: bool, input_tokens: int | None = None
+        self, model: str, request: BookedRequest, *, feature_cap: bool, input_tokens: int | None = None
     ) -> int:
         """The largest max_tokens this call may use without passing a cap; LimitReached if too small.
 
@@ -84,7 +84,7 @@ class CallBooks:
         """What the run has spent, and reserved for calls in flight."""
         return self.run_spend.run_cost_usd + (self.pool.reserved_usd if self.pool is not None else 0.0)
 
-    def worst_case_cost(self, model: str, request: ApiRequest, input_tokens: int | None = None) -> float:
+    def worst_case_cost(self, model: str, request: BookedRequest, input_tokens: int | None = None) -> float:
         """The most this request can cost: every input token at the dearer of input and cache
         write, and all of `max_tokens` as output."""
         price = self.prices.price_for(model)
@@ -92,11 +92,11 @@ class CallBooks:
         return (input_cost + int(request.get("max_tokens", 0)) * price.output) / 1_000_000
 
     @staticmethod
-    def _input_estimate(request: ApiRequest, input_tokens: int | None) -> float:
+    def _input_estimate(request: BookedRequest, input_tokens: int | None) -> float:
         return (request_tokens(request) if input_tokens is None else input_tokens) * _INPUT_MARGIN
 
     def open_call(
-        self, request: ApiRequest, *, purpose: str, input_tokens: int | None = None, call: str | None = None
+        self, request: BookedRequest, *, purpose: str, input_tokens: int | None = None, call: str | None = None
     ) -> float:
         """Before a call is sent: the caps checked, `request["max_tokens"]` lowered to what they
         allow (LimitReached when too little is left), its worst case reserved and journaled.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Unpack
 
 import anthropic
 from anthropic.types import Message
@@ -75,7 +75,9 @@ class ModelClient(CallBooks):
         self.on_output = on_output  # estimated output tokens of the call in flight, as they arrive
 
     # ---- the call -----------------------------------------------------------------------
-    def create(self, *, purpose: str = "agent", input_tokens: int | None = None, **request: Any) -> CallResult:
+    def create(
+        self, *, purpose: str = "agent", input_tokens: int | None = None, **request: Unpack[ApiRequest]
+    ) -> CallResult:
         """One Messages API call with limits, retries and accounting. Raises the classes above.
         `input_tokens`: the request's estimated size, if the caller keeps it (`affordable_max_tokens`)."""
         model = request["model"]
@@ -125,7 +127,7 @@ class ModelClient(CallBooks):
 
     def _call_once(self, request: ApiRequest) -> Message:
         # The provider's own name for the model; the books keep the name the user gave.
-        sent = {**request, "model": native_model_id(self.settings.provider, request["model"])}
+        sent: ApiRequest = {**request, "model": native_model_id(self.settings.provider, request["model"])}
         if self.sdk is None:  # a Claude plan: Claude Code pays through its own sign-in, nothing is sent from here
             raise RuntimeError("this client has no SDK client: it books calls that others make")
         try:
@@ -138,7 +140,7 @@ class ModelClient(CallBooks):
             raise MalformedResponse("response is not a message (no content list or usage)")
         return message
 
-    def summarizer_call(self, **request: Any) -> Message:
+    def summarizer_call(self, **request: Unpack[ApiRequest]) -> Message:
         """The Context Agent's `model_call`: same kwargs as messages.create, returns the message."""
         return self.create(purpose="summarizer", **request).message
 

@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from orchestrator.json_types import JsonObject
-
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
-    from anthropic.types import ToolUnionParam
+    from anthropic.types import ToolChoiceParam, ToolUnionParam
 
 
 TOOL_USE_SYSTEM_PROMPT_TOKENS = 346  # tool_choice auto (the agent's) or none
@@ -24,7 +22,7 @@ FORCED_TOOL_SYSTEM_PROMPT_TOKENS = 313  # tool_choice any or tool
 ANTHROPIC_TOOL_TOKENS = {"bash_": 245, "text_editor_": 700}
 
 
-def tool_overhead_tokens(tools: Sequence[ToolUnionParam] | None, tool_choice: JsonObject | None = None) -> int:
+def tool_overhead_tokens(tools: Sequence[ToolUnionParam] | None, tool_choice: ToolChoiceParam | None = None) -> int:
     """What the API adds to a request for `tools` (and its `tool_choice`), beyond their JSON."""
     if not tools:
         return 0

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.git.run_git import run_git
+from orchestrator.json_types import JsonSchema
 from orchestrator.llm.client import ModelClient
 
 CONFLICT_TOOL = "resolve_merge_conflict"
@@ -153,7 +154,7 @@ def conflict_prompt(description: str, check: str | None, hunks: list[Hunk]) -> s
     )
 
 
-CONFLICT_TOOL_SCHEMA = {
+CONFLICT_TOOL_SCHEMA: JsonSchema = {
     "type": "object",
     "properties": {"hunks": {"type": "array", "items": {
         "type": "object",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from orchestrator.json_types import ApiBlock, ApiMessage, JsonObject
+from orchestrator.json_types import ApiBlock, ApiMessage, ApiRequest, ThinkingFields
 from orchestrator.llm.client import CallResult, ModelClient
 from orchestrator.llm.conversation import (
     ObservationBook,
@@ -76,7 +76,7 @@ class AgentSession:
     on_event: Callable[[AgentEvent], None] = lambda _event: None
     tools: list[ToolUnionParam] = field(default_factory=tool_definitions)
     # Added to every request of the attempt: `thinking` and its beta header (`AttemptModel.request_fields`).
-    request_fields: JsonObject = field(default_factory=dict)
+    request_fields: ThinkingFields = field(default_factory=ThinkingFields)
     attempt: int = 1  # which attempt of the feature this is (the metering proxy journals it)
 
 
@@ -121,16 +121,21 @@ class _Loop:
         self.outcome = AttemptOutcome(stop="max_turns", model=session.model)
         self.unknown_said: set[str] = set()
 
-    def _request(self) -> tuple[JsonObject, int]:
+    def _request(self) -> tuple[ApiRequest, int]:
         rewritten: set[int] = set()
         self.outcome.masked += mask_old_observations(
             self.messages, self.session.mask_after_tokens, self.book, rewritten
         )
-        request = {
+        request: ApiRequest = {
             "model": self.session.model, "max_tokens": self.session.max_output_tokens, "system": self.system,
             "tools": self.tools, "messages": with_conversation_breakpoint(self.messages),
-            **self.session.request_fields,
         }
+        # Key by key, not `**fields`: mypy cannot tell that a `ThinkingFields` holds no other key of a request.
+        fields = self.session.request_fields
+        if "thinking" in fields:
+            request["thinking"] = fields["thinking"]
+        if "extra_headers" in fields:
+            request["extra_headers"] = fields["extra_headers"]
         return request, self.size.tokens(self.messages, rewritten)
 
     def turn(self, turn: int) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from context_agent.tokens import estimate_json_tokens
-from orchestrator.json_types import ApiMessage, ApiRequest
+from orchestrator.json_types import ApiMessage, RequestDraft
 from orchestrator.llm.conversation import cached_system, user_text, with_cached_tools, with_conversation_breakpoint
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 
@@ -35,7 +35,7 @@ class RequestSize:
 
 def first_request(
     system: str, tools: list[ToolUnionParam], history: list[ApiMessage], prompt: str
-) -> ApiRequest:
+) -> RequestDraft:
     """The first request of an attempt as the agent loop sends it, without model and max_tokens:
     `history` (replayed messages), then `prompt`, with the cache breakpoints."""
     messages = [*history, user_text(prompt)]
