@@ -156,7 +156,7 @@ def build_request(
     }
 
 
-def parse_answer(message: Any) -> SummarizerAnswer:
+def parse_answer(message: object) -> SummarizerAnswer:
     """The validated answer in an SDK `Message`; raises `SummarizerError` when unusable."""
     stop_reason = getattr(message, "stop_reason", None)
     if stop_reason in ("max_tokens", "refusal"):
