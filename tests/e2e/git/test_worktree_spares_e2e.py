@@ -71,14 +71,14 @@ def test_a_tree_whose_git_file_was_replaced_is_never_reused(tmp_path: Path) -> N
     worktrees = _repository(tmp_path)
     other = worktrees.create("feat-other")
     first = worktrees.create("feat-a")
-    inode = first.stat().st_ino
     # An agent's command points the tree at another worker's bookkeeping.
     (first / ".git").write_text((other / ".git").read_text())
     worktrees.remove("feat-a")
 
     assert not list(worktrees.base.glob(SPARE_PREFIX + "*"))
     second = worktrees.create("feat-b")
-    assert second.stat().st_ino != inode
+    assert (second / ".git").read_text() != (other / ".git").read_text()
+    assert _git(second, "rev-parse", "--abbrev-ref", "HEAD").strip() == work_branch("feat-b")
     assert _git(other, "rev-parse", "--abbrev-ref", "HEAD").strip() == work_branch("feat-other")
 
 
