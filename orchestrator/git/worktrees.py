@@ -2,6 +2,9 @@
 
 A feature works in `.autonomous/worktrees/<id>` on branch `orchestrate/work/<id>`, made from
 the user's branch as it is when the feature (or its next attempt after a failed merge) starts.
+An ended feature's tree is kept as a spare (`.autonomous/worktrees/.spare-*`) and becomes the next
+feature's: checked out at the head and cleaned of every file git does not track, so it costs
+the files that differ, not the whole project, and carries nothing over.
 The merge queue applies work in `.autonomous/integration`, a detached worktree, so nothing is
 ever half-applied to the user's checkout. All of it lives under `.autonomous/`, which git
 ignores and checkpoints never commit; a run removes what it made when it ends, and prunes
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +32,8 @@ from orchestrator.user_errors import UsageError
 
 WORK_BRANCH_PREFIX = "orchestrate/work/"
 _START_MESSAGE = "orchestrate: the project as it was before the run"
+SPARE_PREFIX = ".spare-"  # an ended feature's tree, kept for the next one (`Worktrees.remove`)
+MAX_SPARES = 16
 _IDENTITY = {"user.name": "orchestrate", "user.email": "orchestrate@localhost"}
 
 
@@ -54,6 +60,7 @@ class Worktrees:
         self._safe: list[str] | None = None
         self._identity: list[str] | None = None
         self._prefix: str | None = None
+        self._admin: Path | None = None
         # Workers add and remove worktrees at once; git's worktree bookkeeping is not made for that
         # (a prune while another add is half done deletes it).
         self._lock = threading.RLock()
@@ -95,11 +102,20 @@ class Worktrees:
         return check_git(self.root, "rev-parse", "--verify", "HEAD^{commit}").stdout.strip()
 
     def create(self, feature_id: str) -> Path:
-        """A fresh worktree for `feature_id` on its work branch, made from the user's branch head."""
+        """A fresh worktree for `feature_id` on its work branch, made from the user's branch head.
+
+        A spare tree an ended feature left (`remove`) is taken when there is one: checking it out
+        at the head writes only the files that differ, where `worktree add` writes every file of
+        the project, which made each feature of a long `--jobs` run dearer than the one before."""
         with self._lock:
             path = self.path(feature_id)
             self._remove_tree(path)  # an earlier attempt's; `-B` below resets its branch
             self.base.mkdir(parents=True, exist_ok=True)
+            spare = self._take_spare(path)
+        if spare and self._renew(path, feature_id):
+            return path
+        with self._lock:
+            self._remove_tree(path)
             # HEAD is resolved in the user's checkout (`self.root`): the user's branch head.
             check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "-B", work_branch(feature_id),
                       str(path), "HEAD")
@@ -118,10 +134,74 @@ class Worktrees:
                   "-m", f"orchestrate work: {feature_id}")
 
     def remove(self, feature_id: str) -> None:
-        """The feature's worktree and work branch, gone (quietly, if they were not there)."""
-        with self._lock:
-            self._remove_tree(self.path(feature_id))
+        """The feature's worktree and work branch, gone (quietly, if they were not there); the tree
+        is kept as a spare for the next feature when it can be (`create` cleans it)."""
+        path = self.path(feature_id)
+        if not self._keep_as_spare(path):
+            with self._lock:
+                self._remove_tree(path)
         run_git(self.root, "branch", "--quiet", "-D", work_branch(feature_id))  # a ref: no worktree bookkeeping
+
+    def _keep_as_spare(self, path: Path) -> bool:
+        """Park an ended feature's tree, detached (its branch can go), under a spare's name."""
+        if not self._is_our_worktree(path):
+            return False
+        with self._lock:
+            if len(self._spares()) >= MAX_SPARES:
+                return False
+        if run_git(path, *self.safe, "checkout", "--quiet", "--detach").returncode != 0:
+            return False
+        with self._lock:
+            spare = self.base / f"{SPARE_PREFIX}{uuid.uuid4().hex[:12]}"
+            return run_git(self.root, *self.safe, "worktree", "move", str(path), str(spare)).returncode == 0
+
+    def _take_spare(self, path: Path) -> bool:
+        """Move a spare tree to `path` (under the lock); False when there is none to take."""
+        for spare in self._spares():
+            if run_git(self.root, *self.safe, "worktree", "move", str(spare), str(path)).returncode == 0:
+                return True
+            self._remove_tree(spare)
+        return False
+
+    def _renew(self, path: Path, feature_id: str) -> bool:
+        """A spare at `path`, checked out on the feature's branch at the user's head, with nothing
+        of the feature before it left (every untracked, ignored and nested-repository file goes);
+        False, to start over with a new tree, if any of it fails or the tree is not ours."""
+        if not self._is_our_worktree(path):
+            return False
+        steps = (("checkout", "--quiet", "--force", "-B", work_branch(feature_id), self.head()),
+                 ("clean", "-q", "-f", "-f", "-d", "-x"))
+        return all(run_git(path, *self.safe, *step).returncode == 0 for step in steps)
+
+    def _spares(self) -> list[Path]:
+        return sorted(self.base.glob(SPARE_PREFIX + "*")) if self.base.is_dir() else []
+
+    def _is_our_worktree(self, path: Path) -> bool:
+        """`path` is a worktree of this repository: its `.git` a plain file naming our worktree
+        bookkeeping (an agent's command could have replaced it to point git elsewhere)."""
+        marker = path / ".git"
+        if marker.is_symlink() or not marker.is_file():
+            return False
+        try:
+            text = marker.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return False
+        if not text.startswith("gitdir: "):
+            return False
+        gitdir = Path(text.removeprefix("gitdir: "))
+        if gitdir.parent != self._worktrees_admin():
+            return False
+        try:  # and that bookkeeping names this tree back (not another worker's)
+            return Path((gitdir / "gitdir").read_text(encoding="utf-8").strip()) == marker.absolute()
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def _worktrees_admin(self) -> Path:
+        """The repository's `worktrees/` bookkeeping directory."""
+        if self._admin is None:
+            common = check_git(self.root, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip()
+            self._admin = Path(common) / "worktrees"
+        return self._admin
 
     def reset_integration(self, commit: str) -> Path:
         """The integration worktree, clean, detached at `commit`."""

@@ -22,7 +22,7 @@ from orchestrator.regression_budget import RegressionBudget, parse_budget
 from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, run_checks
 from orchestrator.run.checks.guard_plan import Candidate, GuardPlan, estimator, plan_checks
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
-from orchestrator.store.records import CheckResult
+from orchestrator.store.records import CheckResult, Footprint
 from orchestrator.store.run_state import RunState
 
 RegressionMode = Literal["affected", "all", "none"]
@@ -30,15 +30,18 @@ RegressionMode = Literal["affected", "all", "none"]
 
 def dependencies_of(spec: FeatureSpec, feature: Feature) -> set[str]:
     """`feature`'s dependencies, their dependencies, and so on."""
-    known = set(spec.ids())
     found: set[str] = set()
     todo = list(feature.depends_on)
     while todo:
         dep = todo.pop()
-        if dep in found or dep not in known:
+        if dep in found:
+            continue
+        try:
+            other = spec.feature(dep)  # the spec's index: no list of every id per call
+        except KeyError:
             continue
         found.add(dep)
-        todo += spec.feature(dep).depends_on
+        todo += other.depends_on
     return found
 
 
@@ -54,6 +57,13 @@ class GuardRound:
     def deferred(self) -> int:
         """Affected checks left to final verification."""
         return len(self.plan.deferred)
+
+
+def _shared(footprint: Footprint | None, touched: set[str]) -> int:
+    """How many of the changed files a passed feature's footprint holds (0 without a footprint)."""
+    if footprint is None or (touched.isdisjoint(footprint.changed) and touched.isdisjoint(footprint.check)):
+        return 0
+    return len(footprint.files() & touched)
 
 
 class RegressionGuard:
@@ -91,15 +101,17 @@ class RegressionGuard:
         touched = set(changed or ())
         deps = dependencies_of(self.spec, feature)
         picked = []
+        # Runs twice per feature over every feature of the spec: only a footprint that meets the
+        # change costs more than two set look-ups, so a long run's late features pay little more.
         for other in self.spec.features:
             entry = self.state.features.get(other.id)
             if other.id == feature.id or entry is None or entry.status != "passed":
                 continue
-            command = self.spec.check_command(other)
-            if not command:
+            shared = _shared(entry.footprint, touched)
+            if not (self.mode == "all" or shared or other.id in deps):
                 continue
-            shared = len(entry.footprint.files() & touched) if entry.footprint else 0
-            if self.mode == "all" or other.id in deps or shared:
+            command = self.spec.check_command(other)
+            if command:
                 picked.append(Candidate(
                     other.id, command, shared, other.id in self.broke or entry.attempts > 1, other.id in deps,
                     self.last_run.get(other.id, 0), self.positions[other.id],

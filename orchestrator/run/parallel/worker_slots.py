@@ -2,7 +2,7 @@
 
 A feature whose check passed in its worktree gives its slot up while it waits in the merge
 queue and is merged: that is git's and the re-check's time, not the model's, and the next
-feature can start meanwhile. Unless a feature not started yet depends on it: then it keeps the
+feature can start meanwhile (up to N such waiting features: `WorkerSlots.free`). Unless a feature not started yet depends on it: then it keeps the
 slot until it has passed, so that the dependent (on the critical path) gets it rather than a
 feature further down the run order. If the merge fails (a conflict, a failed re-check), the
 feature takes a slot again for its next attempt, ahead of any feature not started yet; until
@@ -30,9 +30,16 @@ class WorkerSlots:
         self._wanting_back: set[str] = set()
 
     def free(self) -> int:
-        """Slots a feature not started yet may take now (those waiting to come back go first)."""
+        """Slots a feature not started yet may take now (those waiting to come back go first).
+
+        At most N features wait in the merge queue without holding a slot; the ones past that
+        hold one. A queue slower than the workers would otherwise grow without end, each new
+        feature starting from a branch further behind the one it lands on: every conflict
+        larger (a focused step's tokens grew with the backlog) and every batch and its re-check
+        longer, so that a long run's late features cost several times its early ones."""
         with self._changed:
-            return self.jobs - len(self._working) - len(self._wanting_back)
+            backlog = max(0, len(self._merging) - self.jobs)
+            return self.jobs - len(self._working) - len(self._wanting_back) - backlog
 
     def at_work(self) -> set[str]:
         with self._changed:

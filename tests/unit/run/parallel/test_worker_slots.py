@@ -34,6 +34,18 @@ def test_a_feature_going_to_the_merge_queue_frees_its_slot_and_wakes_the_loop() 
     assert slots.free() == 2
 
 
+def test_past_n_features_waiting_for_the_merge_queue_each_one_more_holds_a_slot() -> None:
+    slots, _ = _slots(2)
+    for feature_id in ("a", "b", "c"):
+        slots.started(feature_id)
+        slots.merging(feature_id)
+    assert slots.free() == 1  # a queue slower than the workers does not grow without end
+    slots.started("d")
+    assert slots.free() == 0
+    slots.ended("a")
+    assert slots.free() == 1
+
+
 def test_a_feature_whose_merge_failed_waits_for_a_slot_and_goes_before_new_ones() -> None:
     slots, _ = _slots(1)
     slots.started("a")
