@@ -40,7 +40,8 @@ class SessionSettings:
 def session_options(
     settings: SessionSettings, tools: ToolContext, report: McpSdkServerConfig, cli_path: Path, env: dict[str, str],
 ) -> ClaudeAgentOptions:
-    """The options of one attempt's session in `tools.environment`'s workspace."""
+    """The options of one attempt's session in `tools.environment`'s workspace (`env`: the CLI's, its HOME set)."""
+    home = Path(env["HOME"])  # where the CLI's sign-in is, out of its file tools' reach
     sources: list[SettingSource] = ["project"] if settings.claude_settings == "project" else []
     servers: dict[str, object] = dict(_user_servers(settings.mcp_config))
     servers[SERVER_NAME] = report  # ours wins over a user's server of the same name
@@ -55,8 +56,8 @@ def session_options(
         # Unattended: what would prompt a user is answered by `unattended` (not bypassPermissions,
         # which the CLI refuses to root); the hook denies writes to protected paths before that.
         permission_mode="acceptEdits",
-        can_use_tool=unattended(tools),
-        hooks={"PreToolUse": [write_guard(tools)]},
+        can_use_tool=unattended(tools, home),
+        hooks={"PreToolUse": [write_guard(tools, home)]},
         disallowed_tools=list(WITHHELD_TOOLS),
         continue_conversation=False,
         resume=None,
