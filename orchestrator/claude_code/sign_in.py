@@ -59,11 +59,12 @@ def _targets(tool_name: str, tool_input: ToolInput, home: Path, cwd: Path) -> li
     key = SEARCH_KEYS.get(tool_name)
     if key is None:
         return []
-    root = tool_input.get(key)
-    targets = [(_resolved(root if isinstance(root, str) and root else ".", home, cwd), True)]
+    value = tool_input.get(key)
+    root = _resolved(value if isinstance(value, str) and value else ".", home, cwd)
+    targets = [(root, True)]
     pattern = tool_input.get("pattern")
-    if tool_name == "Glob" and isinstance(pattern, str) and pattern.startswith(("/", "~")):
-        targets.append((_resolved(_static_prefix(pattern), home, cwd), True))  # an absolute pattern is its own root
+    if tool_name == "Glob" and isinstance(pattern, str):  # where the pattern's fixed part leads (`/..`, `../..`)
+        targets.append((_resolved(_static_prefix(pattern) or ".", home, root), True))
     return targets
 
 
@@ -80,7 +81,7 @@ def _static_prefix(pattern: str) -> str:
         if _GLOB_CHARACTERS & set(part):
             break
         parts.append(part)
-    return "/".join(parts) or "/"
+    return "/".join(parts) or ("/" if pattern.startswith("/") else "")
 
 
 def shell_prefix(bwrap: str, shell: str, home: Path) -> str:

@@ -35,6 +35,7 @@ def _refused(home: Path, tool: str, **tool_input: str) -> bool:
     ("Grep", {"pattern": "sk-ant", "path": "/"}),
     ("Glob", {"pattern": "**/*.json", "path": "~"}),
     ("Glob", {"pattern": "{home}/.claude/**"}),  # an absolute pattern is its own root
+    ("Glob", {"pattern": "../home/.claude/*"}),  # and a relative one leads where its fixed part goes
     ("LS", {"path": "{home}/.claude"}),
 ])
 def test_every_file_tool_is_refused_on_the_sign_in(home, tool, tool_input):
