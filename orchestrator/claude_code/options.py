@@ -10,6 +10,7 @@ unattended, with the write guard deciding before every tool call.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,8 +41,9 @@ class SessionSettings:
 def session_options(
     settings: SessionSettings, tools: ToolContext, report: McpSdkServerConfig, cli_path: Path, env: dict[str, str],
 ) -> ClaudeAgentOptions:
-    """The options of one attempt's session in `tools.environment`'s workspace (`env`: the CLI's, its HOME set)."""
-    home = Path(env["HOME"])  # where the CLI's sign-in is, out of its file tools' reach
+    """The options of one attempt's session in `tools.environment`'s workspace (`env`: the CLI's variables)."""
+    # Where the CLI's sign-in is, out of its file tools' reach (without HOME in `env` the SDK gives it ours).
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
     sources: list[SettingSource] = ["project"] if settings.claude_settings == "project" else []
     servers: dict[str, object] = dict(_user_servers(settings.mcp_config))
     servers[SERVER_NAME] = report  # ours wins over a user's server of the same name

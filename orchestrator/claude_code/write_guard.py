@@ -10,6 +10,7 @@ and Glob too) is also refused on the CLI's own sign-in in its home (`sign_in`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from claude_agent_sdk import (
@@ -33,8 +34,10 @@ from orchestrator.tools.context import ToolContext
 WRITING_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 
 
-def refusal(tool_name: str, tool_input: ToolInput, context: ToolContext, home: Path) -> str | None:
-    """Why `tool_name` may not run with `tool_input` here (the CLI's home is `home`); None when it may."""
+def refusal(tool_name: str, tool_input: ToolInput, context: ToolContext, home: Path | None = None) -> str | None:
+    """Why `tool_name` may not run with `tool_input` here; None when it may. `home` is the CLI's
+    (None: the user's own, where a plan's sign-in is)."""
+    home = Path(os.path.expanduser("~")) if home is None else home
     secret = sign_in_refusal(tool_name, tool_input, home, context.environment.workspace)
     if secret is not None:
         return secret
@@ -48,7 +51,7 @@ def refusal(tool_name: str, tool_input: ToolInput, context: ToolContext, home: P
     return None
 
 
-def write_guard(context: ToolContext, home: Path) -> HookMatcher:
+def write_guard(context: ToolContext, home: Path | None = None) -> HookMatcher:
     """The hook, for every tool (it judges the writing ones); a hook that fails blocks the call."""
 
     async def pre_tool_use(data: HookInput, _tool_use_id: str | None, _context: HookContext) -> HookJSONOutput:
@@ -64,7 +67,7 @@ def write_guard(context: ToolContext, home: Path) -> HookMatcher:
     return HookMatcher(matcher=None, hooks=[pre_tool_use], on_failure="block")
 
 
-def unattended(context: ToolContext, home: Path) -> CanUseTool:
+def unattended(context: ToolContext, home: Path | None = None) -> CanUseTool:
     """The answer to what would prompt a user: yes, unless the write guard refuses (no one is there to ask)."""
 
     async def can_use_tool(name: str, tool_input: ToolInput, _context: ToolPermissionContext) -> PermissionResult:
