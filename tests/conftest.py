@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_api_fixtures import fake_api_env, running_fake_api
+from tests.fsync_counter import FsyncCounter
 
 # The suite's sandbox: `ORCHESTRATE_SANDBOX=bwrap python3 -m pytest` runs every CLI test with
 # bubblewrap required; unset, the CLI's own default (auto) applies.
@@ -47,3 +48,28 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> FsyncCounter:
+    """Every `os.fsync` in this process counted by directory (and still done)."""
+    counter = FsyncCounter()
+    monkeypatch.setattr(os, "fsync", counter)
+    return counter
+
+
+# Module-scoped fixtures that run the CLI once for several tests (a whole textkit build, say).
+# Each is one xdist group, so that run happens once, on one worker, instead of once on every
+# worker that gets one of its tests (`--dist loadgroup` in pyproject.toml).
+SHARED_RUNS = frozenset({"textkit_run", "hostile_run", "demo_run", "two_passed"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the test ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        shared = sorted(SHARED_RUNS.intersection(getattr(item, "fixturenames", ())))
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(f"{item.nodeid.split('::')[0]}::{shared[0]}"))
+    # The slow tests first: handed out one at a time as workers free up, the long ones no longer
+    # start last on one worker while the other idles (the stable sort keeps the rest's order).
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
