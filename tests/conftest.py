@@ -58,18 +58,10 @@ def fsyncs(monkeypatch: pytest.MonkeyPatch) -> FsyncCounter:
     return counter
 
 
-# Module-scoped fixtures that run the CLI once for several tests (a whole textkit build, say).
-# Each is one xdist group, so that run happens once, on one worker, instead of once on every
-# worker that gets one of its tests (`--dist loadgroup` in pyproject.toml).
-SHARED_RUNS = frozenset({"textkit_run", "hostile_run", "demo_run", "two_passed"})
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        shared = sorted(SHARED_RUNS.intersection(getattr(item, "fixturenames", ())))
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(f"{item.nodeid.split('::')[0]}::{shared[0]}"))
-    # The slow tests first: handed out one at a time as workers free up, the long ones no longer
-    # start last on one worker while the other idles (the stable sort keeps the rest's order).
+    # The slow tests first (the stable sort keeps everything else's order). Under `--dist worksteal`
+    # (pyproject.toml) each worker takes a contiguous share and an idle one steals from the end of
+    # another's: the long tests start early and the tail is short ones. Contiguous shares also keep
+    # a module's tests that share one expensive run (a module-scoped fixture: textkit_run,
+    # hostile_run, demo_run) on one worker, so that run is not repeated on the other.
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
