@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_api_fixtures import fake_api_env, running_fake_api
+from tests.fsync_counter import FsyncCounter
 
 # The suite's sandbox: `ORCHESTRATE_SANDBOX=bwrap python3 -m pytest` runs every CLI test with
 # bubblewrap required; unset, the CLI's own default (auto) applies.
@@ -47,3 +48,20 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> FsyncCounter:
+    """Every `os.fsync` in this process counted by directory (and still done)."""
+    counter = FsyncCounter()
+    monkeypatch.setattr(os, "fsync", counter)
+    return counter
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The slow tests first (the stable sort keeps everything else's order). Under `--dist worksteal`
+    # (pyproject.toml) each worker takes a contiguous share and an idle one steals from the end of
+    # another's: the long tests start early and the tail is short ones. Contiguous shares also keep
+    # a module's tests that share one expensive run (a module-scoped fixture: textkit_run,
+    # hostile_run, demo_run) on one worker, so that run is not repeated on the other.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

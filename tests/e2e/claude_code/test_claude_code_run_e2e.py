@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,17 +76,48 @@ def _attempt_prompts(fake: FakeAPI, feature_id: str) -> list[str]:
             if (turn := agent_turn(r.body)) is not None and turn.step == 0 and r.status == 200]
 
 
+@dataclass
+class KilledAndResumed:
+    """textkit with Claude Code: killed (-9) after three checkpoints, then resumed to the end."""
+    project: Path
+    fake: FakeAPI
+    result: CliResult  # the resumed run's
+    orphans: list[int]  # the killed CLI's session processes still alive 30 s after the kill
+    passed_before: set[str]
+    calls_before: dict[str, int]
+
+
 @pytest.fixture(scope="module")
-def textkit_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, FakeAPI, CliResult]]:
+def textkit_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilledAndResumed]:
+    """One textkit build shared by the tests below: every assertion about the whole build holds
+    across a kill -9 and a resume (slugify's retry and the first three checkpoints happen before
+    the kill, truncate's regression and the rest after it)."""
     root = tmp_path_factory.mktemp("claude-code-textkit")
     project = _new_project(root)
     with _textkit_fake() as fake:
+        proc = subprocess.Popen(
+            orchestrate_command("run", str(SPEC), "--agent", "claude-code"), cwd=project,
+            env=cli_env(fake, **_isolated(root)), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while len(_checkpoints(project)) < 3 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)  # mid-run: a Claude Code session of the next feature is likely running
+        proc.wait()
+        # The CLI dies with its parent (no orphan Claude Code); a check or commit may finish first.
+        quiet_by = time.monotonic() + 30
+        while _session_processes(proc.pid) and time.monotonic() < quiet_by:
+            time.sleep(0.1)
+        orphans = _session_processes(proc.pid)
+        passed_before = _passed(project)
+        calls_before = dict(fake.feature_calls)
         result = _run(project, fake)
-        yield project, fake, result
+        yield KilledAndResumed(project, fake, result, orphans, passed_before, calls_before)
 
 
-def test_all_eight_features_pass_with_the_real_claude_code(textkit_run: tuple[Path, FakeAPI, CliResult]) -> None:
-    project, fake, result = textkit_run
+def test_all_eight_features_pass_with_the_real_claude_code(textkit_run: KilledAndResumed) -> None:
+    project, fake, result = textkit_run.project, textkit_run.fake, textkit_run.result
     assert result.code == 0, result.stderr[-3000:]
     state = read_json(project / STATE)
     assert {fid: f["status"] for fid, f in state["features"].items()} == dict.fromkeys(FEATURES, "passed")
@@ -97,8 +129,8 @@ def test_all_eight_features_pass_with_the_real_claude_code(textkit_run: tuple[Pa
     assert "from textkit.slugify import slugify" in (project / "textkit/__init__.py").read_text()
 
 
-def test_a_failed_check_is_fed_back_and_the_retry_fixes_it(textkit_run: tuple[Path, FakeAPI, CliResult]) -> None:
-    project, fake, _ = textkit_run
+def test_a_failed_check_is_fed_back_and_the_retry_fixes_it(textkit_run: KilledAndResumed) -> None:
+    project, fake = textkit_run.project, textkit_run.fake
     prompts = _attempt_prompts(fake, "slugify")
     assert len(prompts) == 2
     assert "## Last Verification Result" not in prompts[0]
@@ -108,9 +140,9 @@ def test_a_failed_check_is_fed_back_and_the_retry_fixes_it(textkit_run: tuple[Pa
 
 
 def test_the_regression_guard_catches_a_break_and_the_retry_repairs_it(
-    textkit_run: tuple[Path, FakeAPI, CliResult],
+    textkit_run: KilledAndResumed,
 ) -> None:
-    project, fake, result = textkit_run
+    project, fake, result = textkit_run.project, textkit_run.fake, textkit_run.result
     caught = [e for e in result.events() if e.get("type") == "regression_check" and e.get("id") == "truncate"
               and e.get("checked") == "package-skeleton" and e.get("success") is False]
     assert caught, "the guard never ran package-skeleton's check against truncate's break"
@@ -119,15 +151,15 @@ def test_the_regression_guard_catches_a_break_and_the_retry_repairs_it(
     assert "dependencies = []" in (project / "pyproject.toml").read_text()
 
 
-def test_one_checkpoint_commit_per_feature(textkit_run: tuple[Path, FakeAPI, CliResult]) -> None:
-    project, _, _ = textkit_run
+def test_one_checkpoint_commit_per_feature(textkit_run: KilledAndResumed) -> None:
+    project = textkit_run.project
     assert _checkpoints(project) == FEATURES
     assert subprocess.run(["git", "-C", str(project), "ls-files", ".autonomous"],
                           capture_output=True, text=True, check=True).stdout == ""
 
 
-def test_the_report_tools_decisions_reach_the_context_agent(textkit_run: tuple[Path, FakeAPI, CliResult]) -> None:
-    project, fake, _ = textkit_run
+def test_the_report_tools_decisions_reach_the_context_agent(textkit_run: KilledAndResumed) -> None:
+    project, fake = textkit_run.project, textkit_run.fake
     decisions = read_json(project / ".autonomous/context/key-decisions.json")["decisions"]
     by_text = {d["text"]: d for d in decisions}
     reported = "slugify strips accents with unicodedata NFKD + ASCII encode"
@@ -141,7 +173,7 @@ def test_the_report_tools_decisions_reach_the_context_agent(textkit_run: tuple[P
 
 def _passed(project: Path) -> set[str]:
     """What `orchestrate status` says passed (the state file alone lags its journal)."""
-    status = run_cli(["status", "--json"], project, None)
+    status = run_cli(["status", "--json"], project, None, **_isolated(project.parent))
     assert status.code == 0, status.stderr
     return {fid for fid, f in json.loads(status.stdout)["features"].items() if f.get("status") == "passed"}
 
@@ -158,38 +190,19 @@ def _session_processes(session: int) -> list[int]:
     return found
 
 
-def test_kill_9_mid_run_resumes_with_nothing_redone_or_lost(tmp_path: Path) -> None:
-    project = _new_project(tmp_path)
-    with _textkit_fake() as fake:
-        proc = subprocess.Popen(
-            orchestrate_command("run", str(SPEC), "--agent", "claude-code"), cwd=project,
-            env=cli_env(fake, **_isolated(tmp_path)), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-        deadline = time.monotonic() + RUN_TIMEOUT
-        while len(_checkpoints(project)) < 3 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)  # mid-run: a Claude Code session of the next feature is likely running
-        proc.wait()
-        # The CLI dies with its parent (no orphan Claude Code); a check or commit may finish first.
-        quiet_by = time.monotonic() + 30
-        while _session_processes(proc.pid) and time.monotonic() < quiet_by:
-            time.sleep(0.1)
-        assert _session_processes(proc.pid) == []
-        passed_before = _passed(project)
-        assert 3 <= len(passed_before) < len(FEATURES), passed_before
-        calls_before = dict(fake.feature_calls)
-
-        result = _run(project, fake)
-
-        assert result.code == 0, result.stderr[-3000:]
-        assert _passed(project) == set(FEATURES)
-        redone = [fid for fid in passed_before if fake.feature_calls[fid] != calls_before.get(fid, 0)]
-        assert redone == [], f"passed features sent to the model again: {redone}"
-        assert _checkpoints(project) == FEATURES  # none lost, none twice
-        for fid in FEATURES:
-            log = read_json(project / f".autonomous/logs/{fid}.json")
-            assert log["status"] == "passed" and log["attempts"] >= 1
+def test_kill_9_mid_run_resumes_with_nothing_redone_or_lost(textkit_run: KilledAndResumed) -> None:
+    project, fake, result = textkit_run.project, textkit_run.fake, textkit_run.result
+    assert textkit_run.orphans == []
+    assert 3 <= len(textkit_run.passed_before) < len(FEATURES), textkit_run.passed_before
+    assert result.code == 0, result.stderr[-3000:]
+    assert _passed(project) == set(FEATURES)
+    calls_before = textkit_run.calls_before
+    redone = [fid for fid in textkit_run.passed_before if fake.feature_calls[fid] != calls_before.get(fid, 0)]
+    assert redone == [], f"passed features sent to the model again: {redone}"
+    assert _checkpoints(project) == FEATURES  # none lost, none twice
+    for fid in FEATURES:
+        log = read_json(project / f".autonomous/logs/{fid}.json")
+        assert log["status"] == "passed" and log["attempts"] >= 1
 
 
 def test_jobs_3_builds_textkit_with_one_claude_code_per_worktree(tmp_path: Path) -> None:

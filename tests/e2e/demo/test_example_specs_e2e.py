@@ -1,8 +1,7 @@
-"""The example specs in `specs/` really run: valid, and their checks are honest.
+"""The example specs in `specs/` really run: their checks are honest (that the specs load and
+each feature has a check of its own is `tests/unit/demo/test_example_specs.py`).
 
 For every `specs/<name>/spec.json`:
-- it loads without a warning, and every feature has its own check, a pytest file shipped in
-  `specs/<name>/checks/` and reached through `$ORCHESTRATE_SPEC_DIR` (each file used once);
 - in an empty project directory every check fails (nothing is built yet), and leaves no file
   behind, neither in the project nor beside the spec;
 - every check passes against a reference implementation: the checks can be satisfied. For
@@ -24,17 +23,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import pytest
 from orchestrator.demo.textkit_sources import final_tree
+from tests.example_specs import ROOT, per_spec
 from orchestrator.spec.load import LoadedSpec, load_spec
 from orchestrator.run.checks.check_command import run_check
 from orchestrator.store.records import CheckResult
 from tests.environments import unsandboxed
-
-
-
-ROOT = Path(__file__).resolve().parents[3]
-SPECS = sorted(ROOT.glob("specs/*/spec.json"))
-
-per_spec = pytest.mark.parametrize("spec_path", SPECS, ids=[p.parent.name for p in SPECS])
 
 
 @per_spec

@@ -7,16 +7,13 @@ the orchestrator; on resume a feature whose check is `false` was passed and the 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
-from orchestrator.run.checks.trust import distrust_unproven_passes
-from orchestrator.spec.load import load_spec
 from orchestrator.store.feature_log import FeatureLog, write_feature_log
 from orchestrator.store.records import CheckResult
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.run_state import FeatureState, RunState
 from tests.cli_helpers import run_cli, write_spec
+from tests.resume_trust import doubted, git, passed_feature
 from orchestrator.demo.fake_api.plans import bash, edit_create
 
 
@@ -59,58 +56,37 @@ def test_a_forged_pass_in_the_journal_is_not_believed_on_resume(fake_api: Any, t
 # ---- the rule, one case at a time -----------------------------------------------------------
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _setup(tmp_path: Path, *, git: bool) -> tuple[ProjectPaths, Any, RunState]:
-    root = tmp_path / "project"
-    root.mkdir()
-    if git:
-        _git(root, "init", "-q")
-    spec = load_spec(write_spec(tmp_path, 1, verify="true")).spec
-    state = RunState(features={"feat-01": FeatureState(status="passed", attempts=1)})
-    return ProjectPaths.for_project(root), spec, state
-
-
 def _log(paths: ProjectPaths, *, status: str = "passed", command: str = "true", success: bool = True) -> None:
     verification = CheckResult(command=command, success=success, exit_code=0 if success else 1, attempt=1)
     paths.logs_dir.mkdir(parents=True, exist_ok=True)
     write_feature_log(paths, FeatureLog(id="feat-01", status=status, attempts=1, verification=verification))
 
 
-def _doubted(paths: ProjectPaths, spec: Any, state: RunState, checkpoints: bool = True) -> list[str]:
-    warnings: list[str] = []
-    doubted = distrust_unproven_passes(state, spec, paths, checkpoints=checkpoints, on_warning=warnings.append)
-    assert len(warnings) == len(doubted)
-    return doubted
-
-
 def test_a_pass_with_its_log_outside_git_is_believed(tmp_path: Path) -> None:
-    paths, spec, state = _setup(tmp_path, git=False)
+    paths, spec, state = passed_feature(tmp_path, git_repo=False)
     _log(paths)
-    assert _doubted(paths, spec, state) == [] and state.features["feat-01"].status == "passed"
+    assert doubted(paths, spec, state) == [] and state.features["feat-01"].status == "passed"
 
 
 def test_a_pass_without_a_log_or_with_a_failing_one_is_not(tmp_path: Path) -> None:
-    paths, spec, state = _setup(tmp_path, git=False)
-    assert _doubted(paths, spec, state) == ["feat-01"]
+    paths, spec, state = passed_feature(tmp_path, git_repo=False)
+    assert doubted(paths, spec, state) == ["feat-01"]
     assert state.features["feat-01"].status == "pending"
     for kwargs in ({"status": "in_progress"}, {"success": False}, {"command": "echo another check"}):
         state.features["feat-01"].status = "passed"
         _log(paths, **kwargs)
-        assert _doubted(paths, spec, state) == ["feat-01"], kwargs
+        assert doubted(paths, spec, state) == ["feat-01"], kwargs
 
 
 def test_in_git_a_pass_needs_its_checkpoint_commit(tmp_path: Path) -> None:
-    paths, spec, state = _setup(tmp_path, git=True)
+    paths, spec, state = passed_feature(tmp_path, git_repo=True)
     _log(paths)
-    assert _doubted(paths, spec, state) == ["feat-01"]
+    assert doubted(paths, spec, state) == ["feat-01"]
     state.features["feat-01"].status = "passed"
-    assert _doubted(paths, spec, state, checkpoints=False) == []  # --no-commit: no checkpoint to look for
+    assert doubted(paths, spec, state, checkpoints=False) == []  # --no-commit: no checkpoint to look for
     (paths.root / "f.txt").write_text("x")
-    _git(paths.root, "add", "f.txt")
-    _git(paths.root, "commit", "-qm", "orchestrate: feat-01: Feature 1")
-    assert _doubted(paths, spec, state) == []
+    git(paths.root, "add", "f.txt")
+    git(paths.root, "commit", "-qm", "orchestrate: feat-01: Feature 1")
+    assert doubted(paths, spec, state) == []
 
 

@@ -7,39 +7,10 @@ Run with `-s` to see the counts.
 
 from __future__ import annotations
 
-import os
-from collections import Counter
 from pathlib import Path
-from typing import Any
-import pytest
+from tests.fsync_counter import FsyncCounter
 from tests.in_process import run_in_process
 from tests.cli_helpers import plain_summarizer, write_spec
-
-
-
-
-class FsyncCounter:
-    """Counts fsyncs by the directory of the file (or the directory) synced."""
-
-    def __init__(self) -> None:
-        self.by_dir: Counter[str] = Counter()
-        self._real = os.fsync
-
-    def __call__(self, fd: Any) -> None:
-        target = Path(os.readlink(f"/proc/self/fd/{fd}"))
-        self.by_dir[(target if target.is_dir() else target.parent).name] += 1
-        self._real(fd)
-
-    @property
-    def total(self) -> int:
-        return sum(self.by_dir.values())
-
-
-@pytest.fixture
-def fsyncs(monkeypatch: pytest.MonkeyPatch) -> FsyncCounter:
-    counter = FsyncCounter()
-    monkeypatch.setattr(os, "fsync", counter)
-    return counter
 
 
 def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_path: Path, fsyncs: FsyncCounter) -> None:

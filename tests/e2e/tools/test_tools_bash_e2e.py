@@ -11,10 +11,9 @@ import pytest
 from orchestrator.safety import process_group
 from orchestrator.safety.secrets import scrubbed_environment
 from orchestrator.tools.context import ToolContext
-from orchestrator.tools.context import ToolResult
 from orchestrator.tools.dispatch import execute_tool
+from tests.bash_tool import bash, bash_context, bash_project
 from tests.environments import unsandboxed
-
 
 
 KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 4
@@ -22,19 +21,12 @@ KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 4
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / ".autonomous" / "state").mkdir(parents=True)
-    (root / ".autonomous" / "state" / "execution-state.json").write_text('{"ok": true}\n')
-    return root.resolve()
+    return bash_project(tmp_path)
 
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(environment=unsandboxed(project), bash_timeout=10)
-
-
-def bash(ctx: ToolContext, command: str) -> ToolResult:
-    return execute_tool("bash", {"command": command}, ctx)
+    return bash_context(project)
 
 
 def process_gone(pid: int) -> bool:

@@ -7,44 +7,16 @@ Run with `-s` to see the counts.
 
 from __future__ import annotations
 
-import os
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
-import pytest
+from tests.fsync_counter import FsyncCounter
 import orchestrator.commands.listing as inspect_module
 from context_agent.project_memory import ContextAgent
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.run_state import RunState
-
-
-
-
-class FsyncCounter:
-    """Counts fsyncs by the directory of the file (or the directory) synced."""
-
-    def __init__(self) -> None:
-        self.by_dir: Counter[str] = Counter()
-        self._real = os.fsync
-
-    def __call__(self, fd: Any) -> None:
-        target = Path(os.readlink(f"/proc/self/fd/{fd}"))
-        self.by_dir[(target if target.is_dir() else target.parent).name] += 1
-        self._real(fd)
-
-    @property
-    def total(self) -> int:
-        return sum(self.by_dir.values())
-
-
-@pytest.fixture
-def fsyncs(monkeypatch: pytest.MonkeyPatch) -> FsyncCounter:
-    counter = FsyncCounter()
-    monkeypatch.setattr(os, "fsync", counter)
-    return counter
 
 
 def test_recording_a_report_costs_no_fsync(tmp_path: Path, fsyncs: FsyncCounter) -> None:

@@ -6,28 +6,19 @@ from pathlib import Path
 import pytest
 from orchestrator.tools.shell_policy import ShellPolicy
 from orchestrator.tools.context import ToolContext
-from orchestrator.tools.context import ToolResult
 from orchestrator.tools.dispatch import execute_tool
+from tests.bash_tool import bash, bash_context, bash_project
 from tests.environments import unsandboxed
-
-
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / ".autonomous" / "state").mkdir(parents=True)
-    (root / ".autonomous" / "state" / "execution-state.json").write_text('{"ok": true}\n')
-    return root.resolve()
+    return bash_project(tmp_path)
 
 
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
-    return ToolContext(environment=unsandboxed(project), bash_timeout=10)
-
-
-def bash(ctx: ToolContext, command: str) -> ToolResult:
-    return execute_tool("bash", {"command": command}, ctx)
+    return bash_context(project)
 
 
 def test_policy_refusals_are_errors_and_nothing_runs(ctx: ToolContext, project: Path) -> None:

@@ -5,34 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 import pytest
 from orchestrator.run.checks import protect
+from tests.check_project import names, write_check_project
 from orchestrator.run.checks.check_paths import check_file_keys, protected_files
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.dispatch import execute_tool
 from tests.environments import unsandboxed
 
 
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = (tmp_path / "project").resolve()
-    for relative, text in {
-        "src/app.py": "def main():\n    return 1\n",
-        "tests/test_app.py": "from src.app import main\n\ndef test_main():\n    assert main() == 2\n",
-        "tests/helpers.py": "X = 1\n",
-        "tests/__pycache__/test_app.cpython-311.pyc": "cache",
-        "tests/data/input.txt": "42\n",
-        "check.sh": "#!/bin/sh\npython3 -m pytest tests -q\n",
-        ".autonomous/state/execution-state.json": "{}",
-    }.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text)
-    (tmp_path / "outside.py").write_text("outside")
-    return root
-
-
-def names(root: Path, paths: list[Path]) -> list[str]:
-    return [p.relative_to(root).as_posix() for p in paths]
+    return write_check_project(tmp_path)
 
 
 def test_the_agent_rewriting_its_test_with_bash_is_detected(project: Path) -> None:

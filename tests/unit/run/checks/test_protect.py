@@ -5,59 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 import pytest
 from orchestrator.run.checks import protect
+from tests.check_project import names, write_check_project
 from orchestrator.run.checks.check_paths import protected_files
-
-
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = (tmp_path / "project").resolve()
-    for relative, text in {
-        "src/app.py": "def main():\n    return 1\n",
-        "tests/test_app.py": "from src.app import main\n\ndef test_main():\n    assert main() == 2\n",
-        "tests/helpers.py": "X = 1\n",
-        "tests/__pycache__/test_app.cpython-311.pyc": "cache",
-        "tests/data/input.txt": "42\n",
-        "check.sh": "#!/bin/sh\npython3 -m pytest tests -q\n",
-        ".autonomous/state/execution-state.json": "{}",
-    }.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text)
-    (tmp_path / "outside.py").write_text("outside")
-    return root
-
-
-def names(root: Path, paths: list[Path]) -> list[str]:
-    return [p.relative_to(root).as_posix() for p in paths]
-
-
-@pytest.mark.parametrize(
-    ("command", "expected"),
-    [
-        ("python3 -m pytest tests/test_app.py -q", ["tests/test_app.py"]),
-        ("pytest tests/test_app.py::test_main -x", ["tests/test_app.py"]),
-        ("pytest tests", ["tests/data/input.txt", "tests/helpers.py", "tests/test_app.py"]),
-        ("bash check.sh", ["check.sh"]),
-        ("./check.sh", ["check.sh"]),
-        ("cd src && sh ../check.sh", ["check.sh"]),
-        ("bash -c 'pytest tests/test_*.py'", ["tests/test_app.py"]),
-        ("python3 -m pytest --rootdir=src tests/test_app.py", ["tests/test_app.py"]),
-        ("pytest tests/test_app.py > report.txt 2>errors.log", ["tests/test_app.py"]),
-        ("./prog < tests/data/input.txt", ["tests/data/input.txt"]),
-        # Operators split words with or without spaces; a subshell's `cd` still changes directory.
-        ("(cd tests && pytest test_app.py)", ["tests/test_app.py"]),
-        ("pytest tests/test_app.py>report.txt 2>&1", ["tests/test_app.py"]),
-        ("pytest .", []),
-        ("make -C src test", []),
-        ("python3 ../outside.py", []),
-        ("pytest /etc/passwd", []),
-        ("pytest 'unbalanced", []),
-        ("", []),
-    ],
-)
-def test_the_files_a_verify_command_names_are_protected(project: Path, command: str, expected: list[str]) -> None:
-    assert names(project, protected_files(project, command, [])) == expected
+    return write_check_project(tmp_path)
 
 
 def test_globs_add_files_but_never_leave_the_project_or_include_caches(project: Path) -> None:
