@@ -99,7 +99,7 @@ class PlanAttempt:
     def __init__(
         self, books: CallBooks, *, model: str, feature_id: str, attempt: int, on_event: Callable[[ApiCall], None]
     ) -> None:
-        self.books, self.model, self.feature_id, self.on_event = books, model, feature_id, on_event
+        self.books, self.model, self.feature_id, self.attempt, self.on_event = books, model, feature_id, attempt, on_event
         self.call = f"plan.{attempt}"
         self.budget: float | None = None
         self._open = False
@@ -124,7 +124,7 @@ class PlanAttempt:
         cost = self.books.close_call("agent", self.model, worst, usage, call=self.call, cost=result.total_cost_usd)
         spend = self.books.spend
         self.on_event(ApiCall(
-            id=self.feature_id, feature=self.feature_id, turn=result.num_turns, model=self.model,
+            id=self.feature_id, feature=self.feature_id, turn=result.num_turns, attempt=self.attempt, model=self.model,
             usage=usage, cost_usd=round(cost, 6), stop_reason=result.subtype,
             run_tokens=spend.run_tokens.total, run_cost_usd=round(spend.run_cost_usd, 6),
         ))

@@ -286,7 +286,8 @@ class MeteringProxy:
                 return
             spend = self.client.spend
             event = ApiCall(
-                id=self.feature_id, feature=self.feature_id, turn=call.number, model=call.model, usage=outcome,
+                id=self.feature_id, feature=self.feature_id, turn=call.number, attempt=self.attempt, model=call.model,
+                usage=outcome,
                 cost_usd=round(cost, 6), stop_reason=call.stop_reason, run_tokens=spend.run_tokens.total,
                 run_cost_usd=round(spend.run_cost_usd, 6),
             )
