@@ -219,6 +219,8 @@ class MeteringProxy:
         finally:
             if call is not None:
                 self._close(call, outcome)
+        if handler.reply_open:  # only now: the CLI may end the attempt, and the proxy, once it has the answer
+            handler.end_reply()
 
     def _via_api(self, handler: ProxyHandler, body: bytes, call: _Call | None) -> Outcome:
         """The Anthropic API: the request and its answer passed on byte for byte."""
@@ -255,7 +257,6 @@ class MeteringProxy:
         for chunk in response.iter_raw():
             answer.take(chunk)
             handler.send_chunk(chunk)
-        handler.end_reply()
         if response.status_code != 200:
             self._warn(call, f"the API answered {response.status_code} (Claude Code retries what is worth it)")
             return None
@@ -287,8 +288,7 @@ class MeteringProxy:
             spend = self.client.spend
             event = ApiCall(
                 id=self.feature_id, feature=self.feature_id, turn=call.number, attempt=self.attempt, model=call.model,
-                usage=outcome,
-                cost_usd=round(cost, 6), stop_reason=call.stop_reason, run_tokens=spend.run_tokens.total,
+                usage=outcome, cost_usd=round(cost, 6), stop_reason=call.stop_reason, run_tokens=spend.run_tokens.total,
                 run_cost_usd=round(spend.run_cost_usd, 6),
             )
         self.on_event(event)

@@ -92,8 +92,7 @@ class ProviderUpstream:
             on_bytes(whole)
             handler.start_reply(200, [("content-type", "application/json")])
             handler.send_chunk(whole)
-            handler.end_reply()
-            return "answered"
+            return "answered"  # the proxy ends the reply once the call is booked
         _stream_back(handler, answer, on_bytes)
         return "answered"
 
@@ -114,7 +113,6 @@ def _stream_back(handler: ProxyHandler, stream: anthropic.Stream[BetaRawMessageS
         handler.send_chunk(data)
     finally:
         stream.close()
-    handler.end_reply()
 
 
 def _send_status_error(handler: ProxyHandler, err: anthropic.APIStatusError) -> None:

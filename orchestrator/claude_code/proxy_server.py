@@ -83,8 +83,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
 
+    reply_open = False  # a chunked reply is started and not ended: `end_reply` still owed
+
     def start_reply(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
         """The head of a reply whose body follows in `send_chunk`s (chunked: its length is not known)."""
+        self.reply_open = True
         self.send_response_only(status)
         for name, value in headers:
             if name.lower() not in HOP_BY_HOP:
@@ -99,13 +102,14 @@ class ProxyHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
     def end_reply(self) -> None:
+        self.reply_open = False
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
     def cut(self) -> None:
         """End the connection without finishing the reply: the client sees the stream break
         (as it would have from the API) and retries."""
-        self.close_connection = True
+        self.close_connection, self.reply_open = True, False
         try:
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
