@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 
 AgentName = Literal["builtin", "claude-code"]
 ClaudeSettings = Literal["none", "project"]
+DEFAULT_PLAN_ATTEMPT_BUDGET = 5.0  # USD: a plan attempt killed without a report is booked at this
 
 
 class AgentSettings(BaseModel):
@@ -24,6 +25,10 @@ class AgentSettings(BaseModel):
     mcp_config: Path | None = Field(None, description="Claude Code only: an MCP config file whose servers it gets.")
     claude_settings: ClaudeSettings = Field(
         "none", description="Claude Code only: none, or project (read the project's CLAUDE.md and .claude/settings.json)."
+    )
+    plan_attempt_budget: float = Field(
+        DEFAULT_PLAN_ATTEMPT_BUDGET, gt=0,
+        description="Claude Code on a Claude plan: USD budget of each attempt (--max-cost's share wins when smaller).",
     )
 
     @model_validator(mode="after")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage, query
 
+from orchestrator.agent_settings import DEFAULT_PLAN_ATTEMPT_BUDGET
 from orchestrator.claude_code.billing import BillingMode, PlanAttempt
 from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch
 from orchestrator.claude_code.metering_proxy import MeteringProxy
@@ -47,7 +48,7 @@ class Payment:
     """How one attempt's calls are paid: where they go, the attempt's budget, what books its result."""
 
     endpoint: ApiEndpoint | None  # None: the CLI's own sign-in (a Claude plan)
-    budget: float | None  # the SDK's max_budget_usd (a Claude plan with --max-cost)
+    budget: float | None  # the SDK's max_budget_usd (a Claude plan: always one)
     on_result: Callable[[ResultMessage], None]
 
 
@@ -59,6 +60,7 @@ class ClaudeCodeAgent:
     claude_settings: str
     mcp_config: str | None
     billing: BillingMode
+    plan_attempt_budget: float = DEFAULT_PLAN_ATTEMPT_BUDGET  # a Claude plan attempt's budget without --max-cost
     name: str = "claude-code"
 
     def system_prompt(self, spec: FeatureSpec, strategy: str) -> str:
@@ -99,7 +101,7 @@ class ClaudeCodeAgent:
             proxy.raise_if_refused()
             return
         with PlanAttempt(session.client, model=session.model, feature_id=feature_id, attempt=session.attempt,
-                         on_event=session.on_event) as plan:
+                         on_event=session.on_event, ceiling=self.plan_attempt_budget) as plan:
             yield Payment(None, plan.budget, plan.record)
         plan.raise_if_capped()
 

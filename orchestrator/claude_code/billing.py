@@ -10,11 +10,12 @@ Two ways, chosen from the run's provider and environment (`billing_mode`):
 - `claude-plan`: no key, and neither Bedrock nor Vertex. The installed Claude Code uses the
   user's own sign-in (`claude auth login`) and talks to Anthropic itself, with no proxy. This
   program never reads, copies or stores those credentials. Each attempt gets a budget (the
-  SDK's `max_budget_usd`), reserved in the books before it starts (`PlanAttempt`), and the cost
+  SDK's `max_budget_usd`: `plan_attempt_budget`, or `--max-cost`'s share when smaller),
+  reserved in the books before it starts (`PlanAttempt`), and the cost
   Claude Code reports for the attempt (`ResultMessage.total_cost_usd`) is booked when it ends.
   `--max-cost` is then enforced per attempt, not per call: Claude Code checks its budget
   between calls, so an attempt may pass it by the call that crossed it. An attempt killed
-  before it reports counts at its whole budget (nothing, without `--max-cost`). The run then
+  before it reports counts at its whole budget, with or without `--max-cost`. The run then
   makes no model call of its own (`makes_own_calls`): the Context Agent folds its summary
   without the summarizer model, and a merge conflict under `--jobs` gets a new attempt
   instead of the focused model step.
@@ -31,6 +32,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Literal, Protocol
 
+from orchestrator.agent_settings import DEFAULT_PLAN_ATTEMPT_BUDGET
 from orchestrator.claude_code.sse_usage import api_usage
 from orchestrator.config import ConfigError
 from orchestrator.json_types import JsonObject
@@ -87,26 +89,28 @@ class SessionResult(Protocol):
 class PlanAttempt:
     """One attempt on a Claude plan: its budget reserved before, the reported cost booked after.
 
-        with PlanAttempt(session.client, model=..., feature_id=..., attempt=..., on_event=...) as plan:
-            options.max_budget_usd = plan.budget          # None without --max-cost
+        with PlanAttempt(session.client, model=..., feature_id=..., attempt=..., on_event=..., ceiling=...) as plan:
+            options.max_budget_usd = plan.budget          # ceiling, or --max-cost's share when smaller
             ... run the session; on its ResultMessage: plan.record(result) ...
         plan.raise_if_capped()                           # LimitReached when the budget stopped it
 
-    An attempt that ends without `record` (killed, interrupted, failed) is booked at its budget.
+    An attempt that ends without `record` (killed, interrupted, failed) is booked at its budget,
+    so there is always one: `ceiling` (`plan_attempt_budget`) bounds it without `--max-cost`.
     `record` emits the attempt's one `api_call` event (its turns in `turn`, its cost as reported).
     """
 
     def __init__(
-        self, books: CallBooks, *, model: str, feature_id: str, attempt: int, on_event: Callable[[ApiCall], None]
+        self, books: CallBooks, *, model: str, feature_id: str, attempt: int, on_event: Callable[[ApiCall], None],
+        ceiling: float = DEFAULT_PLAN_ATTEMPT_BUDGET,
     ) -> None:
         self.books, self.model, self.feature_id, self.attempt, self.on_event = books, model, feature_id, attempt, on_event
-        self.call = f"plan.{attempt}"
-        self.budget: float | None = None
+        self.call, self.ceiling = f"plan.{attempt}", ceiling
+        self.budget = 0.0
         self._open = False
         self._over_budget = False
 
     def __enter__(self) -> PlanAttempt:
-        self.budget = self.books.reserve_budget(model=self.model, call=self.call)  # LimitReached: not started
+        self.budget = self.books.reserve_budget(model=self.model, call=self.call, ceiling=self.ceiling)  # LimitReached: not started
         self._open = True
         return self
 
@@ -116,7 +120,7 @@ class PlanAttempt:
             return
         self._open = False
         self._over_budget = result.subtype == OVER_BUDGET
-        worst = self.budget or 0.0
+        worst = self.budget
         if result.total_cost_usd is None:
             self.books.close_call("agent", self.model, worst, "unknown", call=self.call)
             return
@@ -132,11 +136,12 @@ class PlanAttempt:
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> None:
         if self._open:  # no report: Claude Code may have spent all of the budget
             self._open = False
-            self.books.close_call("agent", self.model, self.budget or 0.0, "unknown", call=self.call)
+            self.books.close_call("agent", self.model, self.budget, "unknown", call=self.call)
 
     def raise_if_capped(self) -> None:
-        """LimitReached when the session stopped on a budget that `--max-cost` set: the run's cap is reached."""
+        """LimitReached when the session stopped on a budget that `--max-cost` set (its share, smaller than
+        `ceiling`): the run's cap is reached. Stopped at `ceiling`, the attempt just failed."""
         max_cost = self.books.settings.max_cost
-        if self._over_budget and max_cost is not None:
+        if self._over_budget and max_cost is not None and self.budget < self.ceiling:
             raise LimitReached(f"cost cap {usd(max_cost)} reached: Claude Code stopped at its attempt's budget "
                                "(raise --max-cost and run again to resume)")

@@ -7,9 +7,10 @@ variables (no secrets), an empty home of its own, the API endpoint (the metering
 dummy key), and the few variables the SDK itself sets for the CLI. On a Claude plan (no
 endpoint) the CLI keeps the user's home instead, where its own sign-in lives. With a bubblewrap sandbox
 the CLI runs inside it, like the agent's commands: the workspace writable, the protected paths
-read-only, the real home hidden. The wrapper also starts a session of its own and dies with
-its parent, and every process it leads carries the attempt's marker, so that an interrupt or
-the attempt's end leaves none of them running (`orchestrator.safety.descendants`).
+read-only, the real home hidden, and each command of the agent in a nested one that masks the
+CLI's sign-in (`sign_in.shell_prefix`, through `CLAUDE_CODE_SHELL_PREFIX`). The wrapper also
+starts a session of its own and dies with its parent, and every process it leads carries the
+attempt's marker, so that an interrupt or the attempt's end leaves none of them running (`orchestrator.safety.descendants`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from orchestrator.claude_code.sign_in import shell_prefix
 from orchestrator.safety.descendants import CommandProcesses
 from orchestrator.safety.environment import CommandEnvironment
 
@@ -74,12 +76,24 @@ class CliLaunch:
         self.home = self.directory / "home" if endpoint is not None else _user_home(environment)
         self.home.mkdir(exist_ok=True)
         self.processes = CommandProcesses()
+        self.shell_prefix = self._shell_prefix()
         self.variables = self._variables()
         self.wrapper = self.directory / "claude"
         self.argv = self._argv()  # the CLI's command line before the SDK's arguments
         plan = {"argv": self.argv, "env": self.variables, "keep": list(SDK_VARIABLES)}
         self.wrapper.write_text(_WRAPPER.format(python=sys.executable, plan=json.dumps(plan)), encoding="utf-8")
         self.wrapper.chmod(0o700)
+
+    def _shell_prefix(self) -> Path | None:
+        """The script every agent command runs through, masking the sign-in; None without a sandbox
+        (no bubblewrap to mask with: the README says the sign-in is then as readable as any file)."""
+        sandbox = self.environment.sandbox
+        if not sandbox.active:
+            return None
+        path = self.directory / "shell-prefix"
+        path.write_text(shell_prefix(sandbox.bwrap, shutil.which("bash") or "/bin/bash", self.home), encoding="utf-8")
+        path.chmod(0o500)  # and read-only in the sandbox: the agent cannot take the mask off
+        return path
 
     def _variables(self) -> dict[str, str]:
         """All the CLI sees of the environment: built from the attempt's variables, never ours whole."""
@@ -88,6 +102,8 @@ class CliLaunch:
         env.update({"HOME": str(self.home), "PWD": str(self.environment.workspace),
                     # the run's max_tokens per call, as the built-in loop sends: the cap's worst case stays small
                     "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(self.max_output_tokens)})
+        if self.shell_prefix is not None:
+            env["CLAUDE_CODE_SHELL_PREFIX"] = str(self.shell_prefix)
         if self.endpoint is not None:
             env.update({"ANTHROPIC_BASE_URL": self.endpoint.base_url, "ANTHROPIC_API_KEY": self.endpoint.api_key})
             for name in CLOUD_SWITCHES:  # the CLI would go to the cloud itself, past the metering proxy
@@ -100,16 +116,17 @@ class CliLaunch:
         sandbox = self.environment.sandbox
         if not sandbox.active:
             return [str(self.cli)]
+        visible = (self.cli.parent, *([self.shell_prefix] if self.shell_prefix else []))
         if self.endpoint is None:  # its sign-in in the user's home, and Anthropic's hosts
             sign_in = tuple(path for path in (self.home / ".claude", self.home / ".claude.json") if path.exists())
-            sandbox = dataclasses.replace(sandbox, read=(*sandbox.read, self.cli.parent),
+            sandbox = dataclasses.replace(sandbox, read=(*sandbox.read, *visible),
                                           write=(*sandbox.write, *sign_in), allow_hosts=(*sandbox.allow_hosts, *PLAN_HOSTS))
             return sandbox.wrap([str(self.cli)], self.environment.workspace)
         address = urllib.parse.urlsplit(self.endpoint.base_url)
         host, port = address.hostname or "", address.port or (443 if address.scheme == "https" else 80)
         loopback = host in LOOPBACK
         sandbox = dataclasses.replace(
-            sandbox, read=(*sandbox.read, self.cli.parent), write=(*sandbox.write, self.home),
+            sandbox, read=(*sandbox.read, *visible), write=(*sandbox.write, self.home),
             # An endpoint elsewhere (no proxy in between) is one more host its proxy lets through.
             allow_hosts=sandbox.allow_hosts if loopback or not host else (*sandbox.allow_hosts, host),
         )

@@ -10,6 +10,7 @@ unattended, with the write guard deciding before every tool call.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,9 @@ class SessionSettings:
 def session_options(
     settings: SessionSettings, tools: ToolContext, report: McpSdkServerConfig, cli_path: Path, env: dict[str, str],
 ) -> ClaudeAgentOptions:
-    """The options of one attempt's session in `tools.environment`'s workspace."""
+    """The options of one attempt's session in `tools.environment`'s workspace (`env`: the CLI's variables)."""
+    # Where the CLI's sign-in is, out of its file tools' reach (without HOME in `env` the SDK gives it ours).
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
     sources: list[SettingSource] = ["project"] if settings.claude_settings == "project" else []
     servers: dict[str, object] = dict(_user_servers(settings.mcp_config))
     servers[SERVER_NAME] = report  # ours wins over a user's server of the same name
@@ -55,8 +58,8 @@ def session_options(
         # Unattended: what would prompt a user is answered by `unattended` (not bypassPermissions,
         # which the CLI refuses to root); the hook denies writes to protected paths before that.
         permission_mode="acceptEdits",
-        can_use_tool=unattended(tools),
-        hooks={"PreToolUse": [write_guard(tools)]},
+        can_use_tool=unattended(tools, home),
+        hooks={"PreToolUse": [write_guard(tools, home)]},
         disallowed_tools=list(WITHHELD_TOOLS),
         continue_conversation=False,
         resume=None,

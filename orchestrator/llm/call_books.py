@@ -138,23 +138,25 @@ class CallBooks:
                 return worst
             return self._book(model, usage, purpose, call, cost)
 
-    def reserve_budget(self, *, model: str, call: str) -> float | None:
-        """Before an agent's attempt that is capped as a whole (Claude Code on a Claude plan):
-        its share of what `--max-cost` leaves (spent and reserved taken off, split between the
-        `--jobs` workers), reserved and journaled as its worst case, for `close_call`. None
-        without a cap (then nothing is reserved); LimitReached when less than a cent is left."""
+    def reserve_budget(self, *, model: str, call: str, ceiling: float) -> float:
+        """Before an agent's attempt that is capped as a whole (Claude Code on a Claude plan): its
+        budget, reserved and journaled as its worst case, for `close_call`, so that an attempt
+        killed before it reports is booked at it. That is `ceiling` (the attempt's own budget,
+        `plan_attempt_budget`), or its share of what `--max-cost` leaves (spent and reserved taken
+        off, split between the `--jobs` workers) when smaller; LimitReached when less than a cent is left."""
         with self._money():
             if self.pool is not None:
                 self.pool.raise_if_stopped()
-            budget = None
+            budget = ceiling
             if self.settings.max_cost is not None:
-                budget = (self.settings.max_cost - self.committed_usd()) / self.settings.jobs
-                if budget < _MIN_BUDGET_USD:
+                share = (self.settings.max_cost - self.committed_usd()) / self.settings.jobs
+                if share < _MIN_BUDGET_USD:
                     raise LimitReached(f"cost cap {usd(self.settings.max_cost)} reached: ${self.committed_usd():.4f} "
                                        "spent or reserved (raise --max-cost and run again to resume)")
-                if self.pool is not None:
-                    self.pool.hold(budget)
-            self._journal(SpendEntry(kind="reserve", purpose="agent", cost_usd=budget or 0.0, model=model, call=call))
+                budget = min(share, ceiling)
+            if self.pool is not None:
+                self.pool.hold(budget)
+            self._journal(SpendEntry(kind="reserve", purpose="agent", cost_usd=budget, model=model, call=call))
         return budget
 
     def _money(self) -> contextlib.AbstractContextManager[object]:  # the pool's lock; a lone client holds none
