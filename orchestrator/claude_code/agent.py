@@ -29,6 +29,7 @@ from orchestrator.claude_code.billing import BillingMode, PlanAttempt
 from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.options import SessionSettings, session_options
+from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.report_server import ReportInbox, report_server
 from orchestrator.claude_code.stream import StreamRecorder
 from orchestrator.claude_code.upstream import Upstream
@@ -94,7 +95,7 @@ class ClaudeCodeAgent:
     def _paid(self, session: AgentSession, feature_id: str) -> Iterator[Payment]:
         """The attempt's billing around its session; LimitReached after it when a cap stopped it."""
         if self.billing == "api-key":  # every call through the metering proxy, the real key on its side only
-            with MeteringProxy(upstream=Upstream.from_environment(), client=session.client, feature_id=feature_id,
+            with MeteringProxy(upstream=_upstream(session.client), client=session.client, feature_id=feature_id,
                                attempt=session.attempt, on_event=session.on_event) as proxy:
                 yield Payment(ApiEndpoint(proxy.base_url, proxy.token), None, lambda _result: None)
             proxy.raise_if_refused()
@@ -130,6 +131,15 @@ async def _converse(
         raise
     finally:
         watcher.cancel()
+
+
+def _upstream(client: ModelClient) -> Upstream | ProviderUpstream:
+    """The Anthropic API with the run's key, or Bedrock / Vertex through the run's own SDK client."""
+    provider = client.settings.provider
+    if provider == "anthropic":
+        return Upstream.from_environment()
+    assert client.sdk is not None, "a metered run on Bedrock or Vertex has its SDK client (billing.makes_own_calls)"
+    return ProviderUpstream.of(provider, client.sdk)
 
 
 def _stopping(client: ModelClient) -> Callable[[], bool]:

@@ -83,11 +83,13 @@ def describe_agent(agent: str) -> tuple[str, bool]:
 
 
 def describe_payment(provider: str, max_cost: float | None, environ: Mapping[str, str]) -> tuple[str, bool]:
-    """`doctor`'s line on who pays for Claude Code's calls; False when it cannot run so (Bedrock, Vertex)."""
+    """`doctor`'s line on who pays for Claude Code's calls (an API key, a Claude plan, Bedrock or
+    Vertex through the metering proxy); False when it cannot run so (a CLAUDE_CODE_USE_* variable
+    naming another provider)."""
     from orchestrator.claude_code.billing import billing_mode, describe_billing
     from orchestrator.config import ConfigError
 
     try:
-        return describe_billing(billing_mode(provider, environ), max_cost), True
+        return describe_billing(billing_mode(provider, environ), max_cost, provider), True
     except ConfigError as err:
         return f"unusable: {err}", False

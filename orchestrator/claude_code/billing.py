@@ -1,9 +1,12 @@
 """Who pays for Claude Code's calls, and how `--max-cost` holds in each case.
 
-Two ways, chosen from the run's environment (`billing_mode`):
+Two ways, chosen from the run's provider and environment (`billing_mode`):
 
-- `api-key`: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is set. Every call goes through the
-  metering proxy (`metering_proxy`), which checks the cap before each call and books it exactly.
+- `api-key`: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is set, or the run is on Amazon Bedrock
+  or Google Vertex AI (`--provider bedrock|vertex`, paid by the user's cloud account). Every call
+  goes through the metering proxy (`metering_proxy`), which checks the cap before each call and
+  books it exactly; on Bedrock and Vertex the proxy sends it with the run's own SDK client for
+  that provider (`provider_relay`), whose AWS or Google credentials stay in this process.
 - `claude-plan`: no key, and neither Bedrock nor Vertex. The installed Claude Code uses the
   user's own sign-in (`claude auth login`) and talks to Anthropic itself, with no proxy. This
   program never reads, copies or stores those credentials. Each attempt gets a budget (the
@@ -17,9 +20,9 @@ Two ways, chosen from the run's environment (`billing_mode`):
   without the summarizer model, and a merge conflict under `--jobs` gets a new attempt
   instead of the focused model step.
 
-Bedrock and Vertex (`--provider`, or Claude Code's CLAUDE_CODE_USE_BEDROCK / _VERTEX) are not
-supported with Claude Code: the proxy would have to sign their requests and read their
-framing, which it does not.
+Claude Code's own CLAUDE_CODE_USE_BEDROCK / _VERTEX would have the CLI sign its calls itself,
+with the cloud credentials in its environment and no proxy: they are taken as a request for
+`--provider bedrock|vertex`, which must then be given, and never reach the CLI (`launch`).
 """
 
 from __future__ import annotations
@@ -40,20 +43,21 @@ from orchestrator.store.event_kinds import ApiCall
 
 BillingMode = Literal["api-key", "claude-plan"]
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-_CLOUD_VARIABLES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
+_CLOUD_VARIABLES = {"CLAUDE_CODE_USE_BEDROCK": "bedrock", "CLAUDE_CODE_USE_VERTEX": "vertex"}
+_CLOUD_NAMES = {"bedrock": "Amazon Bedrock (your AWS account)", "vertex": "Google Vertex AI (your Google Cloud project)"}
 OVER_BUDGET = "error_max_budget_usd"  # the result subtype of a session stopped by its budget
 
 
 def billing_mode(provider: str, environ: Mapping[str, str] | None = None) -> BillingMode:
-    """How a `--agent claude-code` run is paid for; ConfigError for a provider it cannot use."""
+    """How a `--agent claude-code` run is paid for; ConfigError when Claude Code's own cloud
+    variable names another provider than the run's."""
     env = os.environ if environ is None else environ
-    cloud = [name for name in _CLOUD_VARIABLES if env.get(name)]
-    if provider != "anthropic" or cloud:
-        given = f"--provider {provider}" if provider != "anthropic" else cloud[0]
-        raise ConfigError(
-            f"--agent claude-code does not support {given} yet (its calls are metered through the Anthropic API "
-            "only): use --agent builtin with that provider, or an ANTHROPIC_API_KEY"
-        )
+    for name, cloud in _CLOUD_VARIABLES.items():
+        if env.get(name) and provider != cloud:
+            raise ConfigError(f"{name} is set: run with --provider {cloud} (orchestrate then sends Claude Code's "
+                              f"calls to {cloud} itself, metered), or unset it")
+    if provider != "anthropic":
+        return "api-key"
     return "api-key" if any(env.get(name) for name in _KEY_VARIABLES) else "claude-plan"
 
 
@@ -63,11 +67,12 @@ def makes_own_calls(agent: str, provider: str, environ: Mapping[str, str] | None
     return agent != "claude-code" or billing_mode(provider, environ) == "api-key"
 
 
-def describe_billing(mode: BillingMode, max_cost: float | None) -> str:
+def describe_billing(mode: BillingMode, max_cost: float | None, provider: str = "anthropic") -> str:
     """One plain line on who pays and how the cap holds, for `doctor`, the live view and the run's start."""
     cap = "no --max-cost" if max_cost is None else f"--max-cost {usd(max_cost)}"
     if mode == "api-key":
-        return f"API key, metered by orchestrate: {cap}, checked before every call"
+        payer = _CLOUD_NAMES.get(provider, "API key")
+        return f"{payer}, metered by orchestrate: {cap}, checked before every call"
     return (f"your Claude plan, through Claude Code's own sign-in (no API key): {cap}, enforced per attempt, "
             "not per call; cost as Claude Code reports it")
 
@@ -98,7 +103,7 @@ class PlanAttempt:
         self, books: CallBooks, *, model: str, feature_id: str, attempt: int, on_event: Callable[[ApiCall], None],
         ceiling: float = DEFAULT_PLAN_ATTEMPT_BUDGET,
     ) -> None:
-        self.books, self.model, self.feature_id, self.on_event = books, model, feature_id, on_event
+        self.books, self.model, self.feature_id, self.attempt, self.on_event = books, model, feature_id, attempt, on_event
         self.call, self.ceiling = f"plan.{attempt}", ceiling
         self.budget = 0.0
         self._open = False
@@ -123,7 +128,7 @@ class PlanAttempt:
         cost = self.books.close_call("agent", self.model, worst, usage, call=self.call, cost=result.total_cost_usd)
         spend = self.books.spend
         self.on_event(ApiCall(
-            id=self.feature_id, feature=self.feature_id, turn=result.num_turns, model=self.model,
+            id=self.feature_id, feature=self.feature_id, turn=result.num_turns, attempt=self.attempt, model=self.model,
             usage=usage, cost_usd=round(cost, 6), stop_reason=result.subtype,
             run_tokens=spend.run_tokens.total, run_cost_usd=round(spend.run_cost_usd, 6),
         ))

@@ -35,6 +35,7 @@ PLAN_HOSTS = ("api.anthropic.com", "*.anthropic.com", "claude.ai")  # a Claude p
 TERM_GRACE = 2.0  # seconds the CLI's leftovers get between SIGTERM and SIGKILL
 # What the SDK sets for the CLI and the wrapper keeps (see ClaudeAgentOptions.env).
 SDK_VARIABLES = ("CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP", "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP")
+CLOUD_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 QUIET = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # no telemetry, updates or error reports: the API alone
     "CLAUDE_CODE_ENTRYPOINT": "sdk-py",
@@ -105,6 +106,8 @@ class CliLaunch:
             env["CLAUDE_CODE_SHELL_PREFIX"] = str(self.shell_prefix)
         if self.endpoint is not None:
             env.update({"ANTHROPIC_BASE_URL": self.endpoint.base_url, "ANTHROPIC_API_KEY": self.endpoint.api_key})
+            for name in CLOUD_SWITCHES:  # the CLI would go to the cloud itself, past the metering proxy
+                env.pop(name, None)
         return env
 
     def _argv(self) -> list[str]:

@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
 from orchestrator.claude_code.sse_usage import StreamUsage, message_usage
 from orchestrator.claude_code.upstream import Upstream
@@ -72,6 +73,20 @@ class _Call:
     model: str
     worst: float
     stop_reason: str | None = None  # the answer's, once it is in
+    streamed: bool = False  # the request asked for a stream
+
+
+class _Answer:
+    """An answer's bytes as they pass: a stream's events read at once, a whole answer kept to read."""
+
+    def __init__(self, *, streamed: bool) -> None:
+        self.streamed, self.reader, self.whole = streamed, StreamUsage(), bytearray()
+
+    def take(self, chunk: bytes) -> None:
+        if self.streamed:
+            self.reader.feed(chunk)
+        elif len(self.whole) < _MAX_WHOLE_ANSWER_BYTES:
+            self.whole += chunk
 
 
 Outcome = TokenUsage | Literal["unknown"] | None
@@ -81,7 +96,7 @@ class MeteringProxy:
     """A local Messages API for one attempt's Claude Code, metered into the run's books."""
 
     def __init__(
-        self, *, upstream: Upstream, client: CallBooks, feature_id: str, attempt: int,
+        self, *, upstream: Upstream | ProviderUpstream, client: CallBooks, feature_id: str, attempt: int,
         on_event: Callable[[ApiCall | Notice], None],
     ) -> None:
         self.upstream = upstream
@@ -176,7 +191,8 @@ class MeteringProxy:
                 if self._closed:
                     raise KeyboardInterrupt("the attempt is over")
                 worst = self.client.open_call(request, purpose="agent", call=call_id)
-                call = self._in_flight[number] = _Call(number, call_id, request["model"], worst)
+                call = self._in_flight[number] = _Call(number, call_id, request["model"], worst,
+                                                       streamed=request.get("stream") is True)
         except LimitReached as err:
             self.refusal = self.refusal or err
             handler.send_error_json(_REFUSED, "billing_error", f"orchestrate: {err}", [("x-should-retry", "false")])
@@ -191,49 +207,69 @@ class MeteringProxy:
 
     def _forward(self, handler: ProxyHandler, body: bytes, call: _Call | None) -> None:
         """`body` upstream with the real credentials, the answer back as it comes; the call booked."""
-        headers = {k: v for k, v in handler.headers.items() if k.lower() not in _NOT_PASSED_ON}
-        headers.update(self.upstream.auth_headers(), **{"accept-encoding": "identity"})
         outcome: Outcome = "unknown"
         try:
-            request = self._http.build_request("POST", self.upstream.url(handler.path), headers=headers, content=body)
-            try:
-                response = self._http.send(request, stream=True)
-            except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
-                outcome = None  # nothing reached the API
-                self._warn(call, f"the API is unreachable ({describe_error(err)})")
-                handler.send_error_json(503, "api_error", "orchestrate: the API is unreachable")
-                return
-            try:
-                outcome = self._relay(handler, response, call)
-            finally:
-                response.close()
+            if isinstance(self.upstream, ProviderUpstream):
+                outcome = self._via_provider(handler, body, call)
+            else:
+                outcome = self._via_api(handler, body, call)
         except (httpx2.TransportError, OSError) as err:  # upstream cut, or the CLI gone: unknown
             self._warn(call, f"the call was cut off ({describe_error(err)}); counted at its worst case")
             handler.cut()
         finally:
             if call is not None:
                 self._close(call, outcome)
+        if handler.reply_open:  # only now: the CLI may end the attempt, and the proxy, once it has the answer
+            handler.end_reply()
+
+    def _via_api(self, handler: ProxyHandler, body: bytes, call: _Call | None) -> Outcome:
+        """The Anthropic API: the request and its answer passed on byte for byte."""
+        assert isinstance(self.upstream, Upstream)
+        headers = {k: v for k, v in handler.headers.items() if k.lower() not in _NOT_PASSED_ON}
+        headers.update(self.upstream.auth_headers(), **{"accept-encoding": "identity"})
+        request = self._http.build_request("POST", self.upstream.url(handler.path), headers=headers, content=body)
+        try:
+            response = self._http.send(request, stream=True)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as err:
+            self._warn(call, f"the API is unreachable ({describe_error(err)})")
+            handler.send_error_json(503, "api_error", "orchestrate: the API is unreachable")
+            return None  # nothing reached the API
+        try:
+            return self._relay(handler, response, call)
+        finally:
+            response.close()
+
+    def _via_provider(self, handler: ProxyHandler, body: bytes, call: _Call | None) -> Outcome:
+        """Bedrock or Vertex, through the run's SDK client; the answer re-serialized as the API's."""
+        assert isinstance(self.upstream, ProviderUpstream)
+        answer = _Answer(streamed=call is not None and call.streamed)
+        relayed = self.upstream.relay(handler, handler.path, body, answer.take)
+        if relayed != "answered":
+            self._warn(call, f"{self.upstream.provider} {'is unreachable' if relayed == 'unreachable' else 'refused the call'}"
+                       " (Claude Code retries what is worth it)")
+            return None
+        return self._billed(call, answer)
 
     def _relay(self, handler: ProxyHandler, response: httpx2.Response, call: _Call | None) -> Outcome:
         """The answer passed on unchanged; what it bills: its usage, None (an error), or "unknown"."""
         handler.start_reply(response.status_code, response.headers.multi_items())
-        streamed = response.headers.get("content-type", "").startswith("text/event-stream")
-        reader, whole = StreamUsage(), bytearray()
+        answer = _Answer(streamed=response.headers.get("content-type", "").startswith("text/event-stream"))
         for chunk in response.iter_raw():
-            if streamed:
-                reader.feed(chunk)
-            elif len(whole) < _MAX_WHOLE_ANSWER_BYTES:
-                whole += chunk
+            answer.take(chunk)
             handler.send_chunk(chunk)
-        handler.end_reply()
         if response.status_code != 200:
             self._warn(call, f"the API answered {response.status_code} (Claude Code retries what is worth it)")
             return None
-        if not streamed:
-            read = message_usage(bytes(whole))
+        return self._billed(call, answer)
+
+    def _billed(self, call: _Call | None, answer: _Answer) -> Outcome:
+        """What a complete answer bills, read once from the bytes the CLI got."""
+        if not answer.streamed:
+            read = message_usage(bytes(answer.whole))
             if call is not None and read is not None:
                 call.stop_reason = read[1]
             return read[0] if read else "unknown"
+        reader = answer.reader
         if not reader.complete:
             self._warn(call, f"the answer ended without its message_stop ({reader.error_type or 'stream cut'}); "
                        "counted at its worst case")
@@ -251,8 +287,8 @@ class MeteringProxy:
                 return
             spend = self.client.spend
             event = ApiCall(
-                id=self.feature_id, feature=self.feature_id, turn=call.number, model=call.model, usage=outcome,
-                cost_usd=round(cost, 6), stop_reason=call.stop_reason, run_tokens=spend.run_tokens.total,
+                id=self.feature_id, feature=self.feature_id, turn=call.number, attempt=self.attempt, model=call.model,
+                usage=outcome, cost_usd=round(cost, 6), stop_reason=call.stop_reason, run_tokens=spend.run_tokens.total,
                 run_cost_usd=round(spend.run_cost_usd, 6),
             )
         self.on_event(event)

@@ -1,8 +1,8 @@
 """The metering proxy's HTTP plumbing: a threading stdlib server on 127.0.0.1 and the replies it writes.
 
 HTTP/1.1 with keep-alive, as Claude Code's client pools connections. The server keeps its open
-connections so that stopping it ends idle keep-alive waits and replies in flight at once. Its
-handler threads are not waited for: one may wait minutes on the API's next byte, so the proxy
+connections (`local_server`, as the packaged fake does) so that stopping it ends idle
+keep-alive waits and replies in flight at once. Its handler threads are not waited for: one may wait minutes on the API's next byte, so the proxy
 books such a call itself when it closes, and the handler books nothing after that.
 """
 
@@ -12,8 +12,10 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from orchestrator.local_server import ConnectionKeepingServer
 
 # Headers of one connection, not of the message: never passed on (RFC 9110, 7.6.1), nor the
 # length, which each side sets for the body it writes.
@@ -23,50 +25,26 @@ HOP_BY_HOP = frozenset({
 })
 
 
-class ProxyServer(ThreadingHTTPServer):
+class ProxyServer(ConnectionKeepingServer):
     """Serves every request with `serve(handler)`; `stop()` ends open connections, `join()` frees the port."""
-
-    daemon_threads = True  # not waited for: see above
 
     def __init__(self, serve: Callable[[ProxyHandler], None]) -> None:
         super().__init__(("127.0.0.1", 0), ProxyHandler)
         self.serve = serve
-        self._connections: set[socket.socket] = set()
-        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="metering-proxy", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        with self._lock:
-            self._connections.add(request)
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._lock:
-                self._connections.discard(request)
-
     def stop(self) -> None:
         """Stop accepting and shut the open connections (their handlers end as soon as they next read or write)."""
         self.shutdown()
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            try:
-                connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        self.close_connections()
 
     def join(self) -> None:
         self.server_close()
         self._thread.join(timeout=5)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client gone mid-reply is normal here (the CLI stopped, the attempt ended): the
-        # handler has booked its call in a `finally`; there is nothing else to say.
-        pass
 
 
 class ProxyHandler(BaseHTTPRequestHandler):
@@ -105,8 +83,11 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
 
+    reply_open = False  # a chunked reply is started and not ended: `end_reply` still owed
+
     def start_reply(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
         """The head of a reply whose body follows in `send_chunk`s (chunked: its length is not known)."""
+        self.reply_open = True
         self.send_response_only(status)
         for name, value in headers:
             if name.lower() not in HOP_BY_HOP:
@@ -121,13 +102,14 @@ class ProxyHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
     def end_reply(self) -> None:
+        self.reply_open = False
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
     def cut(self) -> None:
         """End the connection without finishing the reply: the client sees the stream break
         (as it would have from the API) and retries."""
-        self.close_connection = True
+        self.close_connection, self.reply_open = True, False
         try:
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
 from orchestrator.claude_code.report_server import QUALIFIED_NAME
-from orchestrator.json_types import JsonObject
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.claude_code.sse_usage import api_usage
 from orchestrator.run.attempt.agent_loop import AgentEvent, AttemptOutcome
 from orchestrator.store.event_kinds import Notice, ToolCall
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL
@@ -91,7 +90,7 @@ class StreamRecorder:
     def _ended(self, result: ResultMessage) -> None:
         outcome = self.outcome
         outcome.turns = max(outcome.turns, result.num_turns)
-        outcome.usage = usage_of(result.usage)
+        outcome.usage = api_usage(result.usage)
         outcome.cost_usd = result.total_cost_usd or 0.0
         outcome.final_text = result.result or outcome.final_text
         outcome.stop = _STOPS.get(result.subtype, "error")
@@ -99,14 +98,3 @@ class StreamRecorder:
             errors = "; ".join(result.errors or []) or result.result or result.subtype
             outcome.error = f"Claude Code ended with {result.subtype}: {errors}"[:500]
 
-
-def usage_of(usage: JsonObject | None) -> TokenUsage:
-    """The session's tokens, from the usage the CLI reports (the Messages API's keys)."""
-    usage = usage or {}
-
-    def count(key: str) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) else 0
-
-    return TokenUsage(input=count("input_tokens"), output=count("output_tokens"),
-                      cache_read=count("cache_read_input_tokens"), cache_write=count("cache_creation_input_tokens"))

@@ -3,8 +3,9 @@
 The run's own credentials, read from its environment as the built-in client reads them
 (`llm.sdk.api_credentials`: ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN), and its API
 (ANTHROPIC_BASE_URL, else Anthropic's). They stay in this process: the CLI gets a dummy key.
-Only the Anthropic API is supported upstream; Bedrock and Vertex would need their own request
-signing and answer framing here, which is not built (`billing.billing_mode` refuses them).
+This is the Anthropic API upstream, passed on byte for byte. Bedrock and Vertex are another
+upstream (`provider_relay.ProviderUpstream`): the run's own SDK client for the provider signs
+and frames each call, and the answer is written back in the Anthropic API's shape.
 """
 
 from __future__ import annotations

@@ -67,6 +67,7 @@ class ApiCall(_Event):
     id: str | None = Field(None, exclude_if=_absent)  # the feature's, as on every event of a feature
     feature: str | None = None
     turn: int
+    attempt: int | None = Field(None, exclude_if=_absent)  # the feature's attempt that made the call
     model: str | None = None  # the model that made this call
     usage: TokenUsage
     cost_usd: float

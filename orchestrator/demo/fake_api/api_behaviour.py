@@ -162,8 +162,10 @@ def _handle(
         )
     body: dict[str, Any] = entry.body
     endpoint = "count_tokens" if path == COUNT_TOKENS_PATH else "messages"
-    beta = query.get("beta") == ["true"]
-    betas = call.betas if call else [b.strip() for b in entry.headers.get("anthropic-beta", "").split(",") if b.strip()]
+    headed = [b.strip() for b in entry.headers.get("anthropic-beta", "").split(",") if b.strip()]
+    betas = (call.betas or headed) if call else headed  # Bedrock's in the body, Vertex's in the header
+    # Bedrock and Vertex take the beta parameters when the request names its betas.
+    beta = query.get("beta") == ["true"] or (call is not None and bool(betas))
     validate_request(body, endpoint=endpoint, beta=beta, max_output_tokens=fake.max_output_tokens, betas=tuple(betas))
     validate_thinking(body, betas)
     if fake.known_models is not None and body["model"] not in fake.known_models:

@@ -12,50 +12,30 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from orchestrator.local_server import ConnectionKeepingServer
 
 from .reply import Reply
 
 Dispatcher = Callable[[str, str, dict[str, str], bytes], Reply]
 
 
-class FakeHTTPServer(ThreadingHTTPServer):
-    """A `ThreadingHTTPServer` that hands every request to `dispatcher`."""
+class FakeHTTPServer(ConnectionKeepingServer):
+    """A server that hands every request to `dispatcher`."""
 
-    daemon_threads = True
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], dispatcher: Dispatcher) -> None:
         super().__init__(address, _Handler)
         self.dispatcher = dispatcher
         self.stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        with self._connections_lock:
-            self._connections.add(request)
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._connections_lock:
-                self._connections.discard(request)
 
     def close_connections(self) -> None:
         """Shut every open client connection (ends keep-alive waits and slow replies)."""
         self.stopping.set()
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            try:
-                connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients that give up (timeouts, dropped faults) are normal here, not errors.
-        pass
+        super().close_connections()
 
 
 class _Handler(BaseHTTPRequestHandler):

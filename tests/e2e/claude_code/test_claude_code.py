@@ -258,5 +258,7 @@ def test_doctor_names_the_agent_its_versions_and_who_pays(tmp_path):
     assert "your Claude plan" in shown["billing"] and "per attempt, not per call" in shown["billing"] and healthy
     rows, _ = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none"}, {**env, "ANTHROPIC_API_KEY": "sk-x"})
     assert "metered by orchestrate" in dict(rows)["billing"] and "sk-x" not in json.dumps(rows)
-    rows, healthy = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none", "provider": "bedrock"}, env)
-    assert dict(rows)["billing"].startswith("unusable") and not healthy
+    rows, _ = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none", "provider": "bedrock"}, env)
+    assert dict(rows)["billing"].startswith("Amazon Bedrock (your AWS account), metered by orchestrate")
+    rows, healthy = diagnose(tmp_path, {"agent": "claude-code", "sandbox": "none"}, {**env, "CLAUDE_CODE_USE_VERTEX": "1"})
+    assert dict(rows)["billing"].startswith("unusable") and "--provider vertex" in dict(rows)["billing"] and not healthy

@@ -26,12 +26,12 @@ def test_doctor_says_a_key_is_metered_per_call_and_a_plan_is_capped_per_attempt(
     assert not any(line.startswith("billing") for line in builtin.stdout.splitlines())
 
 
-def test_claude_code_on_bedrock_is_refused_before_any_call(tmp_path: Path, fake_api) -> None:
+def test_claude_code_with_its_own_cloud_switch_is_told_to_name_the_provider(tmp_path: Path, fake_api) -> None:
     spec = write_spec(tmp_path, 1)
-    result = run_cli(["run", str(spec), "--agent", "claude-code", "--provider", "bedrock"], tmp_path, fake_api,
-                     ORCHESTRATE_SANDBOX="none", AWS_REGION="us-east-1", AWS_BEARER_TOKEN_BEDROCK="token")
+    result = run_cli(["run", str(spec), "--agent", "claude-code"], tmp_path, fake_api,
+                     ORCHESTRATE_SANDBOX="none", CLAUDE_CODE_USE_BEDROCK="1")
     assert result.code == 2, result.stdout + result.stderr
-    assert "--agent claude-code does not support --provider bedrock" in result.stderr
+    assert "CLAUDE_CODE_USE_BEDROCK is set: run with --provider bedrock" in result.stderr
     assert fake_api.calls == 0
 
 

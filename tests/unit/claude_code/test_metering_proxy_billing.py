@@ -37,13 +37,13 @@ def test_a_key_means_metered_billing_and_no_key_means_the_users_claude_plan():
     assert not makes_own_calls("claude-code", "anthropic", {})  # on a plan: no client of our own, no key needed
 
 
-@pytest.mark.parametrize(("provider", "env", "named"), [
-    ("bedrock", {}, "--provider bedrock"), ("anthropic", {"CLAUDE_CODE_USE_VERTEX": "1"}, "CLAUDE_CODE_USE_VERTEX"),
-])
-def test_bedrock_and_vertex_are_refused_with_claude_code_saying_what_to_do(provider, env, named):
-    with pytest.raises(ConfigError, match=named) as refused:
-        billing_mode(provider, env)
-    assert "--agent builtin" in str(refused.value)
+def test_bedrock_and_vertex_are_metered_and_claude_codes_own_cloud_switch_asks_for_the_provider():
+    assert billing_mode("bedrock", {}) == "api-key" and billing_mode("vertex", {}) == "api-key"
+    assert makes_own_calls("claude-code", "vertex", {})  # the proxy sends through the run's own SDK client
+    assert billing_mode("bedrock", {"CLAUDE_CODE_USE_BEDROCK": "1"}) == "api-key"
+    assert describe_billing("api-key", 2.0, "bedrock").startswith("Amazon Bedrock (your AWS account), metered")
+    with pytest.raises(ConfigError, match="CLAUDE_CODE_USE_VERTEX is set: run with --provider vertex"):
+        billing_mode("anthropic", {"CLAUDE_CODE_USE_VERTEX": "1"})
 
 
 def test_a_plan_attempt_books_the_cost_claude_code_reports(tmp_path):
