@@ -82,7 +82,9 @@ def describe_agent(agent: str) -> tuple[str, bool]:
     return f"claude-code: {tools}", cli is not None
 
 
-def describe_payment(provider: str, max_cost: float | None, environ: Mapping[str, str]) -> tuple[str, bool]:
+def describe_payment(
+    provider: str, max_cost: float | None, environ: Mapping[str, str], attempt_budget: float,
+) -> tuple[str, bool]:
     """`doctor`'s line on who pays for Claude Code's calls (an API key, a Claude plan, Bedrock or
     Vertex through the metering proxy); False when it cannot run so (a CLAUDE_CODE_USE_* variable
     naming another provider)."""
@@ -90,6 +92,6 @@ def describe_payment(provider: str, max_cost: float | None, environ: Mapping[str
     from orchestrator.config import ConfigError
 
     try:
-        return describe_billing(billing_mode(provider, environ), max_cost, provider), True
+        return describe_billing(billing_mode(provider, environ), max_cost, provider, attempt_budget), True
     except ConfigError as err:
         return f"unusable: {err}", False

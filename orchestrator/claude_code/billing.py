@@ -67,14 +67,18 @@ def makes_own_calls(agent: str, provider: str, environ: Mapping[str, str] | None
     return agent != "claude-code" or billing_mode(provider, environ) == "api-key"
 
 
-def describe_billing(mode: BillingMode, max_cost: float | None, provider: str = "anthropic") -> str:
+def describe_billing(
+    mode: BillingMode, max_cost: float | None, provider: str = "anthropic",
+    attempt_budget: float = DEFAULT_PLAN_ATTEMPT_BUDGET,
+) -> str:
     """One plain line on who pays and how the cap holds, for `doctor`, the live view and the run's start."""
     cap = "no --max-cost" if max_cost is None else f"--max-cost {usd(max_cost)}"
     if mode == "api-key":
         payer = _CLOUD_NAMES.get(provider, "API key")
         return f"{payer}, metered by orchestrate: {cap}, checked before every call"
     return (f"your Claude plan, through Claude Code's own sign-in (no API key): {cap}, enforced per attempt, "
-            "not per call; cost as Claude Code reports it")
+            f"not per call; each attempt at most {usd(attempt_budget)} (plan_attempt_budget); "
+            "cost as Claude Code reports it")
 
 
 class SessionResult(Protocol):

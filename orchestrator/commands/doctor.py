@@ -76,7 +76,7 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
     rows.append(("agent", agent))
     healthy = healthy and runnable
     if config.agent == "claude-code":  # who pays for its calls, and how --max-cost holds then
-        payment, payable = describe_payment(config.provider, config.max_cost, environ)
+        payment, payable = describe_payment(config.provider, config.max_cost, environ, config.plan_attempt_budget)
         rows.append(("billing", payment))
         healthy = healthy and payable
     rows.append(("prices", _price_source(config)))

@@ -142,7 +142,8 @@ def billing_line(config: RunConfig) -> str | None:
         return None
     from orchestrator.claude_code.billing import billing_mode, describe_billing
 
-    return describe_billing(billing_mode(config.provider), config.max_cost, config.provider)
+    return describe_billing(billing_mode(config.provider), config.max_cost, config.provider,
+                            config.plan_attempt_budget)
 
 
 def _branch_workspace(paths: ProjectPaths, config: RunConfig, request: RunRequest) -> Path | None:

@@ -32,6 +32,7 @@ def test_a_key_means_metered_billing_and_no_key_means_the_users_claude_plan():
     assert billing_mode("anthropic", {"ANTHROPIC_AUTH_TOKEN": "t"}) == "api-key"
     assert billing_mode("anthropic", {}) == "claude-plan"
     assert "per attempt, not per call" in describe_billing("claude-plan", 2.0)
+    assert "each attempt at most $3.00" in describe_billing("claude-plan", None, attempt_budget=3.0)
     assert "before every call" in describe_billing("api-key", 2.0)
     assert makes_own_calls("builtin", "anthropic", {}) and makes_own_calls("claude-code", "anthropic", {"ANTHROPIC_API_KEY": "k"})
     assert not makes_own_calls("claude-code", "anthropic", {})  # on a plan: no client of our own, no key needed
