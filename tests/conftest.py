@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,16 @@ from tests.fsync_counter import FsyncCounter
 # The suite's sandbox: `ORCHESTRATE_SANDBOX=bwrap python3 -m pytest` runs every CLI test with
 # bubblewrap required; unset, the CLI's own default (auto) applies.
 SUITE_SANDBOX = os.environ.get("ORCHESTRATE_SANDBOX")
+
+
+@pytest.fixture(autouse=True)
+def default_signal_handling():
+    """Every test starts with Python's own Ctrl-C and SIGTERM handling. Something run in-process
+    earlier in a worker (the full suite, 2026-11-26) left SIGINT ignored: the interrupt tests
+    that came after it on that worker, and every process they started, no longer heard Ctrl-C.
+    What left it is not found yet (docs: DEVELOPING); a later test must not inherit it."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @pytest.fixture(autouse=True)
