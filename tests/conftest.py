@@ -21,7 +21,7 @@ def default_signal_handling():
     """Every test starts with Python's own Ctrl-C and SIGTERM handling. Something run in-process
     earlier in a worker (the full suite, 2026-11-26) left SIGINT ignored: the interrupt tests
     that came after it on that worker, and every process they started, no longer heard Ctrl-C.
-    What left it is not found yet (docs: DEVELOPING); a later test must not inherit it."""
+    What left it is not found yet; a later test must not inherit it."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
