@@ -106,9 +106,7 @@ def _stream_back(handler: ProxyHandler, stream: anthropic.Stream[BetaRawMessageS
             on_bytes(data)
             handler.send_chunk(data)
     except anthropic.APIStatusError as err:  # an `error` event mid-answer: passed on as the API sends it
-        error = err.body.get("error") if isinstance(err.body, dict) else None
-        kind = str(error.get("type")) if isinstance(error, dict) else "api_error"
-        data = error_event(kind, err.message)
+        data = error_event(_error_of(err)[0], err.message)
         on_bytes(data)
         handler.send_chunk(data)
     finally:
@@ -117,8 +115,14 @@ def _stream_back(handler: ProxyHandler, stream: anthropic.Stream[BetaRawMessageS
 
 def _send_status_error(handler: ProxyHandler, err: anthropic.APIStatusError) -> None:
     """The provider's error status with the API's error JSON (the provider's own type when it gave one)."""
-    error = err.body.get("error") if isinstance(err.body, dict) else None
-    kind = str(error.get("type")) if isinstance(error, dict) and error.get("type") else "api_error"
-    message = error.get("message") if isinstance(error, dict) else None
+    kind, message = _error_of(err)
     retry = err.response.headers.get("x-should-retry")
     handler.send_error_json(err.status_code, kind, str(message or err.message), [("x-should-retry", retry)] if retry else [])
+
+
+def _error_of(err: anthropic.APIStatusError) -> tuple[str, object]:
+    """The error's type as the provider named it ("api_error" when it did not) and its message, if any."""
+    error = err.body.get("error") if isinstance(err.body, dict) else None
+    if not isinstance(error, dict):
+        return "api_error", None
+    return (str(error["type"]) if error.get("type") else "api_error"), error.get("message")
