@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from orchestrator.run.checks.check_pool import check_runner, default_concurrency  # noqa: E402
 from orchestrator.run.checks.clean_checkout import WORKING_TREE, VerificationTree  # noqa: E402
 from orchestrator.run.checks.final_verification import verify_passed  # noqa: E402
-from orchestrator.run.checks.footprint import ChangeWatch, HashCache  # noqa: E402
+from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.run.checks.regression import RegressionGuard  # noqa: E402
@@ -67,7 +67,7 @@ def _guard_overhead(count: int) -> float:
         started = time.monotonic()
         rounds = 20
         for _ in range(rounds):
-            guard.targets(feature, ChangeWatch(root, by_git=True, hashes=HashCache()).changed())
+            guard.targets(feature, ChangeWatch(root, by_git=True, trees=TreeLedgers()).changed())
         return (time.monotonic() - started) / rounds
 
 

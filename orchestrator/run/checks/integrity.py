@@ -17,7 +17,7 @@ from orchestrator.git.run_git import CheckpointError
 from orchestrator.run.checks.assessment import assess, prompt_line
 from orchestrator.run.checks.check_pool import CheckRun, Progress
 from orchestrator.run.checks.failed_work import StartOfRun, park_failed_work
-from orchestrator.run.checks.footprint import ChangeWatch, HashCache, footprint
+from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers, footprint
 from orchestrator.run.checks.hidden_files import hidden_by_new_rules, hidden_result
 from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
@@ -37,9 +37,9 @@ class Integrity:
     park_failures: bool  # commits are on in a git project
     start: StartOfRun | None = None
     # The files a feature changed come from git only where each feature commits a checkpoint;
-    # else from content snapshots (`orchestrator.run.checks.footprint`), their digests cached for the run.
+    # else from the run's ledger of each tree's files (`orchestrator.run.checks.footprint`).
     footprints_by_git: bool = True
-    hashes: HashCache = field(default_factory=HashCache)
+    trees: TreeLedgers = field(default_factory=TreeLedgers)
     # False for a parallel worker: its worktree predates what was merged meanwhile, so the
     # guard's checks run after its merge, on the merged tree (`orchestrator.run.parallel.integrity_steps`).
     recheck_in_workspace: bool = True
@@ -131,7 +131,7 @@ class FeatureWatch:
     def __init__(self, integrity: Integrity, workspace: Path, feature: Feature) -> None:
         self.integrity, self.workspace, self.feature = integrity, workspace, feature
         self.assessment, self.note = integrity.assessment(feature)
-        self.changes = ChangeWatch(workspace, by_git=integrity.footprints_by_git, hashes=integrity.hashes)
+        self.changes = ChangeWatch(workspace, by_git=integrity.footprints_by_git, trees=integrity.trees)
         self.changed: list[str] | None = None
         self.runs: list[CheckRun] = []
 

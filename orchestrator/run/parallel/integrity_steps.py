@@ -98,7 +98,7 @@ def worker_integrity(run_integrity: Integrity) -> Integrity:
     it began; `guarded_recheck` runs them on the merged tree)."""
     return Integrity(
         run_integrity.spec, run_integrity.guard, run_integrity.events, park_failures=True, start=None,
-        recheck_in_workspace=False, footprints_by_git=True, hashes=run_integrity.hashes,
+        recheck_in_workspace=False, footprints_by_git=True, trees=run_integrity.trees,
     )
 
 

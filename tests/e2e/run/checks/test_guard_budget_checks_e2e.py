@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+
 import pytest
+
 from orchestrator.regression_budget import parse_budget
 from orchestrator.run.checks.check_pool import check_runner
-from orchestrator.run.checks.footprint import ChangeWatch, HashCache
+from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers
 from orchestrator.run.checks.regression import RegressionGuard
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.environments import unsandboxed
-
-
 
 
 def test_the_guard_goes_round_every_check_when_all_share_a_file(tmp_path: Path) -> None:
@@ -48,16 +48,16 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
+@pytest.mark.parametrize("inotify", [True, False], ids=["inotify", "walk"])
 @pytest.mark.parametrize("git", [False, True])
-def test_without_checkpoints_a_feature_changed_only_its_own_files(tmp_path: Path, git: bool) -> None:
+def test_without_checkpoints_a_feature_changed_only_its_own_files(tmp_path: Path, git: bool, inotify: bool) -> None:
     """No git, or git without commits per feature: the content snapshot, not the diff from HEAD
     (which would hold every earlier feature's work), says what a feature changed."""
     (tmp_path / "kept.txt").write_text("same\n")
     if git:
         _git(tmp_path, "init", "-q")
     (tmp_path / "earlier.txt").write_text("an earlier feature's work, never committed\n")
-    hashes = HashCache()
-    watch = ChangeWatch(tmp_path, by_git=False, hashes=hashes)
+    watch = ChangeWatch(tmp_path, by_git=False, trees=TreeLedgers(use_inotify=inotify))
     (tmp_path / "kept.txt").write_text("same\n")  # rewritten with the same bytes: no change
     (tmp_path / "mine.txt").write_text("this feature's\n")
     (tmp_path / ".autonomous").mkdir()
@@ -67,8 +67,8 @@ def test_without_checkpoints_a_feature_changed_only_its_own_files(tmp_path: Path
     assert watch.changed() == []
 
 
-def test_a_content_snapshot_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without git the tree is snapshotted twice per feature and grows with the run: a file is
+def test_a_walk_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without inotify the tree is walked twice per feature and grows with the run: a file is
     read again only when its stat changed, and caches and orchestrate's own files are not walked."""
     from orchestrator.run.checks import footprint
 
@@ -82,12 +82,12 @@ def test_a_content_snapshot_reads_only_the_files_that_changed(tmp_path: Path, mo
         (tmp_path / skipped).mkdir(parents=True)
         (tmp_path / skipped / "a.txt").write_text("not the project's work\n")
     (tmp_path / "link").symlink_to("pkg")
-    hashes = footprint.HashCache()
 
-    first = footprint.content_snapshot(tmp_path, hashes)
-    assert len(first) == 201 and "pkg/d3/m3.py" in first and "link" in first and len(reads) == 201
+    ledger = footprint.TreeLedger(tmp_path, use_inotify=False)
+    assert len(reads) == 201 and "m3.py" in reads and "link" in reads and "a.txt" not in reads
     reads.clear()
-    assert footprint.content_snapshot(tmp_path, hashes) == first and reads == []
+    start = ledger.refresh()
+    assert reads == [] and ledger.changed_since(start) == []
     (tmp_path / "pkg/d5/m5.py").write_text("x = 'changed'\n")
-    changed = footprint.content_snapshot(tmp_path, hashes)
-    assert reads == ["m5.py"] and {k for k in first if first[k] != changed[k]} == {"pkg/d5/m5.py"}
+    ledger.refresh()
+    assert reads == ["m5.py"] and ledger.changed_since(start) == ["pkg/d5/m5.py"]
