@@ -15,7 +15,7 @@ _WHITESPACE = re.compile(r"\s+")
 ELLIPSIS = "…"
 
 
-@lru_cache(maxsize=8192)  # stored items are rendered again for every feature
+@lru_cache(maxsize=2048)  # stored items are rendered again for every feature
 def one_line(text: str) -> str:
     """`text` with all whitespace runs (newlines included) collapsed to single spaces."""
     return _WHITESPACE.sub(" ", text).strip()

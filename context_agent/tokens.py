@@ -40,14 +40,19 @@ def _pieces(text: str) -> int:
     return len(_PIECES.findall(text))
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)  # stored items and lines: a few hundred a feature at most
 def _cached_pieces(text: str) -> int:
     return _pieces(text)
 
 
 def estimate_json_tokens(value: Any) -> int:
-    """Estimated tokens of `value` serialized as compact JSON."""
-    return estimate_tokens(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    """Estimated tokens of `value` serialized as compact JSON.
+
+    Not cached: serialized values (a conversation's messages, a request) are seen once, and
+    caching them filled the cache with text never asked for again (two a feature, held for
+    thousands of features)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return math.ceil(_pieces(text) * _calibration) if text else 0
 
 
 def set_calibration(factor: float) -> None:

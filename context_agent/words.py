@@ -20,7 +20,7 @@ _STOPWORDS = frozenset(
 
 
 # Cached: the same stored items are compared and ranked again on every call.
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def content_words(text: str) -> frozenset[str]:
     """Lower-case word stems of `text` minus stop words; `todoItems`/`todo-items` -> todo, item."""
     words: set[str] = set()
@@ -31,7 +31,7 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def normalized_key(text: str) -> str:
     """A key equal for texts that differ only in case, spacing and punctuation."""
     return " ".join(_WORD.findall(text.lower()))
@@ -92,7 +92,7 @@ _MODALS = frozenset(["must", "should", "shall", "always", "ought", "need", "need
 _CLAIM_KEEPS = frozenset(["never", "only", "except", "unless", "without"])
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)
 def claim_words(text: str) -> frozenset[str]:
     """The words of the rule `text` states, for telling a restatement from a different rule:
     content words after dropping lead-ins and modal verbs and reducing common synonyms
