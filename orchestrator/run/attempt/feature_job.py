@@ -190,8 +190,10 @@ class FeatureJob:
     def _record_pass(self) -> None:
         """Record the pass, and what is left to do after it, before doing any of it."""
         entry, books = self.recorder.entry, self.recorder.books
-        entry.status, entry.reopened = "passed", False
+        # The footprint before the status: the guard's index, in another worker's thread, takes
+        # a feature it finds passed to have its final footprint (`run/checks/footprint_index`).
         entry.footprint = self.watch.footprint(entry) if self.watch else entry.footprint
+        entry.status, entry.reopened = "passed", False
         entry.completed_at = now_ms()
         books.state.iteration += 1
         entry.iteration = books.state.iteration
