@@ -70,6 +70,9 @@ class TreeLedger:
         with self._lock:
             found = self._watch.drain() if self._watch is not None else None
             if found is None:
+                if self._watch is not None and self._watch.broken:
+                    self._watch.close()
+                    self._watch = None  # part of the tree is not watched: walk from now on
                 self._walk()
             else:
                 files, gone = found

@@ -42,6 +42,8 @@ class InotifyWatch:
     def __init__(self, libc: ctypes.CDLL, fd: int, root: str, walked: Callable[[str], bool]) -> None:
         self._libc, self._fd, self.root, self._walked = libc, fd, root, walked
         self._dirs: dict[int, str] = {}  # watch descriptor -> relative directory ("" is the root)
+        # A new directory could not be watched (the system's limit): from now on the tree must be walked.
+        self.broken = False
 
     @classmethod
     def start(cls, root: str, walked: Callable[[str], bool]) -> InotifyWatch | None:
@@ -64,8 +66,8 @@ class InotifyWatch:
 
     def drain(self) -> tuple[set[str], set[str]] | None:
         """(changed file paths, directories gone or moved away) since the last drain, relative
-        to the root; None when events were lost (queue overflow, or a new directory that could
-        not be watched): the caller walks the tree once."""
+        to the root; None when events were lost: the caller walks the tree once (after a queue
+        overflow), or for good (`broken`: a new directory could not be watched)."""
         files: set[str] = set()
         gone: set[str] = set()
         while True:
@@ -74,6 +76,7 @@ class InotifyWatch:
             except BlockingIOError:
                 return files, gone
             except OSError:
+                self.broken = True
                 return None
             if not self._take(data, files, gone):
                 return None
@@ -103,6 +106,7 @@ class InotifyWatch:
                 elif mask & (IN_CREATE | IN_MOVED_TO):
                     # Watch it first, then list it: a file made before the watch is in the listing.
                     if not self._add_tree(path + "/"):
+                        self.broken = True
                         return False
                     files.update(self._files_below(path + "/"))
                 continue

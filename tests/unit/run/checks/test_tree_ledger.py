@@ -163,3 +163,21 @@ def test_without_inotify_the_ledger_walks(tmp_path: Path, monkeypatch: pytest.Mo
     os.remove(root / "top.txt")
     assert not watch.ledger.watching if watch.ledger else False
     assert watch.changed() == ["top.txt"]
+
+
+@needs_inotify
+def test_a_directory_past_the_watch_limit_turns_the_ledger_to_walking(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new directory that cannot be watched: its files, then and later, are found by walking."""
+    root = _project(tmp_path / "project")
+    ledger = TreeLedger(root)
+    watch = ledger._watch
+    assert watch is not None
+    start = ledger.refresh()
+    monkeypatch.setattr(watch, "_add_tree", lambda relative: False)  # as at the watch limit (ENOSPC)
+    _write(root / "new/first.py", "1\n")
+    ledger.refresh()
+    assert ledger.changed_since(start) == ["new/first.py"] and not ledger.watching
+    _write(root / "new/later.py", "2\n")
+    ledger.refresh()
+    assert ledger.changed_since(start) == ["new/first.py", "new/later.py"]
