@@ -55,7 +55,7 @@ class FootprintIndex:
 
     def _refresh(self) -> None:
         if not self._built:
-            for feature_id, entry in self.state.features.items():
+            for feature_id, entry in list(self.state.features.items()):  # one step: other threads add entries
                 self._add(feature_id, entry)
             self._built = True
         for feature_id in list(self._unsettled):

@@ -103,9 +103,10 @@ class RegressionGuard:
         self.index.watch(feature.id)
         touched = set(changed or ())
         deps = dependencies_of(self.spec, feature)
-        # `all`: every passed feature; `affected`: those the index says may meet the change
+        # `all`: every feature of the spec; `affected`: those the index says may meet the change
         # (checked against the state below) and the dependencies, whatever the run's length.
-        ids = self.state.features.keys() if self.mode == "all" else self.index.meeting(touched) | deps
+        # (Not the state's keys: another worker's thread may add an entry while this one iterates.)
+        ids = self.positions.keys() if self.mode == "all" else self.index.meeting(touched) | deps
         picked = []
         for fid in ids:
             entry = self.state.features.get(fid)

@@ -62,3 +62,7 @@ def test_the_index_finds_what_a_scan_finds(tmp_path_factory, resumed, run, touch
             state.features[fid] = FeatureState(status="passed", footprint=Footprint(check=files))
         for other in SPEC.features:
             assert guard.targets(other, set(touched)) == _scan(state, other, set(touched))
+    every = RegressionGuard(SPEC, state, mode="all", concurrency=1, runner=guard.runner)
+    for other in SPEC.features:  # `--regression all`: every passed feature but itself, in spec order
+        assert every.targets(other, set(touched)) == [
+            f.id for f in SPEC.features if f.id != other.id and state.features.get(f.id, FeatureState()).status == "passed"]
