@@ -88,3 +88,11 @@ def skipped(directory: Path, root: Path) -> bool:
         return any(part in SKIP_DIRS for part in directory.relative_to(root).parts)
     except ValueError:
         return True
+
+
+def is_directory(entry: os.DirEntry[str]) -> bool:
+    """Whether a directory listing's entry is a directory itself (a link to one is not)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False

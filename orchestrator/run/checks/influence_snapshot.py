@@ -16,6 +16,7 @@ from pathlib import Path
 from orchestrator.run.checks.check_reach import (
     SKIP_DIRS,
     directories_on_path,
+    is_directory,
     named_paths,
     really_inside,
     runs_whole_tree,
@@ -104,14 +105,14 @@ def _look_in(directory: Path, root: Path, files: dict[str, tuple[str, str]]) -> 
             _add_file(Path(entry.path), root, KIND_SITE_HOOK, files)
         elif name.endswith(".py") and name[:-3] in STDLIB_NAMES:
             _add_file(Path(entry.path), root, KIND_STDLIB_SHADOW, files)
-        elif name in STDLIB_NAMES and _is_dir(entry) and os.path.isfile(os.path.join(entry.path, "__init__.py")):
+        elif name in STDLIB_NAMES and is_directory(entry) and os.path.isfile(os.path.join(entry.path, "__init__.py")):
             _add_file(Path(entry.path, "__init__.py"), root, KIND_STDLIB_SHADOW, files)
 
 
 def _first_level(root: Path) -> list[Path]:
     """The root's directories (not skipped ones): `src/sitecustomize.py` runs under `PYTHONPATH=src`."""
     try:
-        return [Path(e.path) for e in os.scandir(root) if e.name not in SKIP_DIRS and _is_dir(e)]
+        return [Path(e.path) for e in os.scandir(root) if e.name not in SKIP_DIRS and is_directory(e)]
     except OSError:
         return []
 
@@ -132,16 +133,9 @@ def _walk_for_conftest(starts: list[Path], root: Path, files: dict[str, tuple[st
         for entry in entries:
             if entry.name == CONFTEST:
                 _add_file(Path(entry.path), root, KIND_CONFTEST, files)
-            elif entry.name not in SKIP_DIRS and _is_dir(entry):
+            elif entry.name not in SKIP_DIRS and is_directory(entry):
                 pending.append(Path(entry.path))
     return False
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
 
 
 def _add_file(path: Path, root: Path, kind: str, files: dict[str, tuple[str, str]]) -> None:

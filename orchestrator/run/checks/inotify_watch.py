@@ -20,6 +20,8 @@ import os
 import struct
 from collections.abc import Callable
 
+from orchestrator.run.checks.check_reach import is_directory
+
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
 IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
@@ -127,7 +129,7 @@ class InotifyWatch:
             self._dirs[wd] = directory
             for entry in _entries(full):
                 key = directory + entry.name
-                if _is_dir(entry) and self._walked(key):
+                if is_directory(entry) and self._walked(key):
                     pending.append(key + "/")
         return True
 
@@ -144,7 +146,7 @@ class InotifyWatch:
             directory = pending.pop()
             for entry in _entries(os.path.join(self.root, directory)):
                 key = directory + entry.name
-                if _is_dir(entry):
+                if is_directory(entry):
                     if self._walked(key):
                         pending.append(key + "/")
                 else:
@@ -157,13 +159,6 @@ def _entries(directory: str) -> list[os.DirEntry[str]]:
         return list(os.scandir(directory))
     except OSError:
         return []
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
 
 
 _LIBC: list[ctypes.CDLL | None] = []

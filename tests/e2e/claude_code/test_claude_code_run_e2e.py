@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from orchestrator.demo.scripted import demo_summarizer
-from orchestrator.demo.spec_bundle import write_spec as write_demo_spec
 from orchestrator.demo.textkit_plan import CHECK_FILES, textkit_plan
+from tests.example_specs import first_demo_features
 from tests.cli_helpers import REPO_ROOT, CliResult, cli_env, orchestrate_command, read_json, run_cli
 from orchestrator.demo.fake_api.server import FakeAPI
 from orchestrator.demo.fake_api.agent_turn import agent_turn
@@ -64,14 +64,6 @@ def _run(project: Path, fake: FakeAPI, *args: str, spec: Path = SPEC) -> CliResu
     return run_cli(["run", str(spec), "--agent", "claude-code", "--json", *args], project, fake,
                    timeout=RUN_TIMEOUT, **_isolated(project.parent))
 
-
-def _first_features(directory: Path, count: int) -> Path:
-    """The textkit spec (its checks beside it) cut to its first `count` features."""
-    spec = write_demo_spec(directory)
-    document = json.loads(spec.read_text())
-    document["features"] = document["features"][:count]
-    spec.write_text(json.dumps(document))
-    return spec
 
 
 def _checkpoints(project: Path) -> list[str]:
@@ -218,7 +210,7 @@ def test_kill_9_mid_run_resumes_with_nothing_redone_or_lost(textkit_run: KilledA
 def test_jobs_3_builds_textkit_with_one_claude_code_per_worktree(tmp_path: Path) -> None:
     # The skeleton, then three features that only need it: three workers at once, each its Claude Code.
     features = FEATURES[:4]
-    spec = _first_features(tmp_path / "spec", len(features))
+    spec = first_demo_features(tmp_path / "spec", len(features))
     project = _new_project(tmp_path)
     with _textkit_fake() as fake:
         result = _run(project, fake, "--jobs", "3", spec=spec)

@@ -172,17 +172,14 @@ def test_the_demo_spec_runs_end_to_end_on_each_provider_with_the_default_models(
     import subprocess
 
     from orchestrator.demo.scripted import demo_summarizer
-    from orchestrator.demo.spec_bundle import write_spec as write_demo_spec
+    from tests.example_specs import first_demo_features
     from orchestrator.demo.textkit_plan import textkit_plan
     from orchestrator.llm.models import default_agent_model, default_summarizer_model
     from tests.fake_api_fixtures import running_fake_api
 
-    spec = write_demo_spec(tmp_path / "spec")
     # The demo's first two features (slugify fails once and is retried), summarized after each:
     # both default models answer through the provider, at a quarter of the whole demo's time.
-    document = json.loads(spec.read_text())
-    document["features"] = document["features"][:2]
-    spec.write_text(json.dumps(document))
+    spec = first_demo_features(tmp_path / "spec", 2)
     project = tmp_path / "textkit"
     project.mkdir()
     subprocess.run(["git", "init", "--quiet", str(project)], check=True)

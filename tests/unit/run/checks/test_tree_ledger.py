@@ -161,7 +161,7 @@ def test_without_inotify_the_ledger_walks(tmp_path: Path, monkeypatch: pytest.Mo
     root = _project(tmp_path / "project")
     watch = ChangeWatch(root, by_git=False, trees=TreeLedgers())
     os.remove(root / "top.txt")
-    assert not watch.ledger.watching if watch.ledger else False
+    assert watch.ledger is not None and not watch.ledger.watching
     assert watch.changed() == ["top.txt"]
 
 
