@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from tests import fork_server
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TEST_KEY = "sk-ant-test-0123456789abcdef"
 # Back-off between outer retries is shortened so fault tests stay fast.
@@ -54,8 +56,12 @@ def run_cli(
     args: Sequence[str], cwd: Path, fake: Any | None = None, *, key: str | None = TEST_KEY,
     timeout: float = 120, **extra: str,
 ) -> CliResult:
+    env = cli_env(fake, key, **extra)
+    server = fork_server.server_for(env)
+    if server is not None and server.can_serve(env, cwd):
+        return CliResult(*server.run(args, cwd, env, timeout))
     proc = subprocess.run(
-        orchestrate_command(*args), cwd=cwd, env=cli_env(fake, key, **extra), capture_output=True,
+        orchestrate_command(*args), cwd=cwd, env=env, capture_output=True,
         text=True, timeout=timeout, stdin=subprocess.DEVNULL,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)

@@ -1,0 +1,164 @@
+"""`orchestrate` processes for the tests, forked from a process that has already imported the
+program (and the SDK), instead of each importing it anew: the suite starts some three hundred
+`orchestrate run` processes, and importing is nearly all of what most of them spend (1.2 of
+1.3 s of CPU each; the SDK's import alone is 1.0 s).
+
+Each CLI process is still its own process: its own pid, arguments, directory, umask, environment,
+stdin/stdout/stderr pipes read to their end, the interpreter's own exit and exit status, the
+same `python -m orchestrator` entry. What it shares with the others is the modules imported
+before the fork, so a request is forked only when its environment differs from the server's in
+variables nothing reads at import (`_READ_AT_RUN_TIME`); any other difference, and every
+process a test starts itself (`orchestrate_command`: the interrupt, crash and terminal tests),
+gets a fresh interpreter. `ORCHESTRATE_TESTS_FORK_SERVER=0` gives every CLI process a fresh
+interpreter (the suite then takes about a third longer).
+
+One server per test process (each xdist worker), started on first use and ended with it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import selectors
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Mapping, Sequence
+
+SERVER_SCRIPT = Path(__file__).with_name("fork_server_process.py")
+ENABLED = os.environ.get("ORCHESTRATE_TESTS_FORK_SERVER", "1") != "0"
+
+# Variables a request may set differently from the server's environment: read by the program
+# and its libraries when they run, never when they are imported (anthropic reads ANTHROPIC_LOG
+# at import, so that one is not here).
+_READ_AT_RUN_TIME_PREFIXES = ("ORCHESTRATE_", "CLAUDE_", "AWS_", "GOOGLE_", "CLOUDSDK_", "GIT_", "PYTEST_")
+_READ_AT_RUN_TIME = {
+    "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL",
+    "HOME", "PATH", "TMPDIR", "USER", "LOGNAME", "SHELL",
+}
+
+
+def _read_at_run_time(name: str) -> bool:
+    return name in _READ_AT_RUN_TIME or name.startswith(_READ_AT_RUN_TIME_PREFIXES)
+
+
+class ForkServer:
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = dict(env)
+        self.directory = tempfile.mkdtemp(prefix="orchestrate-fork-server-")
+        self.socket_path = os.path.join(self.directory, "socket")
+        self.log_path = os.path.join(self.directory, "server.log")
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, str(SERVER_SCRIPT), self.socket_path], env=self.env, cwd=self.directory,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+            )
+        assert self.process.stdout is not None
+        if self.process.stdout.readline() != b"ready\n":
+            self.process.wait()
+            raise RuntimeError(f"the tests' fork server did not start: {Path(self.log_path).read_text()}")
+
+    def can_serve(self, env: Mapping[str, str], cwd: Path) -> bool:
+        if self.process.poll() is not None or not os.path.isdir(cwd):
+            return False
+        differing = {name for name in self.env.keys() | env.keys() if self.env.get(name) != env.get(name)}
+        return all(_read_at_run_time(name) for name in differing)
+
+    def run(self, args: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float) -> tuple[int, str, str]:
+        """As `subprocess.run(capture_output=True, text=True, stdin=DEVNULL, timeout=...)`."""
+        umask = os.umask(0)
+        os.umask(umask)
+        request = json.dumps({"args": list(args), "cwd": str(cwd), "env": dict(env), "umask": umask}).encode()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+            conn.connect(self.socket_path)
+            try:
+                socket.send_fds(conn, [request], [stdin, out_write, err_write])
+            finally:
+                for fd in (stdin, out_write, err_write):
+                    os.close(fd)
+            return _collect(conn, out_read, err_read, [sys.executable, "-m", "orchestrator", *args], timeout)
+
+    def stop(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()  # the server leaves when its stdin ends
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _collect(conn: socket.socket, out_read: int, err_read: int, command: list[str], timeout: float) -> tuple[int, str, str]:
+    """Read stdout and stderr to their end and the exit status, as `Popen.communicate` does."""
+    chunks: dict[int, list[bytes]] = {out_read: [], err_read: []}
+    pid: int | None = None
+    code: int | None = None
+    selector = selectors.DefaultSelector()
+    for fd in (out_read, err_read, conn.fileno()):
+        selector.register(fd, selectors.EVENT_READ)
+    deadline = _now() + timeout
+    try:
+        while len(selector.get_map()) > 0:
+            remaining = deadline - _now()
+            if remaining <= 0:
+                if pid is not None:
+                    os.kill(pid, 9)
+                raise subprocess.TimeoutExpired(command, timeout, b"".join(chunks[out_read]), b"".join(chunks[err_read]))
+            for key, _ in selector.select(remaining):
+                if key.fd == conn.fileno():
+                    message = conn.recv(64).decode()
+                    if not message:
+                        selector.unregister(key.fd)
+                        continue
+                    kind, value = message.split()
+                    if kind == "pid":
+                        pid = int(value)
+                    else:
+                        code = int(value)
+                    continue
+                data = os.read(key.fd, 65536)
+                if data:
+                    chunks[key.fd].append(data)
+                else:
+                    selector.unregister(key.fd)
+    finally:
+        selector.close()
+        os.close(out_read)
+        os.close(err_read)
+    if code is None:
+        raise RuntimeError("the tests' fork server lost a CLI process without its exit status")
+    return code, _text(b"".join(chunks[out_read])), _text(b"".join(chunks[err_read]))
+
+
+def _text(data: bytes) -> str:
+    # What `subprocess.run(text=True)` makes of a process's output.
+    import locale
+    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _now() -> float:
+    import time
+    return time.monotonic()
+
+
+_server: ForkServer | None = None
+
+
+def server_for(env: Mapping[str, str]) -> ForkServer | None:
+    """This test process's server (started with `env` if none runs yet), or None when disabled."""
+    global _server
+    if not ENABLED:
+        return None
+    if _server is None or _server.process.poll() is not None:
+        # The server itself never holds a key or points at a test's fake API.
+        _server = ForkServer({name: value for name, value in env.items() if name not in _READ_AT_RUN_TIME})
+        atexit.register(_server.stop)
+    return _server

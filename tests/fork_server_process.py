@@ -1,0 +1,153 @@
+"""The fork server's own process (`tests/fork_server.py` starts it; run as a script, so that the
+`tests` package is not among the modules a CLI process inherits).
+
+It imports what `orchestrate run` imports (the SDK alone is about a second of CPU), then waits.
+For each request it forks a waiter, which forks the CLI process and reports that process's pid
+and exit status; the CLI process takes the request's stdin/stdout/stderr, directory, umask,
+environment and arguments, and runs `orchestrator` as `python -m orchestrator` would, to the
+interpreter's own exit (atexit handlers, thread joins, flushes). Nothing else is run here
+before the fork: every command's own work, and every import it makes lazily, happens in the
+CLI process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import json
+import os
+import runpy
+import select
+import signal
+import socket
+import sys
+import tempfile
+import threading
+
+# What `orchestrate run` imports before its first model call.
+PRELOAD = (
+    "orchestrator.cli.commands", "orchestrator.commands.run", "orchestrator.run.factory",
+    "orchestrator.llm.client", "anthropic",
+)
+
+
+def _preload() -> None:
+    for name in PRELOAD:
+        importlib.import_module(name)
+    # What a fork would copy and a new process would not have: threads, or a cached temporary
+    # directory (read from TMPDIR on first use, which must be the CLI's).
+    if threading.active_count() != 1 or tempfile.tempdir is not None:
+        sys.exit(f"fork server: importing {PRELOAD} started a thread or fixed the temporary directory")
+
+
+def _serve(listener: socket.socket) -> tuple[socket.socket, dict, list[int]]:
+    """Accept requests until the test process goes (its end of stdin closes); in a waiter, return
+    the request it is to run."""
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1):
+            os._exit(0)
+        if listener not in ready:
+            continue
+        conn, _ = listener.accept()
+        message, fds, _flags, _address = socket.recv_fds(conn, 1 << 20, 3)
+        if os.fork() == 0:
+            listener.close()
+            return conn, json.loads(message), fds
+        conn.close()
+        for fd in fds:
+            os.close(fd)
+        _reap_waiters()
+
+
+def _reap_waiters() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _wait_for_cli(conn: socket.socket, request: dict, fds: list[int]) -> None:
+    """In the waiter: fork the CLI process and report on it. Returns only in the CLI process."""
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        _become_cli(request, fds)
+        return
+    for fd in fds:
+        os.close(fd)
+    conn.send(f"pid {pid}".encode())
+    _, status = os.waitpid(pid, 0)
+    conn.send(f"exit {os.waitstatus_to_exitcode(status)}".encode())
+    os._exit(0)
+
+
+def _become_cli(request: dict, fds: list[int]) -> None:
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    # As `subprocess.run(close_fds=True)`: only stdin, stdout and stderr are open.
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2:
+            try:
+                os.close(int(name))
+            except OSError:
+                pass
+    os.chdir(request["cwd"])
+    os.umask(request["umask"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.path[0] = os.getcwd()  # `python -m` puts the working directory first
+    sys.argv = ["-m", *request["args"]]
+
+
+# The CLI process's exit status, once its command has ended.
+_exit_status: int | str | None = None
+
+
+def _leave_without_teardown() -> None:
+    """The last atexit handler (registered before any other): after the threads were joined and
+    every other handler ran, as at any interpreter's exit, leave without tearing the modules
+    down. That teardown is 0.4 s of CPU for what the server imported, spent only to free memory
+    the process is about to give back; a real process would spend it too, but nothing a test
+    can see depends on it."""
+    if _exit_status is None:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if _exit_status == "SIGINT":  # as Python ends on an uncaught KeyboardInterrupt
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(int(_exit_status))
+
+
+def main() -> None:
+    socket_path = sys.argv[1]
+    atexit.register(_leave_without_teardown)
+    _preload()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(socket_path)
+    listener.listen(16)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    conn, request, fds = _serve(listener)
+    _wait_for_cli(conn, request, fds)
+
+
+if __name__ == "__main__":
+    main()
+    # Only the CLI process gets here, as `python -m orchestrator` would run it; the exit status
+    # is Python's own for how it ended.
+    _exit_status = 1
+    try:
+        runpy.run_module("orchestrator", run_name="__main__", alter_sys=True)
+        _exit_status = 0
+    except SystemExit as end:
+        _exit_status = 0 if end.code is None else end.code if isinstance(end.code, int) else 1
+        raise
+    except KeyboardInterrupt:
+        _exit_status = "SIGINT"
+        raise
