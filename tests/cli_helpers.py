@@ -58,7 +58,7 @@ def run_cli(
 ) -> CliResult:
     env = cli_env(fake, key, **extra)
     server = fork_server.server_for(env)
-    if server is not None and server.can_serve(env, cwd):
+    if server is not None and server.can_serve(env, cwd, args):
         return CliResult(*server.run(args, cwd, env, timeout))
     proc = subprocess.run(
         orchestrate_command(*args), cwd=cwd, env=env, capture_output=True,

@@ -35,6 +35,7 @@ ENABLED = os.environ.get("ORCHESTRATE_TESTS_FORK_SERVER", "1") != "0"
 # Variables a request may set differently from the server's environment: read by the program
 # and its libraries when they run, never when they are imported (anthropic reads ANTHROPIC_LOG
 # at import, so that one is not here).
+ARGUMENT_ROOM, ENVIRONMENT_ROOM = 16 * 1024, 96 * 1024  # bytes; the kernel's limit is 128 KiB a string
 _READ_AT_RUN_TIME_PREFIXES = ("ORCHESTRATE_", "CLAUDE_", "AWS_", "GOOGLE_", "CLOUDSDK_", "GIT_", "PYTEST_")
 _READ_AT_RUN_TIME = {
     "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL",
@@ -52,9 +53,14 @@ class ForkServer:
         self.directory = tempfile.mkdtemp(prefix="orchestrate-fork-server-")
         self.socket_path = os.path.join(self.directory, "socket")
         self.log_path = os.path.join(self.directory, "server.log")
+        # Room for each CLI process's own command line and environment, as other processes read
+        # them from /proc (see `fork_server_process._become_cli`).
+        command = [sys.executable, str(SERVER_SCRIPT), self.socket_path, " " * ARGUMENT_ROOM]
+        server_env = {**self.env, "ORCHESTRATE_TESTS_FORK_SERVER_ROOM": " " * ENVIRONMENT_ROOM}
+        self.argument_room, self.environment_room = _block_size(command), _block_size(_entries(server_env))
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, str(SERVER_SCRIPT), self.socket_path], env=self.env, cwd=self.directory,
+                command, env=server_env, cwd=self.directory,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
             )
         assert self.process.stdout is not None
@@ -62,8 +68,11 @@ class ForkServer:
             self.process.wait()
             raise RuntimeError(f"the tests' fork server did not start: {Path(self.log_path).read_text()}")
 
-    def can_serve(self, env: Mapping[str, str], cwd: Path) -> bool:
+    def can_serve(self, env: Mapping[str, str], cwd: Path, args: Sequence[str] = ()) -> bool:
         if self.process.poll() is not None or not os.path.isdir(cwd):
+            return False
+        if (_block_size([sys.executable, "-m", "orchestrator", *args]) > self.argument_room
+                or _block_size(_entries(env)) > self.environment_room):
             return False
         differing = {name for name in self.env.keys() | env.keys() if self.env.get(name) != env.get(name)}
         return all(_read_at_run_time(name) for name in differing)
@@ -94,6 +103,14 @@ class ForkServer:
             self.process.kill()
             self.process.wait()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _entries(env: Mapping[str, str]) -> list[str]:
+    return [f"{name}={value}" for name, value in env.items()]
+
+
+def _block_size(strings: Sequence[str]) -> int:
+    return sum(len(string.encode()) + 1 for string in strings)
 
 
 def _collect(conn: socket.socket, out_read: int, err_read: int, command: list[str], timeout: float) -> tuple[int, str, str]:

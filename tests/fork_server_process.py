@@ -32,6 +32,15 @@ PRELOAD = (
 
 
 def _preload() -> None:
+    # Can this process write its own argument and environment blocks (as the CLI processes
+    # will)? Written back unchanged; a server that cannot do it does not start.
+    for fields in (ARG_FIELDS, ENV_FIELDS):
+        start, end = _exec_block(fields)
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            block = mem.read(end - start)
+            mem.seek(start)
+            mem.write(block)
     for name in PRELOAD:
         importlib.import_module(name)
     # What a fork would copy and a new process would not have: threads, or a cached temporary
@@ -97,8 +106,39 @@ def _become_cli(request: dict, fds: list[int]) -> None:
     os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["env"])
+    # What other processes read of this one (`/proc/<pid>/cmdline`, `/proc/<pid>/environ`: the
+    # agent's `cat /proc/$PPID/environ`) is the memory the kernel laid out at exec, the server's:
+    # written over with the request's, in the room the server was started with. After the
+    # environment was swapped above, nothing in this process points there any more.
+    command = [sys.executable, "-m", "orchestrator", *request["args"]]
+    _write_exec_block(ARG_FIELDS, _nul_joined(command))
+    _write_exec_block(ENV_FIELDS, _nul_joined(f"{name}={value}" for name, value in request["env"].items()))
     sys.path[0] = os.getcwd()  # `python -m` puts the working directory first
     sys.argv = ["-m", *request["args"]]
+
+
+# Where the kernel keeps a process's arguments and environment: fields 48-49 and 50-51 of
+# /proc/<pid>/stat (1-based), indexes 45-46 and 47-48 of what follows the command name.
+ARG_FIELDS, ENV_FIELDS = (45, 46), (47, 48)
+
+
+def _nul_joined(entries) -> bytes:
+    return b"".join(entry.encode() + b"\0" for entry in entries)
+
+
+def _exec_block(fields: tuple[int, int]) -> tuple[int, int]:
+    with open("/proc/self/stat", "rb") as stat:
+        values = stat.read().rsplit(b")", 1)[1].split()
+    return int(values[fields[0]]), int(values[fields[1]])
+
+
+def _write_exec_block(fields: tuple[int, int], content: bytes) -> None:
+    start, end = _exec_block(fields)
+    if len(content) > end - start:
+        raise SystemExit(f"fork server: {len(content)} bytes do not fit in the {end - start} the server has")
+    with open("/proc/self/mem", "r+b", buffering=0) as mem:
+        mem.seek(start)
+        mem.write(content + bytes(end - start - len(content)))
 
 
 # The CLI process's exit status, once its command has ended.
