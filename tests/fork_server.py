@@ -1,11 +1,11 @@
 """`orchestrate` processes for the tests, forked from a process that has already imported the
 program (and the SDK), instead of each importing it anew: the suite starts some three hundred
-`orchestrate run` processes, and importing is nearly all of what most of them spend (1.2 of
-1.3 s of CPU each; the SDK's import alone is 1.0 s).
+`orchestrate run` processes, and importing is nearly all of what most of them spend (about 1.1
+of their 1.2 s of CPU; the SDK's import alone is 1.0 s).
 
-Each CLI process is still its own process: its own pid, arguments, directory, umask, environment,
-stdin/stdout/stderr pipes read to their end, the interpreter's own exit and exit status, the
-same `python -m orchestrator` entry. What it shares with the others is the modules imported
+Each CLI process is still its own process: its own pid, arguments, directory, umask, environment
+(as /proc/<pid>/cmdline and /proc/<pid>/environ show them too), stdin/stdout/stderr pipes read to
+their end, exit status, the same `python -m orchestrator` entry. What it shares with the others is the modules imported
 before the fork, so a request is forked only when its environment differs from the server's in
 variables nothing reads at import (`_READ_AT_RUN_TIME`); any other difference, and every
 process a test starts itself (`orchestrate_command`: the interrupt, crash and terminal tests),
@@ -26,16 +26,18 @@ import socket
 import subprocess
 import sys
 import tempfile
+import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 SERVER_SCRIPT = Path(__file__).with_name("fork_server_process.py")
 ENABLED = os.environ.get("ORCHESTRATE_TESTS_FORK_SERVER", "1") != "0"
 
+ARGUMENT_ROOM, ENVIRONMENT_ROOM = 16 * 1024, 96 * 1024  # bytes; the kernel's limit is 128 KiB a string
+
 # Variables a request may set differently from the server's environment: read by the program
 # and its libraries when they run, never when they are imported (anthropic reads ANTHROPIC_LOG
 # at import, so that one is not here).
-ARGUMENT_ROOM, ENVIRONMENT_ROOM = 16 * 1024, 96 * 1024  # bytes; the kernel's limit is 128 KiB a string
 _READ_AT_RUN_TIME_PREFIXES = ("ORCHESTRATE_", "CLAUDE_", "AWS_", "GOOGLE_", "CLOUDSDK_", "GIT_", "PYTEST_")
 _READ_AT_RUN_TIME = {
     "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL",
@@ -167,15 +169,22 @@ def _now() -> float:
 
 
 _server: ForkServer | None = None
+unavailable: str | None = None if sys.platform.startswith("linux") else "the fork server needs Linux's /proc"
 
 
 def server_for(env: Mapping[str, str]) -> ForkServer | None:
-    """This test process's server (started with `env` if none runs yet), or None when disabled."""
-    global _server
-    if not ENABLED:
+    """This test process's server (started with `env` if none runs yet), or None when disabled
+    or unavailable (every CLI process is then a fresh interpreter)."""
+    global _server, unavailable
+    if not ENABLED or unavailable:
         return None
     if _server is None or _server.process.poll() is not None:
         # The server itself never holds a key or points at a test's fake API.
-        _server = ForkServer({name: value for name, value in env.items() if name not in _READ_AT_RUN_TIME})
+        try:
+            _server = ForkServer({name: value for name, value in env.items() if name not in _READ_AT_RUN_TIME})
+        except (OSError, RuntimeError) as err:
+            unavailable = str(err)
+            warnings.warn(f"every orchestrate process will be a fresh interpreter: {err}", stacklevel=2)
+            return None
         atexit.register(_server.stop)
     return _server

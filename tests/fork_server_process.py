@@ -4,10 +4,11 @@
 It imports what `orchestrate run` imports (the SDK alone is about a second of CPU), then waits.
 For each request it forks a waiter, which forks the CLI process and reports that process's pid
 and exit status; the CLI process takes the request's stdin/stdout/stderr, directory, umask,
-environment and arguments, and runs `orchestrator` as `python -m orchestrator` would, to the
-interpreter's own exit (atexit handlers, thread joins, flushes). Nothing else is run here
-before the fork: every command's own work, and every import it makes lazily, happens in the
-CLI process.
+environment and arguments (in /proc too: see `_become_cli`), and runs `orchestrator` as
+`python -m orchestrator` would, to the interpreter's exit: threads joined, atexit handlers run,
+output flushed, only the modules' teardown left out (`_leave_without_teardown`). Nothing else
+is run here before the fork: every command's own work, and every import it makes lazily,
+happens in the CLI process. Linux only (/proc/self/mem).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def _serve(listener: socket.socket) -> tuple[socket.socket, dict, list[int]]:
             continue
         conn, _ = listener.accept()
         message, fds, _flags, _address = socket.recv_fds(conn, 1 << 20, 3)
+        if len(fds) != 3 or not message:  # a test process that went away mid-request
+            conn.close()
+            for fd in fds:
+                os.close(fd)
+            continue
         if os.fork() == 0:
             listener.close()
             return conn, json.loads(message), fds
@@ -86,10 +92,15 @@ def _wait_for_cli(conn: socket.socket, request: dict, fds: list[int]) -> None:
         return
     for fd in fds:
         os.close(fd)
-    conn.send(f"pid {pid}".encode())
+    try:
+        conn.send(f"pid {pid}".encode())
+    except OSError:  # the test gave up on it (its timeout): it was killed, or is about to be
+        pass
     _, status = os.waitpid(pid, 0)
-    conn.send(f"exit {os.waitstatus_to_exitcode(status)}".encode())
-    os._exit(0)
+    try:
+        conn.send(f"exit {os.waitstatus_to_exitcode(status)}".encode())
+    finally:
+        os._exit(0)
 
 
 def _become_cli(request: dict, fds: list[int]) -> None:
@@ -167,6 +178,9 @@ def _leave_without_teardown() -> None:
 def main() -> None:
     socket_path = sys.argv[1]
     atexit.register(_leave_without_teardown)
+    # Not this script's folder (tests/, whose helpers' names could shadow a library's): the
+    # server's own empty directory, until each CLI process puts its working directory there.
+    sys.path[0] = os.getcwd()
     _preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(socket_path)

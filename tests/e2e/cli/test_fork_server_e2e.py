@@ -13,7 +13,8 @@ import pytest
 from tests import fork_server
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 
-pytestmark = pytest.mark.skipif(not fork_server.ENABLED, reason="ORCHESTRATE_TESTS_FORK_SERVER=0")
+pytestmark = pytest.mark.skipif(not fork_server.ENABLED or bool(fork_server.unavailable),
+                                reason=fork_server.unavailable or "ORCHESTRATE_TESTS_FORK_SERVER=0")
 
 
 def _fresh(args: list[str], cwd, env) -> tuple[int, str, str]:
