@@ -18,6 +18,7 @@ One server per test process (each xdist worker), started on first use and ended 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import selectors
@@ -128,8 +129,9 @@ def _collect(conn: socket.socket, out_read: int, err_read: int, command: list[st
         while len(selector.get_map()) > 0:
             remaining = deadline - _now()
             if remaining <= 0:
-                if pid is not None:
-                    os.kill(pid, 9)
+                if code is None:  # still running (subprocess.run kills only its own child, too)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid if pid is not None else _pid_from(conn), 9)
                 raise subprocess.TimeoutExpired(command, timeout, b"".join(chunks[out_read]), b"".join(chunks[err_read]))
             for key, _ in selector.select(remaining):
                 if key.fd == conn.fileno():
@@ -155,6 +157,14 @@ def _collect(conn: socket.socket, out_read: int, err_read: int, command: list[st
     if code is None:
         raise RuntimeError("the tests' fork server lost a CLI process without its exit status")
     return code, _text(b"".join(chunks[out_read])), _text(b"".join(chunks[err_read]))
+
+
+def _pid_from(conn: socket.socket) -> int:
+    """The CLI process's pid, when the timeout came before its waiter said it (sent as it forks)."""
+    conn.settimeout(30)
+    kind, value = conn.recv(64).decode().split()
+    assert kind == "pid", kind
+    return int(value)
 
 
 def _text(data: bytes) -> str:

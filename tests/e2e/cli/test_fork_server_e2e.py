@@ -86,7 +86,8 @@ def test_a_cli_past_its_timeout_is_killed_as_subprocess_run_does(fake_api, proje
     write_spec(project, 1)
 
     with pytest.raises(subprocess.TimeoutExpired):
-        run_cli(["run", "spec.json", "--no-commit"], project, fake_api, timeout=3)
+        run_cli(["run", "spec.json", "--no-commit"], project, fake_api, timeout=10)
+    assert fake_api.requests, "the run did not reach its first model call in 10 s"
 
     # Killed (-9), so its run lock stays, naming it, and it is gone.
     pid = read_json(project / ".autonomous/state/run.lock")["pid"]
