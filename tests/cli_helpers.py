@@ -57,7 +57,7 @@ def run_cli(
     timeout: float = 120, **extra: str,
 ) -> CliResult:
     env = cli_env(fake, key, **extra)
-    server = fork_server.server_for(env)
+    server = fork_server.server_for(cli_env(None, key=None))  # started, once, with no test's own settings
     if server is not None and server.can_serve(env, cwd, args):
         return CliResult(*server.run(args, cwd, env, timeout))
     proc = subprocess.run(

@@ -53,6 +53,7 @@ def _read_at_run_time(name: str) -> bool:
 class ForkServer:
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = dict(env)
+        self.served = 0  # CLI processes forked so far
         self.directory = tempfile.mkdtemp(prefix="orchestrate-fork-server-")
         self.socket_path = os.path.join(self.directory, "socket")
         self.log_path = os.path.join(self.directory, "server.log")
@@ -84,6 +85,7 @@ class ForkServer:
         """As `subprocess.run(capture_output=True, text=True, stdin=DEVNULL, timeout=...)`."""
         umask = os.umask(0)
         os.umask(umask)
+        self.served += 1
         request = json.dumps({"args": list(args), "cwd": str(cwd), "env": dict(env), "umask": umask}).encode()
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()

@@ -1,6 +1,7 @@
 """The tests' fork server (`tests/fork_server.py`) must give what a fresh `python -m orchestrator`
-gives: the same output, exit status, directory and environment, its own process each time, and
-a fresh interpreter whenever the environment differs in what is read at import."""
+gives: the same output, exit status, directory and environment, and a fresh interpreter
+whenever the environment differs in what is read at import. (Its /proc/<pid>/cmdline and
+environ: tests/e2e/safety/test_own_environ_e2e.py.)"""
 
 from __future__ import annotations
 
@@ -41,16 +42,24 @@ def test_a_forked_run_builds_in_its_own_directory_with_its_own_environment(fake_
     other.mkdir()
     write_spec(project, 2)
     write_spec(other, 1)
+    served_before = _served()
 
     first = run_cli(["run", "spec.json", "--no-commit"], project, fake_api, ORCHESTRATE_MAX_COST="7")
     second = run_cli(["run", "spec.json", "--no-commit"], other, fake_api)
+    doctor = run_cli(["doctor"], project, fake_api, ORCHESTRATE_MAX_COST="7")
 
+    assert _served() == served_before + 3  # all three forked, none a fresh interpreter
     assert (first.code, second.code) == (0, 0), first.stderr + second.stderr
     assert sorted(read_json(project / ".autonomous/state/execution-state.json")["features"]) == ["feat-01", "feat-02"]
     assert sorted(read_json(other / ".autonomous/state/execution-state.json")["features"]) == ["feat-01"]
-    doctor = run_cli(["doctor"], project, fake_api, ORCHESTRATE_MAX_COST="7")
-    assert "7" in next(line for line in doctor.stdout.splitlines() if "max_cost" in line or "max-cost" in line)
-    assert "environment" in next(line for line in doctor.stdout.splitlines() if "max_cost" in line or "max-cost" in line)
+    max_cost = next(line for line in doctor.stdout.splitlines() if "max_cost" in line)
+    assert "7" in max_cost and "environment" in max_cost, max_cost
+
+
+def _served() -> int:
+    server = fork_server.server_for(cli_env(None))
+    assert server is not None
+    return server.served
 
 
 def test_two_clis_can_run_at_once(fake_api, project, tmp_path):
@@ -63,12 +72,14 @@ def test_two_clis_can_run_at_once(fake_api, project, tmp_path):
         write_spec(directory, 1)
         results[directory.name] = run_cli(["run", "spec.json", "--no-commit"], directory, fake_api)
 
+    served_before = _served()
     threads = [threading.Thread(target=build, args=(directory,)) for directory in projects]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
 
+    assert _served() == served_before + 2
     assert [results[name].code for name in ("a", "b")] == [0, 0], [r.stderr for r in results.values()]
 
 
