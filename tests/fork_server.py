@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import locale
 import os
 import selectors
 import shutil
@@ -27,6 +28,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -126,10 +128,10 @@ def _collect(conn: socket.socket, out_read: int, err_read: int, command: list[st
     selector = selectors.DefaultSelector()
     for fd in (out_read, err_read, conn.fileno()):
         selector.register(fd, selectors.EVENT_READ)
-    deadline = _now() + timeout
+    deadline = time.monotonic() + timeout
     try:
         while len(selector.get_map()) > 0:
-            remaining = deadline - _now()
+            remaining = deadline - time.monotonic()
             if remaining <= 0:
                 if code is None:  # still running (subprocess.run kills only its own child, too)
                     with contextlib.suppress(ProcessLookupError):
@@ -171,13 +173,7 @@ def _pid_from(conn: socket.socket) -> int:
 
 def _text(data: bytes) -> str:
     # What `subprocess.run(text=True)` makes of a process's output.
-    import locale
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _now() -> float:
-    import time
-    return time.monotonic()
 
 
 _server: ForkServer | None = None
