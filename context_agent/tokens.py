@@ -32,8 +32,11 @@ def estimate_tokens(text: str) -> int:
     """Estimated Claude tokens in `text` (0 for empty text)."""
     if not text:
         return 0
-    count = _cached_pieces(text) if len(text) <= _CACHED_TEXT_CHARS else _pieces(text)
-    return math.ceil(count * _calibration)
+    return _calibrated(_cached_pieces(text) if len(text) <= _CACHED_TEXT_CHARS else _pieces(text))
+
+
+def _calibrated(pieces: int) -> int:
+    return math.ceil(pieces * _calibration)
 
 
 def _pieces(text: str) -> int:
@@ -51,8 +54,7 @@ def estimate_json_tokens(value: Any) -> int:
     Not cached: serialized values (a conversation's messages, a request) are seen once, and
     caching them filled the cache with text never asked for again (two a feature, held for
     thousands of features)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return math.ceil(_pieces(text) * _calibration) if text else 0
+    return _calibrated(_pieces(json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
 
 
 def set_calibration(factor: float) -> None:

@@ -65,7 +65,6 @@ def _run(project: Path, fake: FakeAPI, *args: str, spec: Path = SPEC) -> CliResu
                    timeout=RUN_TIMEOUT, **_isolated(project.parent))
 
 
-
 def _checkpoints(project: Path) -> list[str]:
     log = subprocess.run(["git", "-C", str(project), "log", "--format=%s"], capture_output=True, text=True)  # none yet: 128
     found = (re.match(r"orchestrate: ([\w-]+): ", line) for line in reversed(log.stdout.splitlines()))

@@ -57,7 +57,7 @@ def test_a_forked_run_builds_in_its_own_directory_with_its_own_environment(fake_
 
 
 def _served() -> int:
-    server = fork_server.server_for(cli_env(None))
+    server = fork_server.server_for(cli_env(None, key=None))
     assert server is not None
     return server.served
 
