@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.commands.demo_directory import DemoDirectory, closing_screen, demo_directory
 from orchestrator.commands.run import RunRequest, run_command
 from orchestrator.config_layers import load_config
+from orchestrator.git.run_git import CheckpointError, check_git
 from orchestrator.run.checks.check_tools import missing_check_tools
 from orchestrator.user_errors import EXIT_INTERRUPTED, UsageError
 
@@ -88,8 +88,8 @@ def _git_init(project: Path) -> None:
     """A git repository, so that every passed feature gets its checkpoint commit."""
     project.mkdir(parents=True, exist_ok=True)
     try:
-        subprocess.run(["git", "init", "--quiet", str(project)], check=True, capture_output=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        check_git(project, "init", "--quiet")
+    except CheckpointError:
         sys.stderr.write("orchestrate demo: git is not available; the run goes on without checkpoints\n")
 
 

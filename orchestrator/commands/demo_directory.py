@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.git.run_git import CheckpointError, run_git
 from orchestrator.user_errors import UsageError
 
 # What a demo directory holds, and nothing else: how a demo to resume is told from a user's folder.
@@ -106,8 +106,7 @@ def _log_commands(project: Path) -> list[tuple[str, str]]:
 
 def _has_commits(project: Path) -> bool:
     try:
-        result = subprocess.run(["git", "-C", str(project), "rev-parse", "--verify", "-q", "HEAD"],
-                                capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
+        result = run_git(project, "rev-parse", "--verify", "-q", "HEAD")
+    except CheckpointError:
         return False
     return result.returncode == 0

@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,6 +24,7 @@ import typer
 from orchestrator import __version__
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.config_layers import load_config, setting_origins
+from orchestrator.git.run_git import CheckpointError, run_git
 from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
 from orchestrator.run.checks.check_tools import module_problem
 from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
@@ -113,8 +113,8 @@ def _checks_python(environ: Mapping[str, str]) -> str:
 
 def _git_version() -> str:
     try:
-        result = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+        result = run_git(Path(os.sep), "--version")
+    except CheckpointError:
         return "not installed (checkpoints are skipped without it)"
     return result.stdout.strip().removeprefix("git version ") or "unknown"
 

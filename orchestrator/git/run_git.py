@@ -1,11 +1,13 @@
-"""How checkpoint git runs: outside the agent's reach, to the end, never half done.
+"""The one way the program runs git: outside the agent's reach, to the end, never half done.
 
-Nothing the agent could have configured may run or change what is committed: no hooks, no
-fsmonitor, no pager or external diff, and no setting from the repository's own config
-(`.git/config` and whatever it includes) that runs a program or rewrites content (clean
-filters, textconv, gpg programs, autocrlf, ...); those are overridden with `-c` (see
-`safe_config`), back to the value from the user's global or system config if there is one
-(so a git-lfs set up there keeps working), else to a setting that does nothing.
+Every git the program starts goes through `run_git` (a unit test fails if another module
+starts one). Nothing the agent could have configured may run or change what is committed
+(`hardening`): no submodule or nested repository is entered, no hook, fsmonitor, pager or
+external diff runs, and every program-running setting of the repository's own config (`.git/config`
+and whatever it includes: filters, textconv, merge drivers, credential helpers, ...) is overridden
+with `-c`, back to the user's global or system value if there is one, else to a value that does
+nothing. A `.git` that appeared during a run which started without one is refused
+(`repository_guard`).
 
 Each git runs in a session of its own and is waited for even when the run is interrupted: a
 kill of the run's process group or a Ctrl-C cannot tear a commit and leave `.git/index.lock`
@@ -15,106 +17,45 @@ behind. Any failure to run git, or git failing, is a `CheckpointError` with git'
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+from orchestrator.git import hardening
+from orchestrator.git.repository_guard import refused_repository
 from orchestrator.safety.secrets import scrubbed_environment
 
 # Long enough for `git add` in a big tree; short enough that a git waiting on something that
 # never comes cannot stall a run for good.
 _GIT_TIMEOUT = 300.0
 
-# Set on every checkpoint git, whatever any config says: nothing of these is wanted here.
-_ALWAYS = {
-    "core.hooksPath": "/dev/null",
-    "core.fsmonitor": "false",
-    "core.pager": "cat",
-    "diff.external": "",
-    # A checkpoint must be quick and leave nothing running: no gc or maintenance behind it.
-    "gc.auto": "0",
-    "maintenance.auto": "false",
-}
-# Keys (lower case, as `git config --list` prints them) that run a program or change what is
-# committed, each with the value that turns it off.
-_NEUTRAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.DOTALL), value)
-    for pattern, value in (
-        (r"filter\..+\.(clean|smudge|process)", ""),
-        (r"filter\..+\.required", "false"),
-        (r"diff\..+\.(command|textconv)", ""),
-        (r"core\.(editor|askpass|sshcommand|gitproxy)", ""),
-        (r"sequence\.editor", ""),
-        (r"pager\..+", "false"),
-        (r"core\.attributesfile", ""),
-        (r"core\.(autocrlf|safecrlf)", "false"),
-        (r"core\.eol", "native"),
-        (r"commit\.gpgsign", "false"),
-        (r"gpg\.program", "gpg"),
-        (r"gpg\.format", "openpgp"),
-        (r"gpg\.ssh\.program", "ssh-keygen"),
-        (r"gpg\.x509\.program", "gpgsm"),
-        (r"gpg\.ssh\.defaultkeycommand", ""),
-    )
-)
-_TRUSTED_SCOPES = ("system", "global", "command")
-
 
 class CheckpointError(Exception):
-    """A checkpoint commit could not be made; the message carries git's own words."""
+    """A git command could not run or failed; the message carries git's own words."""
 
 
 def safe_config(project_root: Path) -> list[str]:
-    """`-c` options that undo what the repository's own config could make git run or rewrite."""
-    listed = run_git(project_root, "config", "--list", "--show-scope", "--includes", "-z")
+    """`-c` options that undo what the repository's own config could make git run or rewrite.
+
+    `run_git` adds them to every command itself; a caller passing them again changes nothing.
+    """
+    listed = _spawn(project_root, ["config", "--list", "--show-scope", "--includes", "-z"])
     if listed.returncode == 0:
-        entries = _parse_config_list(listed.stdout, with_scope=True)
+        entries = hardening.parse_config_list(listed.stdout, with_scope=True)
     else:  # a git older than 2.26 has no --show-scope: read the repository's config alone
-        local = run_git(project_root, "config", "--local", "--list", "--includes", "-z")
-        entries = _parse_config_list(local.stdout, with_scope=False) if local.returncode == 0 else []
-    # A key given without "=" is a boolean true.
-    trusted = {key: "true" if value is None else value for scope, key, value in entries if scope in _TRUSTED_SCOPES}
-    always = {key.lower() for key in _ALWAYS}
-    overrides: dict[str, str] = {}
-    for scope, key, _value in entries:
-        if scope in _TRUSTED_SCOPES or key in always:
-            continue
-        neutral = next((value for pattern, value in _NEUTRAL if pattern.fullmatch(key)), None)
-        if neutral is None:
-            continue
-        if "=" in key:  # `-c` splits at the first "=": such a key cannot be overridden
-            raise CheckpointError(
-                f"the repository's git config sets {key!r}, which checkpoints cannot switch off; "
-                "remove it with `git config --unset` and run again"
-            )
-        overrides[key] = trusted.get(key, neutral)
-    return [option for key, value in overrides.items() for option in ("-c", f"{key}={value}")]
-
-
-def _parse_config_list(text: str, *, with_scope: bool) -> list[tuple[str, str, str | None]]:
-    """(scope, key, value) from `git config --list -z`; a key without "=" has the value None."""
-    fields = text.split("\0")
-    entries: list[tuple[str, str, str | None]] = []
-    index = 0
-    while index < len(fields):
-        scope = "local"
-        if with_scope:
-            scope, index = fields[index], index + 1
-            if index >= len(fields):
-                break
-        key, newline, value = fields[index].partition("\n")
-        index += 1
-        if key:
-            entries.append((scope, key, value if newline else None))
-    return entries
+        local = _spawn(project_root, ["config", "--local", "--list", "--includes", "-z"])
+        entries = hardening.parse_config_list(local.stdout, with_scope=False) if local.returncode == 0 else []
+    try:
+        return hardening.neutral_overrides(entries)
+    except hardening.UnsafeConfig as err:
+        raise CheckpointError(str(err)) from err
 
 
 def run_git(
     project_root: Path, *args: str, index_file: Path | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run git in `project_root`, without a terminal, to the end; raise CheckpointError if it cannot run.
+    """Run git in `project_root`, hardened, without a terminal, to the end; raise CheckpointError if it cannot run.
 
     Git gets a session of its own, so a signal to the run's process group does not reach it,
     and an interrupt (Ctrl-C, SIGTERM) raised here waits for git to finish before it goes on:
@@ -123,12 +64,47 @@ def run_git(
     leaving the user's staging area alone. `stdin` is written to git's standard input (a commit
     message with `-F -`: no argument list to overflow, whatever its length).
     """
-    # No secrets, no hooks, no prompts: the agent can write .git/hooks by routes the shell
-    # policy misses, and a hook run here would otherwise see the API key.
+    refused = refused_repository(project_root)
+    if refused is not None:
+        raise CheckpointError(
+            f"{refused} appeared during a run that started without one (an agent's command can make one): "
+            "orchestrate runs no git on it"
+        )
+    before, subcommand, rest = hardening.split_arguments(args)
+    if subcommand is None or subcommand in ("--version", "version"):
+        return _spawn(project_root, list(args), index_file=index_file, stdin=stdin)
+    nested: list[str] = []
+    if hardening.needs_nested(subcommand):
+        nested = _nested_repositories(project_root, index_file)
+    try:
+        after = hardening.subcommand_arguments(subcommand, rest, nested)
+    except ValueError as err:
+        raise CheckpointError(str(err)) from err
+    neutral = [] if subcommand in hardening.CONFIG_FREE else safe_config(project_root)
+    argv = [*before, *neutral, *hardening.always_options(), subcommand, *after]
+    return _spawn(project_root, argv, index_file=index_file, stdin=stdin, described=args)
+
+
+def _nested_repositories(project_root: Path, index_file: Path | None) -> list[str]:
+    """Gitlinks in the index and nested repositories in the tree below `project_root`: what `git add` leaves out."""
+    staged = _spawn(project_root, ["ls-files", "-s", "-z"], index_file=index_file)
+    untracked = _spawn(project_root, ["ls-files", "-o", "-z", "--exclude-standard"], index_file=index_file)
+    for listed in (staged, untracked):
+        if listed.returncode != 0:
+            raise git_error("git ls-files", listed)
+    return hardening.nested_paths(staged.stdout, untracked.stdout)
+
+
+def _spawn(
+    project_root: Path, args: list[str], *, index_file: Path | None = None, stdin: str | None = None,
+    described: tuple[str, ...] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """git `args` in `project_root`, with the options every git gets, waited for to the end."""
+    # No secrets, no prompts, no pager: a program git started anyway would see no API key.
     env = dict(scrubbed_environment(), GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_EDITOR=":")
     if index_file is not None:
         env["GIT_INDEX_FILE"] = str(index_file)
-    argv = ["git", *_always_options(), *args]
+    argv = ["git", *hardening.always_options(), *args]
     try:
         proc = subprocess.Popen(
             argv,
@@ -153,7 +129,7 @@ def run_git(
         stdout, stderr = proc.communicate(input=stdin, timeout=_GIT_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
         _kill(proc)
-        raise CheckpointError(f"{_describe(args)} timed out after {_GIT_TIMEOUT:g} s") from exc
+        raise CheckpointError(f"{_describe(described or tuple(args))} timed out after {_GIT_TIMEOUT:g} s") from exc
     except BaseException:
         try:
             proc.communicate(timeout=max(deadline - time.monotonic(), 0.0))
@@ -161,10 +137,6 @@ def run_git(
             _kill(proc)
         raise
     return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
-
-
-def _always_options() -> list[str]:
-    return [option for key, value in _ALWAYS.items() for option in ("-c", f"{key}={value}")]
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:

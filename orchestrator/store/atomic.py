@@ -8,12 +8,16 @@ Every text written here passes through `secrets.redact` first: whatever reaches 
 log, store, event or report, the API key (or anything shaped like one) is never written.
 
 No write follows a symbolic link out of `.autonomous/`: a link in place of a file is replaced,
-and a linked directory is refused (`LinkRefused`).
+and a linked directory is refused (`LinkRefused`). No deletion follows one either
+(`remove_no_follow`): a link is removed as the link, a directory without entering any link in it.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +76,24 @@ def set_aside(path: Path, backups_dir: Path, reason: str = "corrupt") -> Path:
     A link is moved as the link itself: its target stays where it is, untouched.
     """
     return files.set_aside(path, backups_dir, reason, _guard_root(backups_dir))
+
+
+def remove_no_follow(path: Path) -> bool:
+    """Delete `path` (a file, a link, or a directory and all below it) without following any link.
+
+    Raises `LinkRefused` if a directory above it, up to `.autonomous`, is a link (what lies
+    through it is not the program's to delete); a link at `path` itself is removed as the link.
+    Whether something was there.
+    """
+    refuse_links(path.parent)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(mode):
+        # On Linux rmtree works through directory descriptors (`avoids_symlink_attacks`): a link
+        # inside, even one swapped in during the removal, is unlinked, never entered.
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+    return True
