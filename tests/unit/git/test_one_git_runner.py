@@ -120,7 +120,7 @@ def test_commands_that_enter_submodules_are_never_run() -> None:
 
 
 def test_repository_config_that_runs_programs_is_overridden() -> None:
-    entries = [
+    entries: list[tuple[str, str, str | None]] = [
         ("local", "filter.x.clean", "sh -c evil"), ("local", "merge.m.driver", "evil"),
         ("local", "credential.helper", "evil"), ("global", "filter.lfs.clean", "git-lfs clean -- %f"),
         ("local", "filter.lfs.clean", "evil"), ("local", "user.name", "me"),
