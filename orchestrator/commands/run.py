@@ -13,6 +13,7 @@ from orchestrator.commands.live_view import make_renderer
 from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.git.index_lock import clear_stale_index_lock
+from orchestrator.git.repository_guard import record_git_at_start
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
 from orchestrator.store.event_kinds import NothingSelected
@@ -122,6 +123,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
                 from orchestrator.git.worktrees import prepare_repository
 
                 prepare_repository(paths.root, events.warn)
+            record_git_at_start(paths.root)  # a `.git` that appears during the run is never used
             options.workspace = _branch_workspace(paths, config, request)
             if config.commit:  # a git killed with an earlier run may have left .git/index.lock
                 clear_stale_index_lock(options.workspace or paths.root, events.warn)

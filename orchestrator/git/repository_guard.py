@@ -45,10 +45,13 @@ def _recorded(root: Path) -> str | None:
 def record_git_at_start(root: Path) -> None:
     """Write whether `root/.git` exists, unless this run already recorded it; then refuse a `.git`
     that appeared since (exit 2): it may be an agent's, and nothing is deleted at a start."""
-    recorded = _recorded(root)
-    if recorded is None:
+    if _recorded(root) is None:
         mark_repository(root, present=os.path.lexists(root / ".git"))
-        return
+    refuse_foreign_git(root)
+
+
+def refuse_foreign_git(root: Path) -> None:
+    """Raise UsageError (exit 2) if `root/.git` appeared during a run that started without one."""
     foreign = foreign_git(root)
     if foreign is not None:
         raise UsageError(

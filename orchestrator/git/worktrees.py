@@ -27,6 +27,7 @@ from pathlib import Path
 
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.commit_filter import REFUSED_PATHSPECS, drop_refused
+from orchestrator.git.repository_guard import mark_repository
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
 from orchestrator.user_errors import UsageError
 
@@ -253,6 +254,7 @@ def prepare_repository(root: Path, on_warning: Callable[[str], None]) -> None:
                     "and commit the project (or run without --jobs)"
                 )
             check_git(root, "init", "--quiet")
+            mark_repository(root, present=True)  # the program's own `git init`, not an agent's
             on_warning(f"--jobs: {root} was not a git repository; `git init` made it one (worktrees and checkpoints need it)")
         git_checkpoint.exclude_run_state(root)
         _commit_start(root, on_warning)

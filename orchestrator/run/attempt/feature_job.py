@@ -17,6 +17,7 @@ from pathlib import Path
 
 from orchestrator.config import RunConfig
 from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.git.repository_guard import remove_foreign_git
 from orchestrator.json_types import AgentReport
 from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
@@ -154,6 +155,9 @@ class FeatureJob:
         guard = self.check.before_agent()
         session = self._session(guard.files, attempt)
         outcome = self.settings.agent.attempt(session, turn.context.history, turn.prompt, self.feature.id)
+        if (foreign := remove_foreign_git(self.workspace)) is not None:  # before any git of ours could read it
+            recorder.events.warn(f"{self.feature.id}: removed {foreign}, which a command of the agent made in a "
+                                 "project that was not a git repository when the run started")
         recorder.agent_done(attempt, outcome)
         self.hopeless = outcome.final
         if tampered := self.check.tampered(attempt, guard):
