@@ -19,7 +19,7 @@ Git runs here as checkpoints do (`git_safety`): no hooks, no repository-config p
 
 from __future__ import annotations
 
-import shutil
+import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -29,6 +29,7 @@ from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.commit_filter import REFUSED_PATHSPECS, drop_refused
 from orchestrator.git.repository_guard import mark_repository
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
+from orchestrator.store.atomic import refuse_links, remove_no_follow
 from orchestrator.user_errors import UsageError
 
 WORK_BRANCH_PREFIX = "orchestrate/work/"
@@ -207,7 +208,7 @@ class Worktrees:
     def reset_integration(self, commit: str) -> Path:
         """The integration worktree, clean, detached at `commit`."""
         path = self.integration
-        if not (path / ".git").exists():
+        if not os.path.lexists(path / ".git"):
             with self._lock:
                 self._remove_tree(path)
                 check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit)
@@ -219,6 +220,7 @@ class Worktrees:
     def prune_all(self) -> None:
         """Every worktree and `orchestrate/work/*` branch of this or a killed run, gone."""
         with self._lock:
+            refuse_links(self.base)  # a link here (a cloned one, say) would lead the removals out of the project
             if self.base.is_dir():
                 for entry in sorted(self.base.iterdir()):
                     self._remove_tree(entry)
@@ -229,13 +231,11 @@ class Worktrees:
                 run_git(self.root, "branch", "--quiet", "-D", branch)
 
     def _remove_tree(self, path: Path) -> None:
-        if (path / ".git").exists():
+        """The worktree at `path` gone; a link there is removed as the link, nothing through it."""
+        refuse_links(path.parent)
+        if not path.is_symlink() and os.path.lexists(path / ".git"):
             run_git(self.root, "worktree", "remove", "--force", "--force", str(path))
-        if path.exists() or path.is_symlink():
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+        if remove_no_follow(path):
             run_git(self.root, "worktree", "prune")  # the bookkeeping of a tree removed by hand
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
+from orchestrator.store.atomic import refuse_links, remove_no_follow
 
 CLEAN_CHECKOUT = "clean-checkout"
 WORKING_TREE = "working-tree"
@@ -115,11 +116,8 @@ def drop_bytecode(root: Path) -> list[Path]:
 
 def remove_checkout(workspace: Path, checkout_dir: Path) -> None:
     """The checkout at `checkout_dir` and git's record of it, gone (quietly, if it was not there)."""
-    if (checkout_dir / ".git").exists():
+    refuse_links(checkout_dir.parent)  # what lies through a link is not the program's to delete
+    if not checkout_dir.is_symlink() and os.path.lexists(checkout_dir / ".git"):
         run_git(workspace, "worktree", "remove", "--force", "--force", str(checkout_dir))
-    if checkout_dir.exists() or checkout_dir.is_symlink():
-        if checkout_dir.is_dir() and not checkout_dir.is_symlink():
-            shutil.rmtree(checkout_dir, ignore_errors=True)
-        else:
-            checkout_dir.unlink(missing_ok=True)
+    remove_no_follow(checkout_dir)
     run_git(workspace, "worktree", "prune")
