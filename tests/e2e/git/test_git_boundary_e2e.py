@@ -16,12 +16,15 @@ git, where it could read the API key from the orchestrator's `/proc/<pid>/enviro
   removes that `.git` after the attempt, and refuses one found at the next run or at
   `orchestrate verify` (exit 2), deleting nothing then.
 
-Run with `--sandbox bwrap` (skipped, saying why, where bubblewrap cannot run: the point is
-what happens outside it); as root and as an unprivileged user alike.
+Each runs with `--sandbox bwrap` (skipped, saying why, where bubblewrap cannot run: the point
+is what happens outside it), with the built-in agent and with the real Claude Code CLI (its
+Write and Bash tools, when the claude-code extra is installed), as root and as an unprivileged
+user alike.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,12 @@ pytestmark = [
 ]
 
 BWRAP = ("--sandbox", "bwrap")
+_NO_CLAUDE_CODE = importlib.util.find_spec("claude_agent_sdk") is None
+# The same scripted agent through the real Claude Code CLI (its Write and Bash tools).
+CLAUDE_CODE = pytest.param(
+    ["--agent", "claude-code"], id="claude-code",
+    marks=[pytest.mark.slow, pytest.mark.skipif(_NO_CLAUDE_CODE, reason="the claude-code extra is not installed")],
+)
 IDENTITY = "-c user.name=agent -c user.email=agent@example.com"
 
 # The filter: harmless inside the sandbox (the marker's directory is not there), proof outside it.
@@ -94,20 +103,20 @@ def _project_with_submodule(tmp_path: Path) -> Path:
     return project
 
 
-@pytest.mark.parametrize("jobs", [[], ["--jobs", "2"]], ids=["serial", "jobs"])
+@pytest.mark.parametrize("mode", [pytest.param([], id="serial"), pytest.param(["--jobs", "2"], id="jobs"), CLAUDE_CODE])
 def test_a_submodule_the_agent_rewired_runs_no_filter_outside_the_sandbox(
-    fake_api: Any, tmp_path: Path, jobs: list[str]
+    fake_api: Any, tmp_path: Path, mode: list[str]
 ) -> None:
     outside, marker = _world(tmp_path)
     project = _project_with_submodule(tmp_path)
     fake_api.plans["feat-01"] = _attack_plan(SUBMODULE_ATTACK.format(marker=marker))
     spec = write_spec(tmp_path, 2)
 
-    result = run_cli(["run", str(spec), *BWRAP, *jobs], project, fake_api)
+    result = run_cli(["run", str(spec), *BWRAP, *mode], project, fake_api, timeout=600)
 
     assert result.code == 0, result.stderr
     assert not marker.exists(), "the agent's filter ran outside the sandbox, in the program's own git"
-    if not jobs:  # the attack really was in place for the program's git to meet
+    if "--jobs" not in mode:  # the attack really was in place for the program's git to meet
         assert (project / "lib/.git").is_dir() and "[filter \"x\"]" in (project / "lib/.git/config").read_text()
     # What the features did was committed; the submodule stays as it was.
     assert (project / "features/feat-02.txt").read_text() == "done\n"
@@ -120,8 +129,9 @@ def test_a_submodule_the_agent_rewired_runs_no_filter_outside_the_sandbox(
     assert sorted(p.name for p in outside.iterdir()) == []
 
 
+@pytest.mark.parametrize("mode", [pytest.param([], id="serial"), CLAUDE_CODE])
 def test_a_repository_the_agent_made_in_a_project_without_one_is_removed_and_never_used(
-    fake_api: Any, tmp_path: Path
+    fake_api: Any, tmp_path: Path, mode: list[str]
 ) -> None:
     _outside, marker = _world(tmp_path)
     project = tmp_path / "project"
@@ -131,7 +141,7 @@ def test_a_repository_the_agent_made_in_a_project_without_one_is_removed_and_nev
     fake_api.plans["feat-01"] = _attack_plan(script)
     spec = write_spec(tmp_path, 2)
 
-    result = run_cli(["run", str(spec), *BWRAP], project, fake_api)
+    result = run_cli(["run", str(spec), *BWRAP, *mode], project, fake_api, timeout=600)
 
     assert result.code == 0, result.stderr
     assert not (project / ".git").exists(), "the agent's .git was left in place"
