@@ -72,6 +72,7 @@ _IGNORE_SUBMODULES = frozenset({"status", "diff", "diff-files", "diff-index"})
 # helper, so the repository's config need not be listed first (the options of `ALWAYS` still apply).
 CONFIG_FREE = frozenset({
     "rev-parse", "config", "check-ref-format", "symbolic-ref", "show-ref", "for-each-ref", "update-ref", "init",
+    "ls-tree", "write-tree", "check-ignore",
 })
 # Subcommands that exist to enter submodules or to save work trees wholesale: never run.
 _REFUSED = frozenset({"submodule", "stash"})
