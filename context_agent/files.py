@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -187,11 +188,22 @@ class TooLarge(OSError):
 
 
 def read_bounded(path: Path, max_bytes: int) -> bytes:
-    """The bytes of `path`; `TooLarge` when it has more than `max_bytes`, `FileNotFoundError`
-    when it is missing, `OSError` when it cannot be read."""
-    if path.stat().st_size > max_bytes:
-        raise TooLarge(f"larger than {max_bytes} bytes")
-    return path.read_bytes()
+    """The bytes of `path`, never through a link; `TooLarge` when it has more than `max_bytes`,
+    `FileNotFoundError` when it is missing, `OSError` when it cannot be read (a link in its place,
+    which could lead the read to any file of the user's, included)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkRefused(errno.ELOOP, "it is a symbolic link; orchestrate never reads through one") from exc
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "it is not a regular file")
+        if info.st_size > max_bytes:
+            raise TooLarge(f"larger than {max_bytes} bytes")
+        return handle.read(max_bytes + 1)
 
 
 def open_for_append(path: Path) -> TextIO:

@@ -1,4 +1,5 @@
-"""A `.git` that appears during a run which started without one: refused, removed, never followed."""
+"""A `.git` that appears during a run which started without one: refused, removed, never followed;
+and no removal or read under `.autonomous/` goes through a link."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from context_agent.files import LinkRefused, TooLarge, read_bounded
 from orchestrator.git.repository_guard import (
     foreign_git,
     mark_repository,
@@ -72,3 +74,18 @@ def test_removal_never_enters_a_link_inside(tmp_path: Path) -> None:
     assert remove_no_follow(tree)
     assert not tree.exists() and (victim / "thesis.tex").read_text() == "years\n"
     assert not remove_no_follow(tree)
+
+
+def test_a_state_file_is_never_read_through_a_link(tmp_path: Path) -> None:
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY\n")
+    store = tmp_path / "project/.autonomous/context/running-summary.json"
+    store.parent.mkdir(parents=True)
+    store.symlink_to(secret)
+    with pytest.raises(LinkRefused, match="symbolic link"):
+        read_bounded(store, 1_000)
+    store.unlink()
+    store.write_text('{"summary": ""}\n')
+    assert read_bounded(store, 1_000) == b'{"summary": ""}\n'
+    with pytest.raises(TooLarge):
+        read_bounded(store, 4)
