@@ -16,7 +16,7 @@ from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.store.paths import is_project_key
-from orchestrator.store.records import AttemptRecord, CheckResult, Footprint
+from orchestrator.store.records import AttemptRecord, CheckResult, Footprint, Prediction
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
 
 # `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.
@@ -91,6 +91,7 @@ class FeatureState(CamelModel):
     # A passed feature's files (`Footprint`); where a failed feature's work was kept (`orchestrate/failed/<id>`);
     # and whether a regressed feature's rebuild is still to feed its failure back.
     footprint: Footprint | None = Field(None, exclude_if=_unset)
+    prediction: Prediction | None = Field(None, exclude_if=_unset)  # its footprint foreseen before it starts
     failed_branch: str | None = Field(None, exclude_if=_unset)
     reopened: bool = Field(False, exclude_if=lambda value: not value)
     # The models the feature's attempts ran on, in the order first used (`--escalate-model`).

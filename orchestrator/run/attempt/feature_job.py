@@ -27,6 +27,7 @@ from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
 from orchestrator.run.attempt.recorder import FeatureRecorder
 from orchestrator.run.checks.check_command import Verifier
+from orchestrator.run.checks.impact import score as score_prediction
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
@@ -193,6 +194,7 @@ class FeatureJob:
         # The footprint before the status: the guard's index, in another worker's thread, takes
         # a feature it finds passed to have its final footprint (`run/checks/footprint_index`).
         entry.footprint = self.watch.footprint(entry) if self.watch else entry.footprint
+        score_prediction(entry)  # the Impact Agent's prediction against what the feature changed
         entry.status, entry.reopened = "passed", False
         entry.completed_at = now_ms()
         books.state.iteration += 1

@@ -19,6 +19,8 @@ from orchestrator.run.checks.check_pool import CheckRun, Progress
 from orchestrator.run.checks.failed_work import StartOfRun, park_failed_work
 from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers, footprint
 from orchestrator.run.checks.hidden_files import hidden_by_new_rules, hidden_result
+from orchestrator.run.checks.impact import predict
+from orchestrator.run.checks.impact_note import forward_note
 from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.event_kinds import RegressionCheck, RegressionSummary
@@ -68,9 +70,14 @@ class Integrity:
         return integrity
 
     def assessment(self, feature: Feature) -> tuple[Assessment, str]:
-        """The feature's assessment and its line for the prompt."""
-        found = assess(feature, self.spec, self.guard.state, self.guard)
-        return found, prompt_line(found, self.spec)
+        """The feature's assessment and its lines for the prompt: the checks that will be re-run,
+        and the later features that build on the files it will change (`impact_note`). Its
+        footprint is predicted again first: its dependencies' footprints are known by now."""
+        state = self.guard.state
+        state.feature(feature.id).prediction = predict(feature, self.spec, state, self.guard)
+        found = assess(feature, self.spec, state, self.guard)
+        lines = (prompt_line(found, self.spec), forward_note(feature, self.spec, state))
+        return found, "\n".join(line for line in lines if line)
 
     def rechecked(self, feature_id: str, runs: list[CheckRun], duration_ms: int, *, deferred: int = 0) -> None:
         """Emit the guard's run after `feature_id`: a `regression_check` for each check it ran (the
