@@ -133,3 +133,11 @@ def test_a_ready_feature_that_would_clash_with_a_busy_one_waits_while_an_indepen
     ready, waits = _ready(["one", "three"], features, {frozenset(("one", "two"))})
     assert ready.pick() == spec.feature("two")  # nothing else is ready: the conflict step is the fallback
     assert waits == []
+
+
+def test_the_live_view_and_plain_output_say_what_a_feature_waits_for() -> None:
+    from orchestrator.commands.output import describe
+    from orchestrator.store.event_kinds import FeatureWaiting
+
+    line = describe(FeatureWaiting(id="feat-02", waits_for="feat-01", files=["shared.txt"]))
+    assert line == "    feat-02 waits for feat-01: both change shared.txt"

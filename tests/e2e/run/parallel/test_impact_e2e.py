@@ -1,0 +1,115 @@
+"""The Impact Agent through the real CLI: footprints predicted before features start, the prompt's
+line naming the later features that build on a shared file, the hit rate, `orchestrate context`,
+the `--jobs` scheduler's waits, and a conflict the prediction missed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from orchestrator.demo.fake_api.plans import bash, report
+from tests.cli_helpers import run_cli, write_spec
+
+LATER = "Later features build on the files you change"
+
+
+def _appending(fake_api: Any, *ids: str) -> None:
+    for fid in ids:
+        fake_api.plans[fid] = [[bash(f"echo 'line {fid}' >> shared.txt")], [report(f"appended line {fid}")]]
+
+
+def _shared_spec(tmp_path: Path, count: int, shared: list[str], *, named: bool = True) -> Path:
+    """`count` features; those in `shared` append a line to shared.txt (their descriptions say so
+    when `named`). Their checks spell the file's name at run time: a file a check names is protected."""
+    extra = {
+        fid: {"verify": f"grep -qx 'line {fid}' \"$(echo share)d.txt\"", "max_attempts": 4,
+              **({"description": f"Append the line 'line {fid}' to shared.txt.",
+                  "acceptance": [f"shared.txt holds 'line {fid}'"]} if named else {})}
+        for fid in shared
+    }
+    return write_spec(tmp_path, count, extra=extra)
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def _state(root: Path) -> dict[str, Any]:
+    features: dict[str, Any] = json.loads((root / ".autonomous/state/execution-state.json").read_text())["features"]
+    return features
+
+
+def _first_prompt(fake_api: Any, fid: str) -> str:
+    return json.dumps(fake_api.agent_requests(fid)[0].body["messages"][0]["content"])
+
+
+def test_the_first_feature_on_a_shared_file_is_told_which_later_ones_change_it_and_the_hit_rate_is_kept(
+    tmp_path: Path, fake_api: Any,
+) -> None:
+    root = _project(tmp_path)
+    spec = _shared_spec(tmp_path, 3, ["feat-01", "feat-03"])
+    _appending(fake_api, "feat-01", "feat-03")
+    result = run_cli(["run", str(spec), "--json"], root, fake_api)
+    assert result.code == 0, result.stderr
+    first = _first_prompt(fake_api, "feat-01")
+    assert f"{LATER}: feat-03 (shared.txt, needs line feat-03)" in first
+    assert LATER not in _first_prompt(fake_api, "feat-02") and LATER not in _first_prompt(fake_api, "feat-03")
+    features = _state(root)
+    for fid, entry in features.items():  # every feature's prediction compared with what it changed
+        prediction = entry["prediction"]
+        assert prediction["changed"] >= 1 and prediction["hits"] == prediction["changed"], (fid, prediction)
+    assert features["feat-01"]["prediction"]["writes"] == ["shared.txt"]
+    shown = run_cli(["context", "feat-03", "--spec", str(spec)], root, None)
+    assert shown.code == 0, shown.stderr
+    assert "=== impact: feature feat-03 (prediction kept in the state) ===" in shown.stdout
+    assert "compared once it passed: 1/1 changed file(s) foreseen" in shown.stdout
+    assert "footprint predictions: 3/3 changed file(s) foreseen (100%)" in shown.stdout
+
+
+def test_context_shows_the_prediction_before_any_run(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    spec = _shared_spec(tmp_path, 3, ["feat-01", "feat-03"])
+    shown = run_cli(["context", "feat-01", "--spec", str(spec)], root, None, key=None)
+    assert shown.code == 0, shown.stderr
+    assert "=== impact: feature feat-01 (prediction as it would be predicted now) ===" in shown.stdout
+    assert "will change: shared.txt" in shown.stdout
+    assert f"in its prompt: {LATER}: feat-03 (shared.txt" in shown.stdout
+    assert "footprint predictions: none compared yet" in shown.stdout
+
+
+def test_jobs_hold_a_feature_back_while_another_changes_its_file_and_say_so(tmp_path: Path, fake_api: Any) -> None:
+    root = _project(tmp_path)
+    spec = _shared_spec(tmp_path, 4, ["feat-01", "feat-02"])
+    _appending(fake_api, "feat-01", "feat-02")
+    result = run_cli(["run", str(spec), "--jobs", "3", "--json"], root, fake_api)
+    assert result.code == 0, result.stderr
+    events = result.events()
+    waits = [e for e in events if e["type"] == "feature_waiting"]
+    assert waits and waits[0] | {"ts": 0} == {"type": "feature_waiting", "ts": 0, "id": "feat-02", "waitsFor": "feat-01",
+                                            "files": ["shared.txt"]}
+    started = [e["id"] for e in events if e["type"] == "feature_started"]
+    assert started.index("feat-03") < started.index("feat-02")  # the independent one took the slot
+    assert set(_state(root)) == {f"feat-{i:02d}" for i in range(1, 5)}
+    assert all(entry["status"] == "passed" for entry in _state(root).values())
+
+
+def test_a_conflict_the_prediction_did_not_foresee_is_recorded_and_said(tmp_path: Path, fake_api: Any) -> None:
+    root = _project(tmp_path)
+    spec = _shared_spec(tmp_path, 2, ["feat-01", "feat-02"], named=False)  # nothing says they share a file
+    _appending(fake_api, "feat-01", "feat-02")
+    result = run_cli(["run", str(spec), "--jobs", "2", "--json"], root, fake_api)
+    assert result.code == 0, result.stderr
+    features = _state(root)
+    conflicted = [fid for fid, entry in features.items() if entry["prediction"].get("conflicts")]
+    assert len(conflicted) == 1, features  # the second to land met the first's line
+    [loser] = conflicted
+    [winner] = {"feat-01", "feat-02"} - {loser}
+    conflicts = features[loser]["prediction"]["conflicts"]
+    assert conflicts == [{"files": ["shared.txt"], "withFeatures": [winner], "foreseen": False}]
+    warnings = [e["message"] for e in result.events() if e["type"] == "warning"]
+    assert f"{loser}: merge conflict in shared.txt with {winner}: the footprint prediction missed it" in warnings
