@@ -113,3 +113,37 @@ def test_a_conflict_the_prediction_did_not_foresee_is_recorded_and_said(tmp_path
     assert conflicts == [{"files": ["shared.txt"], "withFeatures": [winner], "foreseen": False}]
     warnings = [e["message"] for e in result.events() if e["type"] == "warning"]
     assert f"{loser}: merge conflict in shared.txt with {winner}: the footprint prediction missed it" in warnings
+
+
+def test_the_impact_model_names_files_the_text_does_not_and_its_call_is_booked(tmp_path: Path, fake_api: Any) -> None:
+    from orchestrator.demo.fake_api.forced_tools import ScriptedToolAnswers
+
+    root = _project(tmp_path)
+    spec = _shared_spec(tmp_path, 3, ["feat-01", "feat-02"], named=False)  # only the model knows
+    _appending(fake_api, "feat-01", "feat-02")
+    answer = {"features": [{"id": "feat-01", "files": ["shared.txt", "../../etc/passwd", "/etc/hosts"]},
+                           {"id": "feat-02", "files": ["./shared.txt"]}, {"id": "nope", "files": ["x.py"]}]}
+    fake_api.tool_answers = ScriptedToolAnswers({"predict_footprints": [answer]})
+    result = run_cli(["run", str(spec), "--jobs", "2", "--json", "--impact-model", "claude-haiku-4-5"], root, fake_api)
+    assert result.code == 0, result.stderr
+    asked = [r for r in fake_api.forced_tool_calls if r.body["tool_choice"]["name"] == "predict_footprints"]
+    assert len(asked) == 1 and asked[0].body["model"] == "claude-haiku-4-5"
+    features = _state(root)
+    assert features["feat-01"]["prediction"]["byModel"] == ["shared.txt"]  # paths outside the project dropped
+    assert features["feat-02"]["prediction"]["byModel"] == ["shared.txt"]
+    waits = [(e["id"], e["waitsFor"]) for e in result.events() if e["type"] == "feature_waiting"]
+    assert waits == [("feat-02", "feat-01")]
+    state = json.loads((root / ".autonomous/state/execution-state.json").read_text())
+    assert state["totals"]["apiCalls"] == fake_api.calls  # every call booked, the impact model's too
+
+
+def test_the_impact_model_is_off_by_default_and_held_to_the_cost_cap(tmp_path: Path, fake_api: Any) -> None:
+    root = _project(tmp_path)
+    spec = _shared_spec(tmp_path, 1, [], named=False)
+    result = run_cli(["run", str(spec), "--json", "--impact-model", "claude-haiku-4-5", "--max-cost", "0.000001"],
+                     root, fake_api)
+    assert result.code == 3, result.stderr  # stopped by the cap before the call was sent
+    assert fake_api.calls == 0
+    assert "cost cap" in result.stderr
+    assert run_cli(["run", str(spec), "--json", "--max-cost", "5"], root, fake_api).code == 0
+    assert not [r for r in fake_api.forced_tool_calls if r.body["tool_choice"]["name"] == "predict_footprints"]
