@@ -15,8 +15,8 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from orchestrator.json_types import JsonSchema
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.errors import ApiUnavailable, ModelRequestRejected
 from orchestrator.run.checks.footprint import walked_dir
@@ -31,7 +31,7 @@ MAX_TOKENS = 2048
 MAX_LISTED_FILES = 300  # the project's files shown to the model
 MAX_FILES_PER_FEATURE = 12
 MAX_TEXT_CHARS = 400  # of each feature's description and criteria
-SCHEMA: dict[str, Any] = {
+SCHEMA: JsonSchema = {
     "type": "object",
     "properties": {"features": {"type": "array", "items": {
         "type": "object",
