@@ -20,7 +20,7 @@ Two features whose `will_write` sets meet are not run at once under `--jobs`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from orchestrator.run.checks.assessment import named_files
 from orchestrator.run.checks.regression import RegressionGuard, dependencies_of
@@ -28,12 +28,16 @@ from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import ConflictMiss, Prediction
 from orchestrator.store.run_state import FeatureState, RunState
 
+Affected = Callable[[Feature, set[str]], list[str]]
 MAX_MISSED = 10  # changed files not foreseen, kept per feature (the count is exact)
 MAX_CONFLICTS = 5  # conflicts recorded per feature
 
 
-def predict(feature: Feature, spec: FeatureSpec, state: RunState, guard: RegressionGuard) -> Prediction:
-    """`feature`'s footprint as the state stands now (the model's part of an earlier one is kept)."""
+def predict(
+    feature: Feature, spec: FeatureSpec, state: RunState, guard: RegressionGuard, *, affected: Affected | None = None,
+) -> Prediction:
+    """`feature`'s footprint as the state stands now (the model's part of an earlier one is kept).
+    `affected`: the passed features whose checks re-run after a change (default: the guard's choice)."""
     writes = named_files(" ".join([feature.description, *feature.acceptance]))
     builds_on: set[str] = set()
     for dep in dependencies_of(spec, feature):
@@ -43,8 +47,8 @@ def predict(feature: Feature, spec: FeatureSpec, state: RunState, guard: Regress
     own = state.features.get(feature.id)
     command = spec.check_command(feature)
     reads = set(own.check_files.files) if own and own.check_files else named_files(command or "")
-    for affected in guard.targets(feature, writes | builds_on):
-        passed = state.features.get(affected)
+    for fid in (affected or guard.targets)(feature, writes | builds_on):
+        passed = state.features.get(fid)
         if passed is not None and passed.footprint is not None:
             reads |= set(passed.footprint.check)
     earlier = own.prediction if own else None
@@ -55,11 +59,23 @@ def predict(feature: Feature, spec: FeatureSpec, state: RunState, guard: Regress
 
 
 def predict_pending(spec: FeatureSpec, state: RunState, guard: RegressionGuard, ids: Iterable[str]) -> None:
-    """Predict every feature of `ids` that has not passed (the run's start)."""
+    """Predict every feature of `ids` that has not passed (the run's start). The passed features a
+    change meets come from one index of their footprints built here: the guard's own look-up
+    watches each feature asked about until it settles, which for every pending feature at once
+    would cost the run's length squared."""
+    meeting: dict[str, list[str]] = {}
+    for fid, entry in list(state.features.items()):
+        if entry.status == "passed" and entry.footprint is not None:
+            for path in entry.footprint.files():
+                meeting.setdefault(path, []).append(fid)
+
+    def affected(_feature: Feature, files: set[str]) -> list[str]:
+        return sorted({fid for path in files for fid in meeting.get(path, ())})
+
     for feature_id in ids:
         entry = state.feature(feature_id)
         if entry.status != "passed":
-            entry.prediction = predict(spec.feature(feature_id), spec, state, guard)
+            entry.prediction = predict(spec.feature(feature_id), spec, state, guard, affected=affected)
 
 
 def score(entry: FeatureState) -> None:

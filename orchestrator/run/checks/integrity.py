@@ -20,7 +20,7 @@ from orchestrator.run.checks.failed_work import StartOfRun, park_failed_work
 from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers, footprint
 from orchestrator.run.checks.hidden_files import hidden_by_new_rules, hidden_result
 from orchestrator.run.checks.impact import predict
-from orchestrator.run.checks.impact_note import forward_note
+from orchestrator.run.checks.impact_note import builder_index, forward_note
 from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.event_kinds import RegressionCheck, RegressionSummary
@@ -74,7 +74,8 @@ class Integrity:
         and the later features that build on the files it will change (`impact_note`). Its
         footprint is predicted again first: its dependencies' footprints are known by now."""
         state = self.guard.state
-        state.feature(feature.id).prediction = predict(feature, self.spec, state, self.guard)
+        prediction = state.feature(feature.id).prediction = predict(feature, self.spec, state, self.guard)
+        builder_index(self.spec, state).add(feature.id, prediction)
         found = assess(feature, self.spec, state, self.guard)
         lines = (prompt_line(found, self.spec), forward_note(feature, self.spec, state))
         return found, "\n".join(line for line in lines if line)
