@@ -125,12 +125,13 @@ def _ready(busy: list[str], features: list[Feature], clash: set[frozenset[str]])
 
 
 def test_a_ready_feature_that_would_clash_with_a_busy_one_waits_while_an_independent_one_starts() -> None:
-    spec = _shared_spec()
-    features = [spec.feature(fid) for fid in ("one", "two", "three")]
-    ready, waits = _ready(["one"], features, {frozenset(("one", "two"))})
+    spec = _spec(*(_feature(fid, "d") for fid in ("one", "two", "three", "four")))
+    features = list(spec.features)
+    clash = {frozenset(pair) for pair in (("one", "two"), ("one", "four"), ("two", "four"))}
+    ready, waits = _ready(["one"], features, clash)
     assert ready.pick() == spec.feature("three")
     assert waits == [("two", "one")]
-    ready, waits = _ready(["one", "three"], features, {frozenset(("one", "two"))})
+    ready, waits = _ready(["one", "three"], features, clash)
     assert ready.pick() == spec.feature("two")  # nothing else is ready: the conflict step is the fallback
     assert waits == []
 
