@@ -36,7 +36,8 @@ MAX_CONFLICTS = 5  # conflicts recorded per feature
 def predict(
     feature: Feature, spec: FeatureSpec, state: RunState, guard: RegressionGuard, *, affected: Affected | None = None,
 ) -> Prediction:
-    """`feature`'s footprint as the state stands now (the model's part of an earlier one is kept).
+    """`feature`'s footprint as the state stands now (the model's part of an earlier one is kept,
+    and the conflicts it recorded).
     `affected`: the passed features whose checks re-run after a change (default: the guard's choice)."""
     writes = named_files(" ".join([feature.description, *feature.acceptance]))
     builds_on: set[str] = set()
@@ -54,7 +55,7 @@ def predict(
     earlier = own.prediction if own else None
     return Prediction(
         writes=sorted(writes), builds_on=sorted(builds_on - writes), reads=sorted(reads - writes - builds_on),
-        by_model=earlier.by_model if earlier else [],
+        by_model=earlier.by_model if earlier else [], conflicts=earlier.conflicts if earlier else [],
     )
 
 

@@ -142,3 +142,15 @@ def test_the_live_view_and_plain_output_say_what_a_feature_waits_for() -> None:
 
     line = describe(FeatureWaiting(id="feat-02", waits_for="feat-01", files=["shared.txt"]))
     assert line == "    feat-02 waits for feat-01: both change shared.txt"
+
+
+def test_predicting_again_keeps_the_models_files_and_the_conflicts_met() -> None:
+    spec = _shared_spec()
+    state = RunState()
+    predict_pending(spec, state, _guard(spec, state), spec.ids())
+    record_conflict(state, "three", ["docs/three.md"])
+    prediction = state.feature("three").prediction
+    assert prediction is not None
+    prediction.by_model = ["docs/index.md"]
+    again = predict(spec.feature("three"), spec, state, _guard(spec, state))
+    assert again.by_model == ["docs/index.md"] and len(again.conflicts) == 1
