@@ -157,9 +157,10 @@ class Prediction(CamelModel):
     """The Impact Agent's prediction of a feature's footprint, made before it starts
     (`orchestrator.run.checks.impact`), and, once it passed, how it compared with the truth."""
 
-    writes: list[str] = Field(default_factory=list)  # the files its description and acceptance criteria name
-    builds_on: list[str] = Field(default_factory=list)  # its dependencies' footprints
-    reads: list[str] = Field(default_factory=list)  # the files the checks it will re-run read
+    # Empty lists are left out of the state: a prediction is kept for every feature of the run.
+    writes: list[str] = Field(default_factory=list, exclude_if=_empty)  # the files its text names
+    builds_on: list[str] = Field(default_factory=list, exclude_if=_empty)  # its dependencies' footprints
+    reads: list[str] = Field(default_factory=list, exclude_if=_empty)  # the files the checks it will re-run read
     by_model: list[str] = Field(default_factory=list, exclude_if=_empty)  # the cheap model call's, when asked
     changed: int | None = Field(None, exclude_if=lambda value: value is None)  # files it changed, once passed
     hits: int | None = Field(None, exclude_if=lambda value: value is None)  # of those, how many were predicted
