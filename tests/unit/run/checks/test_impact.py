@@ -154,3 +154,38 @@ def test_predicting_again_keeps_the_models_files_and_the_conflicts_met() -> None
     prediction.by_model = ["docs/index.md"]
     again = predict(spec.feature("three"), spec, state, _guard(spec, state))
     assert again.by_model == ["docs/index.md"] and len(again.conflicts) == 1
+
+
+def test_the_impact_models_call_counts_in_the_runs_totals_not_the_summarizers_as_loading_the_journal_does(
+    tmp_path: Path,
+) -> None:
+    from orchestrator.config import RunConfig
+    from orchestrator.llm.client import ModelClient
+    from orchestrator.llm.spend import Spend
+    from orchestrator.run.checks.impact_model import model_predictions
+    from tests.sdk_doubles import StreamsCreate
+
+    class Answers(StreamsCreate):
+        def create(self, **request: Any) -> Any:
+            from anthropic.types import Message
+
+            return Message.model_validate({
+                "id": "msg_1", "type": "message", "role": "assistant", "model": request["model"],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 100, "output_tokens": 20},
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "predict_footprints",
+                             "input": {"features": [{"id": "three", "files": ["docs/index.md"]}]}}],
+            })
+
+    class Sdk:
+        messages = Answers()
+
+    spec = _shared_spec()
+    state = RunState()
+    predict_pending(spec, state, _guard(spec, state), spec.ids())
+    spend = Spend()
+    client = ModelClient(RunConfig(retry_attempts=1).client_settings(), Sdk(), spend)  # type: ignore[arg-type]
+    assert model_predictions(client, "claude-haiku-4-5", spec, state, spec.ids(), tmp_path, print) == 1
+    prediction = state.feature("three").prediction
+    assert prediction is not None and prediction.by_model == ["docs/index.md"]
+    assert spend.calls == 1 and spend.run_cost_usd > 0
+    assert spend.summarizer_cost_usd == 0 and spend.feature_cost_usd == 0
