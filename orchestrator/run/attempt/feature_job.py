@@ -128,6 +128,7 @@ class FeatureJob:
             self.feature, verification=entry.last_verification if attempt > 1 or entry.reopened else None,
             recent_ids=self.recorder.books.state.recent_completed, interrupted_attempt=interrupted,
             regression_note=self.watch.note if self.watch else "",
+            reserved_tokens=self.watch.note_tokens if self.watch else 0,
         )
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats

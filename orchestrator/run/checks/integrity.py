@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from context_agent.tokens import estimate_tokens
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.run.checks.assessment import assess, prompt_line
@@ -69,16 +70,19 @@ class Integrity:
                     )
         return integrity
 
-    def assessment(self, feature: Feature) -> tuple[Assessment, str]:
-        """The feature's assessment and its lines for the prompt: the checks that will be re-run,
-        and the later features that build on the files it will change (`impact_note`). Its
-        footprint is predicted again first: its dependencies' footprints are known by now."""
+    def assessment(self, feature: Feature) -> tuple[Assessment, str, int]:
+        """The feature's assessment, its lines for the prompt (the checks that will be re-run, and
+        the later features that build on the files it will change: `impact_note`) and the
+        forward-looking line's tokens, which the project context gives up (it counts against the
+        context budget). Its footprint is predicted again first: its dependencies' footprints are
+        known by now."""
         state = self.guard.state
         prediction = state.feature(feature.id).prediction = predict(feature, self.spec, state, self.guard)
         builder_index(self.spec, state).add(feature.id, prediction)
         found = assess(feature, self.spec, state, self.guard)
-        lines = (prompt_line(found, self.spec), forward_note(feature, self.spec, state))
-        return found, "\n".join(line for line in lines if line)
+        forward = forward_note(feature, self.spec, state)
+        lines = (prompt_line(found, self.spec), forward)
+        return found, "\n".join(line for line in lines if line), estimate_tokens(forward) if forward else 0
 
     def rechecked(self, feature_id: str, runs: list[CheckRun], duration_ms: int, *, deferred: int = 0) -> None:
         """Emit the guard's run after `feature_id`: a `regression_check` for each check it ran (the
@@ -138,7 +142,7 @@ class FeatureWatch:
 
     def __init__(self, integrity: Integrity, workspace: Path, feature: Feature) -> None:
         self.integrity, self.workspace, self.feature = integrity, workspace, feature
-        self.assessment, self.note = integrity.assessment(feature)
+        self.assessment, self.note, self.note_tokens = integrity.assessment(feature)
         self.changes = ChangeWatch(workspace, by_git=integrity.footprints_by_git, trees=integrity.trees)
         self.changed: list[str] | None = None
         self.runs: list[CheckRun] = []

@@ -9,6 +9,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from context_agent.budget import INJECTION_BUDGET
+from context_agent.render import HEADING
+from context_agent.tokens import estimate_tokens
 from orchestrator.demo.fake_api.plans import bash, report
 from tests.cli_helpers import run_cli, write_spec
 
@@ -69,6 +72,38 @@ def test_the_first_feature_on_a_shared_file_is_told_which_later_ones_change_it_a
     assert "=== impact: feature feat-03 (prediction kept in the state) ===" in shown.stdout
     assert "compared once it passed: 1/1 changed file(s) foreseen" in shown.stdout
     assert "footprint predictions: 3/3 changed file(s) foreseen (100%)" in shown.stdout
+
+
+def _full_memory(root: Path) -> None:
+    """Project memory that fills the whole context budget: a long summary and many constraints."""
+    context = root / ".autonomous/context"
+    context.mkdir(parents=True)
+    summary = "\n".join(f"Step {n}: the store module keeps records {n} in a sorted list." for n in range(200))
+    (context / "running-summary.json").write_text(json.dumps({"summary": summary, "source": "model"}))
+    constraints = [{"id": f"c{n}", "description": f"Rule {n}: keep the public API of module {n} unchanged.",
+                    "seq": n} for n in range(60)]
+    (context / "active-constraints.json").write_text(json.dumps({"nextSeq": 61, "constraints": constraints}))
+
+
+def _message_text(request: Any) -> str:
+    content = request.body["messages"][0]["content"]
+    return content if isinstance(content, str) else "".join(block.get("text", "") for block in content)
+
+
+def test_the_forward_looking_line_counts_against_the_context_budget(tmp_path: Path, fake_api: Any) -> None:
+    root = _project(tmp_path)
+    _full_memory(root)
+    spec = _shared_spec(tmp_path, 3, ["feat-01", "feat-03"])
+    _appending(fake_api, "feat-01", "feat-03")
+    result = run_cli(["run", str(spec), "--json"], root, fake_api)
+    assert result.code == 0, result.stderr
+    first = _message_text(fake_api.agent_requests("feat-01")[0])
+    [line] = [text for text in first.splitlines() if text.startswith(LATER)]
+    section = first[first.index(HEADING):]
+    assert estimate_tokens(section) > INJECTION_BUDGET - 200  # the memory alone would fill the budget
+    assert estimate_tokens(section) + estimate_tokens(line) <= INJECTION_BUDGET
+    later = _message_text(fake_api.agent_requests("feat-02")[0])  # no line: the whole budget is the memory's
+    assert LATER not in later and estimate_tokens(later[later.index(HEADING):]) > estimate_tokens(section)
 
 
 def test_context_shows_the_prediction_before_any_run(tmp_path: Path) -> None:
