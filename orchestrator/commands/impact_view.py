@@ -5,11 +5,11 @@ conflicts it met, the run's hit rate so far, and the forward-looking line of its
 
 from __future__ import annotations
 
-from orchestrator.run.checks.impact import hit_rate_text, predict
+from orchestrator.run.checks.impact import predict
 from orchestrator.run.checks.impact_note import forward_note
 from orchestrator.run.checks.regression import RegressionGuard
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
-from orchestrator.store.run_state import RunState
+from orchestrator.store.run_state import RunState, hit_rate_text
 
 
 def _listed(files: list[str]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import Field, field_serializer, field_validator
@@ -150,3 +151,21 @@ class RunState(CamelModel):
 
     def count(self, status: FeatureStatus) -> int:
         return sum(1 for f in self.features.values() if f.status == status)
+
+
+def hit_rate(entries: Iterable[FeatureState]) -> tuple[int, int]:
+    """(changed files foreseen, changed files) over the features whose footprint prediction was
+    compared with what they changed (`orchestrator.run.checks.impact.score`)."""
+    hits = changed = 0
+    for entry in entries:
+        if entry.prediction is not None and entry.prediction.changed is not None:
+            hits += entry.prediction.hits or 0
+            changed += entry.prediction.changed
+    return hits, changed
+
+
+def hit_rate_text(entries: Iterable[FeatureState]) -> str:
+    hits, changed = hit_rate(entries)
+    if not changed:
+        return "footprint predictions: none compared yet"
+    return f"footprint predictions: {hits}/{changed} changed file(s) foreseen ({100 * hits / changed:.0f}%)"

@@ -15,7 +15,7 @@ known by then), so `orchestrate context FEATURE` shows what the run would schedu
 Two features whose `will_write` sets meet are not run at once under `--jobs`
 (`parallel/ready_features`). A passed feature's changed files are compared with its prediction:
 `hits` of `changed` were foreseen, and the run's hit rate is their sum over the features
-(`hit_rate`). A merge conflict that happens anyway is recorded on the feature (`record_conflict`).
+(`orchestrator.store.run_state.hit_rate`, which `orchestrate status` shows too). A merge conflict that happens anyway is recorded on the feature (`record_conflict`).
 """
 
 from __future__ import annotations
@@ -88,23 +88,6 @@ def score(entry: FeatureState) -> None:
     missed = sorted(changed - foreseen)
     entry.prediction.changed, entry.prediction.hits = len(changed), len(changed) - len(missed)
     entry.prediction.missed = missed[:MAX_MISSED]
-
-
-def hit_rate(entries: Iterable[FeatureState]) -> tuple[int, int]:
-    """(changed files foreseen, changed files) over the features whose prediction was scored."""
-    hits = changed = 0
-    for entry in entries:
-        if entry.prediction is not None and entry.prediction.changed is not None:
-            hits += entry.prediction.hits or 0
-            changed += entry.prediction.changed
-    return hits, changed
-
-
-def hit_rate_text(entries: Iterable[FeatureState]) -> str:
-    hits, changed = hit_rate(entries)
-    if not changed:
-        return "footprint predictions: none compared yet"
-    return f"footprint predictions: {hits}/{changed} changed file(s) foreseen ({100 * hits / changed:.0f}%)"
 
 
 def shared_writes(state: RunState, a: str, b: str) -> set[str]:

@@ -72,6 +72,29 @@ def test_the_first_feature_on_a_shared_file_is_told_which_later_ones_change_it_a
     assert "=== impact: feature feat-03 (prediction kept in the state) ===" in shown.stdout
     assert "compared once it passed: 1/1 changed file(s) foreseen" in shown.stdout
     assert "footprint predictions: 3/3 changed file(s) foreseen (100%)" in shown.stdout
+    status = run_cli(["status"], root, None)
+    assert status.code == 0, status.stderr
+    assert status.stdout.splitlines()[-1] == "footprint predictions: 3/3 changed file(s) foreseen (100%)"
+
+
+def test_status_says_the_hit_rate_only_when_the_run_made_predictions(tmp_path: Path, fake_api: Any) -> None:
+    root = _project(tmp_path)
+    spec = _shared_spec(tmp_path, 2, ["feat-01"])
+    _appending(fake_api, "feat-01")
+    assert run_cli(["run", str(spec), "--json"], root, fake_api).code == 0
+    state_file = root / ".autonomous/state/execution-state.json"
+    state = json.loads(state_file.read_text())
+    state["features"]["feat-02"]["prediction"] = {"writes": ["other.txt"], "changed": 2, "hits": 0}
+    state_file.write_text(json.dumps(state))
+    status = run_cli(["status"], root, None)
+    assert status.code == 0, status.stderr
+    assert status.stdout.splitlines()[-1] == "footprint predictions: 1/3 changed file(s) foreseen (33%)"
+    for entry in state["features"].values():  # a state from before the Impact Agent: no line
+        entry.pop("prediction")
+    state_file.write_text(json.dumps(state))
+    status = run_cli(["status"], root, None)
+    assert status.code == 0, status.stderr
+    assert "footprint predictions" not in status.stdout and status.stdout.splitlines()[-1].startswith("2 passed")
 
 
 def _full_memory(root: Path) -> None:

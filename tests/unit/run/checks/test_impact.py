@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.run.checks.check_pool import check_runner
-from orchestrator.run.checks.impact import hit_rate, predict, predict_pending, record_conflict, score, shared_writes
+from orchestrator.run.checks.impact import predict, predict_pending, record_conflict, score, shared_writes
 from orchestrator.run.checks.impact_note import MAX_NOTE_CHARS, forward_note
 from orchestrator.run.checks.regression import RegressionGuard
 from orchestrator.run.parallel.ready_features import ReadyFeatures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import Footprint
-from orchestrator.store.run_state import CheckFiles, FeatureState, RunState
+from orchestrator.store.run_state import CheckFiles, FeatureState, RunState, hit_rate
 from tests.environments import unsandboxed
 
 
