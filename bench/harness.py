@@ -159,8 +159,8 @@ class SampledView(ContextView):
         self.samples: dict[int, int] = {}
         self.largest = 0
 
-    def get_injection(self, feature_id: str) -> ContextInjection:
-        injection = super().get_injection(feature_id)
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:
+        injection = super().get_injection(feature_id, reserved_tokens)
         self.largest = max(self.largest, injection.token_count)
         position = self.feature_positions.get(feature_id)
         if position in self.positions:

@@ -39,9 +39,11 @@ def _rendered_tokens(injection: ContextInjection) -> int:
 
 
 def build_injection(
-    stores: ContextStores, feature_id: str, features: Mapping[str, FeatureLike]
+    stores: ContextStores, feature_id: str, features: Mapping[str, FeatureLike], *, reserved_tokens: int = 0
 ) -> ContextInjection:
-    """The injection for `feature_id` from the stores, within `INJECTION_BUDGET`."""
+    """The injection for `feature_id` from the stores, within `INJECTION_BUDGET` less
+    `reserved_tokens` (what the prompt carries beside it that counts against the same budget)."""
+    budget = INJECTION_BUDGET - max(0, reserved_tokens)
     focus = focus_on(feature_id, features)
     decisions = rank(stores.decisions.decisions, focus, _decision_facts, features)
     failures = rank(stores.failures.failures, focus, _failure_facts, features)
@@ -60,12 +62,12 @@ def build_injection(
     # own tokens, since pieces never join across the line breaks around it.
     injection.summary = "x"
     without_summary = _rendered_tokens(injection) - 1
-    room = min(SUMMARY_BUDGET, INJECTION_BUDGET - without_summary)
+    room = min(SUMMARY_BUDGET, budget - without_summary)
     injection.summary = summary_text(stores.summary, room)
     used = without_summary + estimate_tokens(injection.summary)
 
-    _spill_constraints(injection, chosen, constraints, INJECTION_BUDGET - used)
-    tokens = _enforce_total(injection, constraints)
+    _spill_constraints(injection, chosen, constraints, budget - used)
+    tokens = _enforce_total(injection, constraints, budget)
     injection.token_count = tokens if _has_content(injection) else 0
     return injection
 
@@ -137,11 +139,11 @@ def _set_constraints(
     injection.omitted_constraints = len(ranked) - len(chosen)
 
 
-def _enforce_total(injection: ContextInjection, ranked: Sequence[Constraint]) -> int:
-    """Cut until the rendered section fits: summary tail first, then the least relevant items.
-    Returns the section's tokens."""
+def _enforce_total(injection: ContextInjection, ranked: Sequence[Constraint], budget: int) -> int:
+    """Cut until the rendered section fits `budget`: summary tail first, then the least relevant
+    items. Returns the section's tokens."""
     rank_of = {item.id: position for position, item in enumerate(ranked)}
-    while (excess := (tokens := _rendered_tokens(injection)) - INJECTION_BUDGET) > 0:
+    while (excess := (tokens := _rendered_tokens(injection)) - budget) > 0:
         if injection.summary:
             shorter = fit_lines(injection.summary, estimate_tokens(injection.summary) - excess)
             injection.summary = shorter if shorter != injection.summary else ""

@@ -70,11 +70,12 @@ class ContextAgent:
 
     # --- injection -------------------------------------------------------------------------
 
-    def get_injection(self, feature_id: str) -> ContextInjection:
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:
         """The context for `feature_id`: summary, decisions, failures, constraints and
-        `token_count` (0 when there is nothing, or when building it failed)."""
+        `token_count` (0 when there is nothing, or when building it failed), within the budget
+        less `reserved_tokens` (what the prompt carries beside it that counts against it)."""
         try:
-            return build_injection(self._load(), feature_id, self.features)
+            return build_injection(self._load(), feature_id, self.features, reserved_tokens=reserved_tokens)
         except Exception as exc:
             self._failed("context.injection_failed", f"building the context for {feature_id}", exc, feature_id)
             return ContextInjection(feature_id=feature_id)

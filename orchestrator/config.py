@@ -70,6 +70,9 @@ class RunConfig(AgentSettings):
     summarizer_model: str = Field(
         default_factory=default_summarizer_model, description="Model for the Context Agent's summarizer."
     )
+    impact_model: str | None = Field(
+        None, description="Model for the Impact Agent's footprint prediction (off by default: deterministic only)."
+    )
     max_attempts: int | None = Field(None, ge=1, description="Override every feature's attempt limit.")
     summarize_every: int = Field(5, ge=1, description="Summarize after this many completed features.")
     max_turns: int = Field(40, ge=1, description="Model calls per attempt.")

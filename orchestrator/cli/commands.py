@@ -44,6 +44,7 @@ def run(
     context_depth: int | None = typer.Option(None, "--context-depth", metavar="N", help="Features shown by --context window (default 5)."),
     model: str | None = typer.Option(None, "--model", metavar="ID", help="Model for the coding agent (default: newest Sonnet)."),
     summarizer_model: str | None = typer.Option(None, "--summarizer-model", metavar="ID", help="Model for the summarizer (default: newest Haiku)."),
+    impact_model: str | None = typer.Option(None, "--impact-model", metavar="ID", help="Also ask this (small) model which files each feature will change (off by default)."),
     max_attempts: int | None = typer.Option(None, "--max-attempts", metavar="N", help="Attempts per feature, overriding the spec."),
     escalate_model: str | None = typer.Option(None, "--escalate-model", metavar="ID", help="Stronger model for the attempt after a failed one."),
     escalate_on: str | None = typer.Option(None, "--escalate-on", metavar="WHEN", help="failure (every retry, default) | last (only the last attempt)."),
@@ -84,7 +85,7 @@ def run(
     paths = open_project(project_dir, may_be_missing=True)
     flags = {
         "context": context, "context_depth": context_depth, "model": model, "summarizer_model": summarizer_model,
-        "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
+        "impact_model": impact_model, "max_attempts": max_attempts, "summarize_every": summarize_every, "max_turns": max_turns,
         "max_cost": max_cost, "max_feature_tokens": max_feature_tokens, "commit": False if no_commit else None,
         "strict_checks": True if strict_checks else None, "branch": branch, "sandbox": sandbox,
         "jobs": jobs, "regression": regression, "regression_budget": regression_budget, "final_verify": False if no_final_verify else None,

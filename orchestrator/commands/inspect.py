@@ -10,6 +10,7 @@ from pathlib import Path
 from context_agent.project_memory import ContextAgent
 from context_agent.tokens import estimate_tokens
 from orchestrator.commands.arguments import read_spec
+from orchestrator.commands.impact_view import prediction_lines
 from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
@@ -110,7 +111,8 @@ def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, confi
     lines = [f"=== assessment: feature {feature.id} ===",
              f"predicted footprint: {', '.join(found.predicted_footprint) or '(none known)'}",
              f"may affect (checks re-run after it): {', '.join(found.affected) or '(none)'}",
-             *(f"history: {line}" for line in found.history), prompt_line(found, spec)]
+             *(f"history: {line}" for line in found.history), prompt_line(found, spec),
+             *prediction_lines(feature, spec, state, guard)]
     return "\n".join(shown(line) for line in lines if line) + "\n"
 
 

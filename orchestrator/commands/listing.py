@@ -17,7 +17,7 @@ from orchestrator.commands.text_table import render_table
 from orchestrator.json_types import JsonObject
 from orchestrator.store.feature_log import MAX_LOG_BYTES, UnusableLog, load_feature_log, log_json
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.run_state import RunState
+from orchestrator.store.run_state import RunState, hit_rate_text
 from orchestrator.store.state import StateStore
 from orchestrator.store.state_peek import peek_features
 from orchestrator.user_errors import UsageError
@@ -47,7 +47,8 @@ def load_state(paths: ProjectPaths) -> RunState | None:
 
 
 def print_status(paths: ProjectPaths, json_output: bool, show_all: bool = False) -> int:
-    """The saved state: one line per feature, then the counts and totals. Reads the state only
+    """The saved state: one line per feature, then the counts and totals, and the footprint
+    predictions' hit rate when the run made predictions. Reads the state only
     (snapshot and journal), never the feature logs, and draws in time linear in the features."""
     state = load_state(paths)
     if state is None:
@@ -73,6 +74,8 @@ def print_status(paths: ProjectPaths, json_output: bool, show_all: bool = False)
         + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"
         + (f"; stopped: {shown(state.stop_reason)}" if state.stop_reason else "") + "\n"
     )
+    if any(entry.prediction is not None for entry in state.features.values()):  # the Impact Agent's
+        sys.stdout.write(hit_rate_text(state.features.values()) + "\n")
     return 0
 
 

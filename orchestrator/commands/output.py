@@ -20,6 +20,7 @@ from orchestrator.store.event_kinds import (
     FeatureBlocked,
     FeatureFinished,
     FeatureStarted,
+    FeatureWaiting,
     FinalVerification,
     Merge,
     NothingSelected,
@@ -79,6 +80,8 @@ def describe(event: Event, verbose: bool = False) -> str | None:
         return f"final verification: {event.passed}/{event.checked} check(s) pass on the final tree{failed}"
     if isinstance(event, FeatureBlocked):
         return f"    {event.id} BLOCKED: {event.reason}"
+    if isinstance(event, FeatureWaiting):
+        return f"    {event.id} waits for {event.waits_for}: both change {', '.join(event.files)}"
     if isinstance(event, Summarization):
         state = "ok" if event.success else f"fallback ({event.error})"
         return f"    context summarized ({event.trigger}, {len(event.features)} feature(s)): {state}"

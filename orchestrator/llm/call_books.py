@@ -179,7 +179,7 @@ class CallBooks:
         if purpose == "agent":
             spend.feature_tokens = spend.feature_tokens + usage
             spend.feature_cost_usd += cost
-        else:
+        elif purpose == "summarizer":  # another purpose (the impact model's) counts in the run's totals only
             spend.summarizer_tokens = spend.summarizer_tokens + usage
             spend.summarizer_cost_usd += cost
         self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=cost, usage=usage, model=model, call=call))
@@ -194,7 +194,7 @@ class CallBooks:
         self._mirror_run()
         if purpose == "agent":
             spend.feature_cost_usd += worst
-        else:
+        elif purpose == "summarizer":
             spend.summarizer_cost_usd += worst
         try:
             self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=worst, unconfirmed=True, model=model,

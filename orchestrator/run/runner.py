@@ -31,6 +31,8 @@ from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.check_pool import check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import verification_tree
 from orchestrator.run.checks.final_verification import final_verification
+from orchestrator.run.checks.impact import predict_pending
+from orchestrator.run.checks.impact_model import model_predictions
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, guard_budget
 from orchestrator.run.checks.trust import distrust_unproven_passes
@@ -141,6 +143,10 @@ class Runner:
         """Every runnable feature, then the last summary; a stop maps to its exit code here."""
         try:
             self.integrity = self._integrity()
+            predict_pending(self.spec, self.state, self.integrity.guard, self.selected)  # the Impact Agent
+            if self.config.impact_model:  # and its optional model call
+                model_predictions(self.parts.client, self.config.impact_model, self.spec, self.state, self.selected,
+                                  self.workspace, self.events.warn)
             self._features()
             regressed = self._final_verification()
             self._summarize("end")

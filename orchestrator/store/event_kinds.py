@@ -172,6 +172,15 @@ class FeatureBlocked(_Event):
     reason: str | None = None
 
 
+class FeatureWaiting(_Event):
+    """`--jobs N`: a ready feature waits for one at work that is predicted to change the same files."""
+
+    type: Literal["feature_waiting"] = "feature_waiting"
+    id: str
+    waits_for: str
+    files: list[str]
+
+
 class Summarization(_Event):
     type: Literal["summarization"] = "summarization"
     trigger: str
@@ -245,7 +254,7 @@ class Notice(_Event):
 
 Event = Annotated[
     RunStarted | FeatureStarted | ApiCall | ToolCall | Verification | FeatureFinished | FeatureBlocked
-    | Summarization | Checkpoint | Merge | RunFinished | NothingSelected | DryRunPrompt | Notice | RegressionCheck
+    | FeatureWaiting | Summarization | Checkpoint | Merge | RunFinished | NothingSelected | DryRunPrompt | Notice | RegressionCheck
     | FinalVerification | RegressionSummary,
     Field(discriminator="type"),
 ]

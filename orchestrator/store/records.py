@@ -137,3 +137,39 @@ class Assessment(CamelModel):
     predicted_footprint: list[str] = Field(default_factory=list)
     affected: list[str] = Field(default_factory=list)  # passed features whose checks will be re-run
     history: list[str] = Field(default_factory=list)  # failures of related features, one line each
+
+
+def _empty(value: object) -> bool:
+    return not value
+
+
+class ConflictMiss(CamelModel):
+    """A merge conflict a feature met under `--jobs`: the files, the features merged meanwhile
+    that changed them, and whether the prediction had foreseen the overlap (then only the
+    schedule ran them together: nothing else was ready) or missed it."""
+
+    files: list[str] = Field(default_factory=list)
+    with_features: list[str] = Field(default_factory=list)
+    foreseen: bool = False
+
+
+class Prediction(CamelModel):
+    """The Impact Agent's prediction of a feature's footprint, made before it starts
+    (`orchestrator.run.checks.impact`), and, once it passed, how it compared with the truth."""
+
+    # Empty lists are left out of the state: a prediction is kept for every feature of the run.
+    writes: list[str] = Field(default_factory=list, exclude_if=_empty)  # the files its text names
+    builds_on: list[str] = Field(default_factory=list, exclude_if=_empty)  # its dependencies' footprints
+    reads: list[str] = Field(default_factory=list, exclude_if=_empty)  # the files the checks it will re-run read
+    by_model: list[str] = Field(default_factory=list, exclude_if=_empty)  # the cheap model call's, when asked
+    changed: int | None = Field(None, exclude_if=lambda value: value is None)  # files it changed, once passed
+    hits: int | None = Field(None, exclude_if=lambda value: value is None)  # of those, how many were predicted
+    missed: list[str] = Field(default_factory=list, exclude_if=_empty)  # changed, not predicted (the first few)
+    conflicts: list[ConflictMiss] = Field(default_factory=list, exclude_if=_empty)
+
+    def will_write(self) -> set[str]:
+        """The files it is predicted to change: what two features at work at once must not share."""
+        return {*self.writes, *self.by_model}
+
+    def files(self) -> set[str]:
+        return {*self.writes, *self.builds_on, *self.reads, *self.by_model}

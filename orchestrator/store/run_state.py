@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import Field, field_serializer, field_validator
@@ -16,7 +17,7 @@ from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.store.paths import is_project_key
-from orchestrator.store.records import AttemptRecord, CheckResult, Footprint
+from orchestrator.store.records import AttemptRecord, CheckResult, Footprint, Prediction
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
 
 # `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.
@@ -91,6 +92,7 @@ class FeatureState(CamelModel):
     # A passed feature's files (`Footprint`); where a failed feature's work was kept (`orchestrate/failed/<id>`);
     # and whether a regressed feature's rebuild is still to feed its failure back.
     footprint: Footprint | None = Field(None, exclude_if=_unset)
+    prediction: Prediction | None = Field(None, exclude_if=_unset)  # its footprint foreseen before it starts
     failed_branch: str | None = Field(None, exclude_if=_unset)
     reopened: bool = Field(False, exclude_if=lambda value: not value)
     # The models the feature's attempts ran on, in the order first used (`--escalate-model`).
@@ -149,3 +151,21 @@ class RunState(CamelModel):
 
     def count(self, status: FeatureStatus) -> int:
         return sum(1 for f in self.features.values() if f.status == status)
+
+
+def hit_rate(entries: Iterable[FeatureState]) -> tuple[int, int]:
+    """(changed files foreseen, changed files) over the features whose footprint prediction was
+    compared with what they changed (`orchestrator.run.checks.impact.score`)."""
+    hits = changed = 0
+    for entry in entries:
+        if entry.prediction is not None and entry.prediction.changed is not None:
+            hits += entry.prediction.hits or 0
+            changed += entry.prediction.changed
+    return hits, changed
+
+
+def hit_rate_text(entries: Iterable[FeatureState]) -> str:
+    hits, changed = hit_rate(entries)
+    if not changed:
+        return "footprint predictions: none compared yet"
+    return f"footprint predictions: {hits}/{changed} changed file(s) foreseen ({100 * hits / changed:.0f}%)"

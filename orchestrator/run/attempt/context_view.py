@@ -37,20 +37,21 @@ class ContextView:
 
     def turn(
         self, feature: Feature, *, verification: CheckResult | None, recent_ids: Sequence[str],
-        interrupted_attempt: int | None, regression_note: str = "",
+        interrupted_attempt: int | None, regression_note: str = "", reserved_tokens: int = 0,
     ) -> FeatureTurn:
-        """`feature`'s turn: its strategy's context and its first user message."""
+        """`feature`'s turn: its strategy's context and its first user message; `reserved_tokens`
+        of the context budget go to a note in the prompt (the Impact Agent's forward-looking line)."""
         with self.lock:
             return feature_turn(
                 feature, self.spec, self.strategy.name, self.paths, injections=self, verification=verification,
                 recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
-                regression_note=regression_note,
+                regression_note=regression_note, reserved_tokens=reserved_tokens,
             )
 
-    def get_injection(self, feature_id: str) -> ContextInjection:
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:
         """The Context Agent's project context for `feature_id` (the compressed strategy's)."""
         with self.lock:
-            return self.agent.get_injection(feature_id)
+            return self.agent.get_injection(feature_id, reserved_tokens)
 
     def record_report(self, feature_id: str, report: Mapping[str, Any]) -> None:
         with self.lock:

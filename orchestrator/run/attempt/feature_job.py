@@ -28,6 +28,7 @@ from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
 from orchestrator.run.attempt.recorder import FeatureRecorder
 from orchestrator.run.checks.check_command import Verifier
+from orchestrator.run.checks.impact import score as score_prediction
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
@@ -128,6 +129,7 @@ class FeatureJob:
             self.feature, verification=entry.last_verification if attempt > 1 or entry.reopened else None,
             recent_ids=self.recorder.books.state.recent_completed, interrupted_attempt=interrupted,
             regression_note=self.watch.note if self.watch else "",
+            reserved_tokens=self.watch.note_tokens if self.watch else 0,
         )
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats
@@ -197,6 +199,7 @@ class FeatureJob:
         # The footprint before the status: the guard's index, in another worker's thread, takes
         # a feature it finds passed to have its final footprint (`run/checks/footprint_index`).
         entry.footprint = self.watch.footprint(entry) if self.watch else entry.footprint
+        score_prediction(entry)  # the Impact Agent's prediction against what the feature changed
         entry.status, entry.reopened = "passed", False
         entry.completed_at = now_ms()
         books.state.iteration += 1

@@ -153,11 +153,13 @@ def feature_turn(
     depth: int = 0,
     interrupted_attempt: int | None = None,
     regression_note: str = "",
+    reserved_tokens: int = 0,
 ) -> FeatureTurn:
-    """Build `feature`'s turn under `strategy`; `injections` is the Context Agent (compressed)."""
+    """Build `feature`'s turn under `strategy`; `injections` is the Context Agent (compressed),
+    whose budget gives up `reserved_tokens` to `regression_note`'s forward-looking line."""
     inputs = StrategyInputs(
         feature=feature, paths=paths, recent_ids=recent_ids, depth=depth,
-        interrupted_attempt=interrupted_attempt, injections=injections,
+        interrupted_attempt=interrupted_attempt, injections=injections, reserved_tokens=reserved_tokens,
     )
     context = strategy_named(strategy).build(inputs)
     prompt = feature_prompt(

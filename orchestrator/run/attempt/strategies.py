@@ -34,7 +34,7 @@ Message = ApiMessage
 class InjectionSource(Protocol):
     """Where `compressed` gets a feature's project context (the Context Agent)."""
 
-    def get_injection(self, feature_id: str) -> ContextInjection: ...
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection: ...
 
 
 @dataclass
@@ -59,6 +59,7 @@ class StrategyInputs:
     depth: int = 0
     interrupted_attempt: int | None = None
     injections: InjectionSource | None = None
+    reserved_tokens: int = 0  # of the context budget, taken by a note in the prompt
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def pending_feature_section(feature: Feature, interrupted_attempt: int | None) -
 def _compressed(inputs: StrategyInputs) -> StrategyContext:
     if inputs.injections is None:
         return StrategyContext()
-    injection = inputs.injections.get_injection(inputs.feature.id)
+    injection = inputs.injections.get_injection(inputs.feature.id, inputs.reserved_tokens)
     return StrategyContext(project_context=render_project_context(injection) if injection else "", injection=injection)
 
 

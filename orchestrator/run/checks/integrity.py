@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from context_agent.tokens import estimate_tokens
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.run.checks.assessment import assess, prompt_line
@@ -19,6 +20,8 @@ from orchestrator.run.checks.check_pool import CheckRun, Progress
 from orchestrator.run.checks.failed_work import StartOfRun, park_failed_work
 from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers, footprint
 from orchestrator.run.checks.hidden_files import hidden_by_new_rules, hidden_result
+from orchestrator.run.checks.impact import predict
+from orchestrator.run.checks.impact_note import builder_index, forward_note
 from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.event_kinds import RegressionCheck, RegressionSummary
@@ -67,10 +70,19 @@ class Integrity:
                     )
         return integrity
 
-    def assessment(self, feature: Feature) -> tuple[Assessment, str]:
-        """The feature's assessment and its line for the prompt."""
-        found = assess(feature, self.spec, self.guard.state, self.guard)
-        return found, prompt_line(found, self.spec)
+    def assessment(self, feature: Feature) -> tuple[Assessment, str, int]:
+        """The feature's assessment, its lines for the prompt (the checks that will be re-run, and
+        the later features that build on the files it will change: `impact_note`) and the
+        forward-looking line's tokens, which the project context gives up (it counts against the
+        context budget). Its footprint is predicted again first: its dependencies' footprints are
+        known by now."""
+        state = self.guard.state
+        prediction = state.feature(feature.id).prediction = predict(feature, self.spec, state, self.guard)
+        builder_index(self.spec, state).add(feature.id, prediction)
+        found = assess(feature, self.spec, state, self.guard)
+        forward = forward_note(feature, self.spec, state)
+        lines = (prompt_line(found, self.spec), forward)
+        return found, "\n".join(line for line in lines if line), estimate_tokens(forward) if forward else 0
 
     def rechecked(self, feature_id: str, runs: list[CheckRun], duration_ms: int, *, deferred: int = 0) -> None:
         """Emit the guard's run after `feature_id`: a `regression_check` for each check it ran (the
@@ -130,7 +142,7 @@ class FeatureWatch:
 
     def __init__(self, integrity: Integrity, workspace: Path, feature: Feature) -> None:
         self.integrity, self.workspace, self.feature = integrity, workspace, feature
-        self.assessment, self.note = integrity.assessment(feature)
+        self.assessment, self.note, self.note_tokens = integrity.assessment(feature)
         self.changes = ChangeWatch(workspace, by_git=integrity.footprints_by_git, trees=integrity.trees)
         self.changed: list[str] | None = None
         self.runs: list[CheckRun] = []

@@ -4,8 +4,6 @@
   guard over the files the merge changed, so a feature that breaks one merged meanwhile is
   caught there, where the two meet, and fed back.
 - The same for a batch of features merged together: their own checks and the guard's, run once.
-- Which ready features are likely to touch the same files: their predicted footprints (the
-  Checkpoint Agent's assessment) overlap.
 - `ParallelHooks`: the steps above as a parallel run plugs them, replaceable in tests.
 - A worker's `Integrity`: the run's assessment and failed work parked on `orchestrate/failed/<id>`
   from the worker's worktree (which holds nothing of the user's: no start-of-run tree to spare);
@@ -22,7 +20,6 @@ from pathlib import Path
 from orchestrator.git.run_git import run_git
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.queue import Recheck
-from orchestrator.run.checks.assessment import assess
 from orchestrator.run.checks.check_pool import CheckRunner, run_checks
 from orchestrator.run.checks.integrity import Integrity, elapsed_ms
 from orchestrator.run.checks.regression import broken_result, failures
@@ -81,15 +78,6 @@ def batch_recheck(
         mine = [by_id[fid] for fid in plans[feature.id].picked if fid in by_id]
         integrity.rechecked(feature.id, mine, took, deferred=len(plans[feature.id].deferred))
     return True
-
-
-def footprints_overlap(integrity: Integrity, a: Feature, b: Feature) -> bool:
-    """True when the two features' predicted footprints share a file."""
-    state = integrity.guard.state
-    first = set(assess(a, integrity.spec, state, integrity.guard).predicted_footprint)
-    if not first:
-        return False
-    return bool(first & set(assess(b, integrity.spec, state, integrity.guard).predicted_footprint))
 
 
 def worker_integrity(run_integrity: Integrity) -> Integrity:

@@ -2,8 +2,10 @@
 
 A feature is ready once every dependency is merged (a passed feature is a merged one here);
 ready features go by run order (priority, then spec order), and one that is likely to touch
-the same files as a busy feature waits while another can start instead. Features that never
-can run (a dependency failed or is blocked, no attempts left) are settled on the way.
+the same files as a busy feature (the Impact Agent's predictions: `checks/impact`) waits for it
+while another can start instead; when nothing else is ready it starts, and the merge queue's
+conflict step is the fallback. Features that never can run (a dependency failed or is blocked,
+no attempts left) are settled on the way.
 """
 
 from __future__ import annotations
@@ -29,19 +31,29 @@ class ReadyFeatures:
     likely_conflict: Callable[[Feature, Feature], bool]
     settle: Callable[[Feature], None]
     """Called for a feature marked blocked or failed here, to record it."""
+    waits: Callable[[Feature, Feature], None] = lambda _feature, _holder: None
+    """Called for a ready feature held back by a busy one it is likely to clash with."""
 
     def __post_init__(self) -> None:
         self.by_id = {feature.id: feature for feature in self.run_order}
 
     def pick(self) -> Feature | None:
-        """The next feature to start: ready, by run order, not likely to clash with a busy one if it can be."""
+        """The next feature to start: ready, by run order, not likely to clash with a busy one if it
+        can be; those passed over for it are said to wait (`waits`). When every ready one would
+        clash, the first starts anyway: a slot left idle costs more time than the conflict step
+        (one model call) costs money, and the merge queue's conflict step is the fallback."""
         ready = self.ready()
         state = self.state()
         # A feature that passed is merged (its worker is only cleaning up): nothing can clash with it.
         busy = [self.by_id[fid] for fid in self.running if state.feature(fid).status != "passed"]
+        held: list[tuple[Feature, Feature]] = []
         for feature in ready:
-            if not any(self.likely_conflict(feature, other) for other in busy):
+            holder = next((other for other in busy if self.likely_conflict(feature, other)), None)
+            if holder is None:
+                for waiting, by in held:
+                    self.waits(waiting, by)
                 return feature
+            held.append((feature, holder))
         return ready[0] if ready else None
 
     def ready(self) -> list[Feature]:

@@ -11,7 +11,7 @@ memory and one `SpendPool` (the caps hold for all of them together).
 
 Three steps are pluggable (`ParallelHooks`): the re-check after a merge (default: the feature's
 own check on the merged tree, then the regression guard's checks), which features are likely to
-touch the same files (default: their predicted footprints overlap), and what happens to a failed
+touch the same files (default: the Impact Agent predicts both change a file: `checks/impact`), and what happens to a failed
 feature's worktree (default: deleted, once its job has parked the work on `orchestrate/failed/<id>`).
 
 Stopping: Ctrl-C, a limit or an error stops every worker at its next model call, check or queue
@@ -39,13 +39,13 @@ from orchestrator.run.attempt.feature_job import JobSettings
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
 from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.checks.impact import shared_writes
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.parallel.background_summary import BackgroundSummary, worth_summarizing
 from orchestrator.run.parallel.integrity_steps import (
     ParallelHooks,
     batch_recheck,
-    footprints_overlap,
     guarded_recheck,
     worker_integrity,
 )
@@ -56,6 +56,7 @@ from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.run.runner import Runner
 from orchestrator.safety.descendants import commands_run_concurrently
 from orchestrator.spec.feature_spec import Feature
+from orchestrator.store.event_kinds import FeatureWaiting
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import now_ms
 
@@ -80,8 +81,9 @@ class ParallelRunner(Runner):
         self.done: queue.Queue[tuple[str, BaseException | None] | None] = queue.Queue()
         self.next = ReadyFeatures(
             self.run_order, set(self.selected), lambda: self.state, self.running, self._attempts_for,
-            likely_conflict=lambda a, b: self.hooks.likely_conflict(a, b), settle=self._settle,
+            likely_conflict=lambda a, b: self.hooks.likely_conflict(a, b), settle=self._settle, waits=self._waits,
         )
+        self.waited: set[tuple[str, str]] = set()  # (feature, the busy one it waited for), said once
         self.slots = WorkerSlots(self.config.jobs, on_free=lambda: self.done.put(None), awaited=self.next.awaited)
         self.lane = Lane(self.worktrees, self.queue, self.events, self.slots)
         self.summary = BackgroundSummary(lambda trigger: Runner._summarize(self, trigger))
@@ -217,7 +219,15 @@ class ParallelRunner(Runner):
         return self.integrity
 
     def _likely_conflict(self, a: Feature, b: Feature) -> bool:
-        return footprints_overlap(self._guarding(), a, b)
+        """The two are predicted to change a file in common (`checks/impact`)."""
+        return bool(shared_writes(self.state, a.id, b.id))
+
+    def _waits(self, feature: Feature, holder: Feature) -> None:
+        """Say once that `feature` waits for `holder`'s files (the live view prints it)."""
+        if (feature.id, holder.id) not in self.waited:
+            self.waited.add((feature.id, holder.id))
+            files = sorted(shared_writes(self.state, feature.id, holder.id))
+            self.events.emit(FeatureWaiting(id=feature.id, waits_for=holder.id, files=files))
 
     # ---- start and end ------------------------------------------------------------------
     def _prepare(self) -> None:

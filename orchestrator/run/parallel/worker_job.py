@@ -23,6 +23,7 @@ from orchestrator.merge.conflict_step import ConflictStep, model_ask
 from orchestrator.merge.queue import MergeOutcome, MergeQueue
 from orchestrator.run.attempt.feature_job import AttemptStep, FeatureJob
 from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.checks.impact import conflict_text, record_conflict
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.store.event_kinds import Merge
 from orchestrator.store.events import EventSink
@@ -93,6 +94,8 @@ class WorkerJob(FeatureJob):
         """The focused conflict step (`conflict_step`) in the feature's worktree, during its turn in the
         queue: a note on how it went, or None (then a whole new attempt, with a warning saying so)."""
         trees, feature = self.lane.worktrees, self.feature
+        miss = record_conflict(self.recorder.books.state, feature.id, files)  # the prediction that missed
+        self.lane.events.warn(conflict_text(feature.id, miss), id=feature.id)
         model = attempt_model(self.settings.config, attempt, self.settings.max_attempts).model
         ask = model_ask(self.client, model, f"{feature.id}: {feature.name}\n{feature.description}", self.command)
         step = ConflictStep(trees.path(feature.id), trees.workspace(feature.id), [*trees.safe, *trees.identity], ask)

@@ -21,7 +21,7 @@ class Injections:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    def get_injection(self, feature_id: str) -> ContextInjection:
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:
         self.asked.append(feature_id)
         return ContextInjection(feature_id=feature_id, token_count=5, summary="what came before")
 
