@@ -86,7 +86,7 @@ class CliLaunch:
 
     def _shell_prefix(self) -> Path | None:
         """The script every agent command runs through, masking the sign-in; None without a sandbox
-        (no bubblewrap to mask with: the README says the sign-in is then as readable as any file)."""
+        (no bubblewrap to mask with: docs/claude-code.md says the sign-in is then as readable as any file)."""
         sandbox = self.environment.sandbox
         if not sandbox.active:
             return None

@@ -1,6 +1,6 @@
 """Loading the feature spec, with clear errors: the one entry point for spec files.
 
-Two formats are read (see the README, "The feature spec"):
+Two formats are read (see docs/spec.md):
 - native: `{"project": ..., "verify": ..., "features": [{"id": ..., ...}]}`;
 - quickstart: the bare array of the Anthropic autonomous-coding quickstart's
   `feature_list.json`, translated to native features by `quickstart`.
