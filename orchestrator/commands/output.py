@@ -12,7 +12,7 @@ import re
 import sys
 from typing import TextIO
 
-from orchestrator.commands.check_excerpt import error_excerpt
+from orchestrator.commands.check_excerpt import error_excerpt, for_the_user
 from orchestrator.store.event_kinds import (
     Checkpoint,
     DryRunPrompt,
@@ -108,7 +108,7 @@ def _verification_line(event: Verification, verbose: bool) -> str:
     if event.skipped:
         return f"    check: none configured; the agent's report decides ({'reported' if event.success else 'no report'})"
     verdict = "passed" if event.success else f"FAILED (exit {event.exit_code})"
-    extra = f": {event.error}" if event.error else ""
+    extra = f": {for_the_user(event.error)}" if event.error else ""
     line = f"    check `{event.command}` {verdict}{extra}" if verbose else f"    check {verdict}{extra}"
     if event.success:
         return line

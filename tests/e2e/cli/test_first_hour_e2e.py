@@ -20,3 +20,37 @@ def test_a_newline_in_the_base_url_is_one_line_and_exit_2_before_any_work(comman
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
     assert "ANTHROPIC_BASE_URL" in result.stderr and "a newline" in result.stderr
     assert not (tmp_path / ".autonomous").exists() and not (tmp_path / "planned.json").exists()
+
+
+COMMANDS = ["run", "validate", "plan", "demo", "status", "logs", "context", "verify", "summarize", "doctor",
+            "export", "combine", "report"]
+
+
+@pytest.mark.parametrize("command", [[], *([name] for name in COMMANDS)], ids=lambda c: " ".join(c) or "orchestrate")
+def test_dash_h_is_help_everywhere(command: list[str], tmp_path: Path) -> None:
+    result = run_cli([*command, "-h"], tmp_path)
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith(f"Usage: orchestrate {' '.join(command)}".rstrip()), result.stdout
+    assert result.stdout == run_cli([*command, "--help"], tmp_path).stdout
+
+
+def test_the_top_level_help_shows_each_commands_summary_whole(tmp_path: Path) -> None:
+    from typer.main import get_command
+
+    from orchestrator.cli import commands, project_commands  # noqa: F401 (they register the commands)
+    from orchestrator.cli.app import app
+
+    group = get_command(app)
+    shown = " ".join(run_cli(["--help"], tmp_path, COLUMNS="100").stdout.split("Commands:")[1].split())
+    assert "..." not in shown
+    for name in COMMANDS:
+        command = group.commands[name]  # type: ignore[attr-defined]
+        summary = " ".join((command.help or "").split("\n\n")[0].split())
+        assert f"{name} {summary}" in shown, name
+
+
+@pytest.mark.parametrize("command", ["verify", "validate", "combine", "plan"])
+def test_sandbox_help_of_commands_without_an_agent_speaks_of_checks(command: str, tmp_path: Path) -> None:
+    shown = " ".join(run_cli([command, "--help"], tmp_path).stdout.split())
+    sandbox = shown[shown.index("--sandbox"):][:160]
+    assert "checks" in sandbox and "agent" not in sandbox, sandbox
