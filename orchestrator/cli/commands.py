@@ -111,7 +111,10 @@ def validate(
     """Check SPEC and list every problem; exit 0 when it is valid, 2 when not."""
     loaded = read_spec(spec)
     features = loaded.spec.features
-    typer.echo(f"{spec}: valid ({loaded.source_format} format), {len(features)} feature(s)")
+    checked = sum(1 for feature in features if loaded.spec.check_command(feature) is not None)
+    typer.echo(f"{spec}: valid ({loaded.source_format} format), {len(features)} feature(s), {checked} with a check")
+    if checked < len(features) and loaded.source_format == "quickstart":
+        typer.echo(f"next: orchestrate plan --from {spec}  (writes spec.json with a check for each feature, seen failing first)")
     if run_checks:
         from orchestrator.commands.check_red import run_pending_checks
 

@@ -54,3 +54,18 @@ def test_sandbox_help_of_commands_without_an_agent_speaks_of_checks(command: str
     shown = " ".join(run_cli([command, "--help"], tmp_path).stdout.split())
     sandbox = shown[shown.index("--sandbox"):][:160]
     assert "checks" in sandbox and "agent" not in sandbox, sandbox
+
+
+QUICKSTART_LIST = ('[{"category": "functional", "description": "User can log in", "steps": ["open"], "passes": false},'
+                   ' {"category": "functional", "description": "User can log out", "steps": ["x"], "passes": false}]')
+
+
+def test_validate_of_a_quickstart_list_leads_to_plan_from(tmp_path: Path) -> None:
+    (tmp_path / "feature_list.json").write_text(QUICKSTART_LIST)
+
+    result = run_cli(["validate", "feature_list.json"], tmp_path)
+
+    assert result.code == 0, result.stderr
+    assert "2 feature(s), 0 with a check" in result.stdout
+    assert "next: orchestrate plan --from feature_list.json" in result.stdout
+    assert "`orchestrate plan --from feature_list.json` keeps these features" in result.stderr
