@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,3 +70,25 @@ def test_validate_of_a_quickstart_list_leads_to_plan_from(tmp_path: Path) -> Non
     assert "2 feature(s), 0 with a check" in result.stdout
     assert "next: orchestrate plan --from feature_list.json" in result.stdout
     assert "`orchestrate plan --from feature_list.json` keeps these features" in result.stderr
+
+
+def test_plan_without_a_test_runner_says_no_checks_were_written_why_and_how_to_get_them(
+    fake_api: Any, tmp_path: Path,
+) -> None:
+    from orchestrator.demo.fake_api.forced_tools import ScriptedToolAnswers
+
+    planned = {"project": "calc", "description": "A calculator.", "features": [
+        {"id": "calc-add", "name": "Addition", "category": "core", "description": "add(a, b) in calc.py.",
+         "acceptance": ["add(2, 3) == 5"], "depends_on": [], "verify": "pytest -q tests/test_add.py"}]}
+    fake_api.tool_answers = ScriptedToolAnswers({"submit_spec": [planned]})
+    (tmp_path / "idea.md").write_text("# Calc\n\nA calculator module with add(a, b).\n")
+    project = tmp_path / "app"
+
+    result = run_cli(["plan", str(tmp_path / "idea.md"), "--project-dir", str(project)], tmp_path, fake_api)
+
+    assert result.code == 0, result.stderr
+    out = " ".join(result.stdout.split())
+    assert "checks: none written, because no test runner was found in the project" in out
+    assert "feature check verify command" in out  # the table's columns are named
+    assert "calc-add - pytest -q tests/test_add.py" in out
+    assert "plan again with --write-checks --force" in out and "and the checks, then" not in out
