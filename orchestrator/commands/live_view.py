@@ -129,6 +129,8 @@ class LiveRenderer:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, Notice):
+            if event.type == "note" and self.verbosity <= 0:
+                return
             # Text, not markup: the message may quote paths, check output or files.
             user_lines.say(printable(event.message), label=f"orchestrate: {event.type}: ", label_style="yellow")
             return

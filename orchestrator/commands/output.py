@@ -149,7 +149,7 @@ class JsonRenderer:
     def handle(self, event: Event) -> None:
         self.out.write(json.dumps(event.dump(), ensure_ascii=False, default=str) + "\n")
         self.out.flush()
-        if isinstance(event, Notice):
+        if isinstance(event, Notice) and event.type != "note":
             self.err.write(f"orchestrate: {event.type}: {event.message}\n")
             self.err.flush()
 
@@ -180,8 +180,9 @@ class PlainRenderer:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, Notice):
-            self.err.write(f"orchestrate: {event.type}: {printable(event.message)}\n")
-            self.err.flush()
+            if event.type != "note" or self.verbosity > 0:
+                self.err.write(f"orchestrate: {event.type}: {printable(event.message)}\n")
+                self.err.flush()
             return
         if self.verbosity < 0 and event.type not in FINAL_KINDS:
             return

@@ -231,9 +231,10 @@ class DryRunPrompt(_Event):
 
 
 class Notice(_Event):
-    """A warning or an error; from the Context Agent, with its event's kind and data."""
+    """A warning or an error; from the Context Agent, with its event's kind and data. A note is
+    shown only with -v (something that went wrong and was mended without anyone's help)."""
 
-    type: Literal["warning", "error"]
+    type: Literal["warning", "error", "note"]
     message: str
     source: str | None = Field(None, exclude_if=_absent)
     # The Context Agent's own event data, as it reported it: free-form.

@@ -67,3 +67,17 @@ def test_an_event_says_its_kind_and_time_itself_and_secrets_never_reach_the_log(
     assert "x" * 40 not in log.read_text() and written.message == line["message"]
     assert Checkpoint(id="feat-01", sha="abc").dump() | {"ts": 0} == {
         "type": "checkpoint", "ts": 0, "id": "feat-01", "sha": "abc"}
+
+
+@pytest.mark.parametrize("verbosity", [0, 1])
+def test_a_note_shows_only_with_dash_v_a_warning_always(verbosity: int) -> None:
+    err = io.StringIO()
+    renderer = PlainRenderer(verbosity=verbosity, out=io.StringIO(), err=err)
+    renderer.handle(Notice(type="note", ts=0, message="feat-01 (Claude Code, call 1): the API answered 400"))
+    renderer.handle(Notice(type="warning", ts=0, message="something to act on"))
+    shown = err.getvalue()
+    assert "orchestrate: warning: something to act on" in shown
+    assert ("orchestrate: note: feat-01 (Claude Code, call 1)" in shown) == (verbosity > 0)
+    json_err = io.StringIO()
+    JsonRenderer(out=io.StringIO(), err=json_err).handle(Notice(type="note", ts=0, message="mended"))
+    assert json_err.getvalue() == ""  # the note is in the event stream, not on stderr
