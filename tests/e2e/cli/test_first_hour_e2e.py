@@ -92,3 +92,29 @@ def test_plan_without_a_test_runner_says_no_checks_were_written_why_and_how_to_g
     assert "feature check verify command" in out  # the table's columns are named
     assert "calc-add - pytest -q tests/test_add.py" in out
     assert "plan again with --write-checks --force" in out and "and the checks, then" not in out
+
+
+@pytest.mark.slow
+def test_a_second_demo_on_a_running_one_says_only_that_it_is_running(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    from tests.cli_helpers import cli_env, orchestrate_command
+
+    directory = tmp_path / "my-demo"
+    first = subprocess.Popen(orchestrate_command("demo", "--dir", str(directory)), cwd=tmp_path, text=True,
+                             env=cli_env(key=None), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             stdin=subprocess.DEVNULL)
+    try:
+        assert first.stdout is not None
+        for line in first.stdout:  # under way, its lock held
+            if line.startswith("[2/8] slugify"):
+                break
+        second = run_cli(["demo", "--dir", str(directory)], tmp_path, key=None, timeout=120)
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=120)
+
+    assert second.code == 2, second.stdout + second.stderr
+    assert "resuming" not in second.stdout, second.stdout
+    assert "another run" in second.stderr or "running" in second.stderr, second.stderr
