@@ -55,8 +55,17 @@ def _cards(data: ReportData) -> str:
              ("cost", f"${float(totals.get('costUsd') or 0):.4f}"),
              ("summarizer", f"${float(totals.get('summarizerCostUsd') or 0):.4f}"),
              ("tokens", f"{sum(int(v or 0) for v in tokens.values()):,}"), ("model calls", f"{int(totals.get('apiCalls') or 0):,}"),
-             ("duration", f"{data.duration_ms / 1000:.1f}s")]
+             *_durations(data)]
     return '<div class="cards">' + "".join(f'<div class="card"><b>{escape(v)}</b>{escape(k)}</div>' for k, v in items) + "</div>"
+
+
+def _durations(data: ReportData) -> list[tuple[str, str]]:
+    """The time as the CLI's closing line says it (the last run's), and all runs' when there were several."""
+    runs = data.run_durations_ms
+    if not runs:
+        return [("duration", f"{data.duration_ms / 1000:.1f}s")]
+    last = [("duration, last run", f"{runs[-1] / 1000:.1f}s")]
+    return last if len(runs) == 1 else [*last, (f"duration, all {len(runs)} runs", f"{sum(runs) / 1000:.1f}s")]
 
 
 def _table_rows(rows: list[FeatureRow]) -> tuple[list[FeatureRow], int]:
@@ -118,7 +127,7 @@ def render_html(data: ReportData, logs_href: str = ".autonomous/logs", name: str
     total = float(data.totals.get("costUsd") or 0)
     share = f"{summarizer / total:.1%}" if total else "0%"
     outcome = _legend([("passed", charts.COLOURS["passed"]), ("failed", charts.COLOURS["failed"]),
-                       ("running / interrupted", charts.COLOURS["running"])])
+                       ("running / interrupted (run again)", charts.COLOURS["running"])])
     return "".join([
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         f"<title>{title} ({escape(data.run_id)})</title><style>{_CSS}</style></head><body>",
