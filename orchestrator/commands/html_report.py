@@ -53,10 +53,16 @@ def _cards(data: ReportData) -> str:
     tokens = totals.get("tokens") or {}
     items = [("features", f"{len(data.features):,}"), *((s, f"{n:,}") for s, n in sorted(counts.items())),
              ("cost", f"${float(totals.get('costUsd') or 0):.4f}"),
+             *_worst_case(float(totals.get("unconfirmedCostUsd") or 0)),
              ("summarizer", f"${float(totals.get('summarizerCostUsd') or 0):.4f}"),
              ("tokens", f"{sum(int(v or 0) for v in tokens.values()):,}"), ("model calls", f"{int(totals.get('apiCalls') or 0):,}"),
              *_durations(data)]
     return '<div class="cards">' + "".join(f'<div class="card"><b>{escape(v)}</b>{escape(k)}</div>' for k, v in items) + "</div>"
+
+
+def _worst_case(unconfirmed: float) -> list[tuple[str, str]]:
+    """The part of the cost booked at worst case for calls cut off before their answer (in the cost, in no model's)."""
+    return [("of it booked at worst case (calls cut off)", f"${unconfirmed:.4f}")] if unconfirmed >= 0.00005 else []
 
 
 def _durations(data: ReportData) -> list[tuple[str, str]]:

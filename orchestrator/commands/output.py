@@ -13,6 +13,7 @@ import sys
 from typing import TextIO
 
 from orchestrator.commands.check_excerpt import error_excerpt, for_the_user
+from orchestrator.commands.cost_words import worst_case_part
 from orchestrator.store.event_kinds import (
     Checkpoint,
     DryRunPrompt,
@@ -90,14 +91,21 @@ def describe(event: Event, verbose: bool = False) -> str | None:
         return (
             f"run {event.outcome}: {event.passed} passed, {event.failed} failed, {event.blocked} blocked, "
             f"{event.pending} pending; {event.tokens} tokens, {money(event.cost_usd)}, "
-            f"{event.duration_ms / 1000:.1f}s"
-            + (f" ({_by_model(event.cost_by_model)})" if event.cost_by_model else "")
+            f"{event.duration_ms / 1000:.1f}s" + _cost_parts(event)
         )
     if isinstance(event, NothingSelected):
         return event.message
     if isinstance(event, DryRunPrompt):
         return f"===== {event.id} =====\n{event.prompt}\n"
     return None
+
+
+def _cost_parts(event: RunFinished) -> str:
+    """The total's parts, which add up to it: each model's answered calls, the worst-case bookings."""
+    parts = [_by_model(event.cost_by_model)] if event.cost_by_model else []
+    worst = worst_case_part(event.cost_usd, event.unconfirmed_cost_usd or 0.0)
+    parts += [worst] if worst else []
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _by_model(costs: dict[str, float]) -> str:

@@ -215,6 +215,8 @@ class RunFinished(_Event):
     message: str | None = None
     # USD by model, when more than one model made calls (`--escalate-model`).
     cost_by_model: dict[str, float] | None = Field(None, exclude_if=_absent)
+    # USD of calls cut off before their answer, booked at their worst case (in cost_usd, in no model's figure).
+    unconfirmed_cost_usd: float | None = Field(None, exclude_if=_absent)
 
 
 class NothingSelected(_Event):
