@@ -41,7 +41,9 @@ def validate_request(
     """
     if not isinstance(body, dict):
         raise invalid_request("Request body must be a JSON object.")
-    allowed = sdk_facts.request_params(endpoint, beta)
+    # Sampling settings the installed SDK no longer types but the API still takes (Claude Code sends
+    # `temperature` when thinking is off); with thinking on, `thinking.py` refuses them as the API does.
+    allowed = sdk_facts.request_params(endpoint, beta) | ({"temperature", "top_k", "top_p"} if endpoint == "messages" else set())
     for key in body:
         if key not in allowed:
             raise invalid_request(f"{key}: Extra inputs are not permitted")
