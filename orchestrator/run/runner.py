@@ -122,6 +122,7 @@ class Runner:
             run_id=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
             selected=len(self.selected), already_passed=sum(self.books.status(f) == "passed" for f in self.selected),
             model=self.config.model, context=self.config.context, billing=self.options.billing,
+            spent_tokens=self.state.totals.tokens.total or None, spent_usd=round(self.state.totals.cost_usd, 6) or None,
         ))
         verdict = (EXIT_OK, "passed", "")
         try:

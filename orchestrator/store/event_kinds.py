@@ -46,6 +46,9 @@ class RunStarted(_Event):
     model: str
     context: str
     billing: str | None = Field(None, exclude_if=_absent)  # who pays Claude Code's calls (`--agent claude-code`)
+    # What earlier runs of the project spent, so that a resumed run's figures start from it (one scope: all runs).
+    spent_tokens: int | None = Field(None, exclude_if=_absent)
+    spent_usd: float | None = Field(None, exclude_if=_absent)
 
 
 class FeatureStarted(_Event):
