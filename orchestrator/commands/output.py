@@ -90,8 +90,9 @@ def describe(event: Event, verbose: bool = False) -> str | None:
     if isinstance(event, RunFinished):
         return (
             f"run {event.outcome}: {event.passed} passed, {event.failed} failed, {event.blocked} blocked, "
-            f"{event.pending} pending; {event.tokens} tokens, {money(event.cost_usd)}, "
-            f"{event.duration_ms / 1000:.1f}s" + _cost_parts(event)
+            f"{event.pending} pending; {event.tokens} tokens, {money(event.cost_usd)}"
+            + (" (all runs), " if event.resumed else ", ")
+            + f"{event.duration_ms / 1000:.1f}s" + (" (this run)" if event.resumed else "") + _cost_parts(event)
         )
     if isinstance(event, NothingSelected):
         return event.message

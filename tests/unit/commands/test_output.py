@@ -97,3 +97,13 @@ def test_the_closing_line_shows_the_worst_case_bookings_so_its_parts_add_up_to_t
     plain = RunFinished(ts=0, outcome="passed", exit_code=0, passed=1, failed=0, blocked=0, pending=0, tokens=10,
                         usage=TokenUsage(), cost_usd=0.02, duration_ms=1000)
     assert describe(plain) == "run passed: 1 passed, 0 failed, 0 blocked, 0 pending; 10 tokens, $0.0200, 1.0s"
+
+
+def test_a_resumed_runs_closing_line_says_the_scope_of_each_figure() -> None:
+    from orchestrator.llm.pricing import TokenUsage
+    from orchestrator.store.event_kinds import RunFinished
+
+    event = RunFinished(ts=0, outcome="passed", exit_code=0, passed=8, failed=0, blocked=0, pending=0, tokens=10,
+                        usage=TokenUsage(), cost_usd=0.02, duration_ms=8700, resumed=True)
+    assert describe(event) == ("run passed: 8 passed, 0 failed, 0 blocked, 0 pending; 10 tokens, $0.0200 (all runs), "
+                               "8.7s (this run)")
