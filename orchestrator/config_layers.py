@@ -16,17 +16,17 @@ from pydantic import BaseModel, ValidationError
 
 from orchestrator.config import ConfigError, RunConfig, Settings
 
-_ENV_PREFIX = "ORCHESTRATE_"
+ENV_PREFIX = "ORCHESTRATE_"
 # Nested tables come only from the file; everything else may come from the environment too.
-_FILE_ONLY = {"pricing", "security", "sandbox_options"}
+FILE_ONLY = {"pricing", "security", "sandbox_options"}
 
 
 def _from_environment(environ: Mapping[str, str]) -> Settings:
     values: Settings = {}
     for name in RunConfig.model_fields:
-        if name in _FILE_ONLY:
+        if name in FILE_ONLY:
             continue
-        raw = environ.get(_ENV_PREFIX + name.upper())
+        raw = environ.get(ENV_PREFIX + name.upper())
         if raw is not None and raw != "":
             values[name] = raw
     return values
@@ -64,7 +64,7 @@ def load_config(
             key = ".".join(str(part) for part in error["loc"]).replace("sandbox_options", "sandbox", 1)
             top = str(error["loc"][0]) if error["loc"] else ""
             where = origin.get(top, "configuration")
-            hint = f" (set as {_ENV_PREFIX}{top.upper()})" if where == "environment" else ""
+            hint = f" (set as {ENV_PREFIX}{top.upper()})" if where == "environment" else ""
             if where == "command line":  # name it as it was typed
                 key = "--" + key.replace("_", "-")
             if error["type"] == "extra_forbidden":

@@ -7,7 +7,7 @@ the user can fix and run again (a bad spec, a missing project, a run already goi
 
 from __future__ import annotations
 
-# As the README's "Output, reports and exit codes" lists them.
+# As the README's exit codes table lists them.
 EXIT_OK = 0  # every selected feature passed (or nothing was selected)
 EXIT_FAILED = 1  # the run finished and some feature failed or was blocked
 EXIT_USAGE = 2  # bad usage, spec or configuration, or the API refused the key or model

@@ -28,7 +28,7 @@ from orchestrator.agent_settings import DEFAULT_PLAN_ATTEMPT_BUDGET
 from orchestrator.claude_code.billing import BillingMode, PlanAttempt
 from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch
 from orchestrator.claude_code.metering_proxy import MeteringProxy
-from orchestrator.claude_code.options import SessionSettings, session_options
+from orchestrator.claude_code.options import SessionSettings, sdk_thinking, session_options
 from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.report_server import ReportInbox, report_server
 from orchestrator.claude_code.stream import StreamRecorder
@@ -73,6 +73,7 @@ class ClaudeCodeAgent:
         settings = SessionSettings(
             model=session.model, max_turns=session.max_turns, system_append=session.system,
             claude_settings=self.claude_settings, mcp_config=Path(self.mcp_config) if self.mcp_config else None,
+            thinking=sdk_thinking(session.request_fields.get("thinking")),
         )
         tools = session.tool_context
         with self._paid(session, feature_id) as payment, CliLaunch(

@@ -15,12 +15,15 @@ attempt's marker, so that an interrupt or the attempt's end leaves none of them 
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import itertools
 import json
 import os
 import shutil
 import sys
 import tempfile
+import threading
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +75,7 @@ class CliLaunch:
         """`endpoint` None: a Claude plan, through the CLI's own sign-in in the user's home (`billing`)."""
         self.cli, self.environment, self.endpoint = cli, environment, endpoint
         self.max_output_tokens = max_output_tokens
-        self.directory = Path(tempfile.mkdtemp(prefix="orchestrate-claude-"))
+        self.directory = _ATTEMPT_DIRECTORIES.take()
         self.home = self.directory / "home" if endpoint is not None else _user_home(environment)
         self.home.mkdir(exist_ok=True)
         self.processes = CommandProcesses()
@@ -86,7 +89,7 @@ class CliLaunch:
 
     def _shell_prefix(self) -> Path | None:
         """The script every agent command runs through, masking the sign-in; None without a sandbox
-        (no bubblewrap to mask with: the README says the sign-in is then as readable as any file)."""
+        (no bubblewrap to mask with: docs/claude-code.md says the sign-in is then as readable as any file)."""
         sandbox = self.environment.sandbox
         if not sandbox.active:
             return None
@@ -143,7 +146,39 @@ class CliLaunch:
         try:
             return self.processes.stop_leftovers(grace=TERM_GRACE)
         finally:
-            shutil.rmtree(self.directory, ignore_errors=True)
+            _ATTEMPT_DIRECTORIES.give_back(self.directory)
+
+
+class _AttemptDirectories:
+    """Where attempts keep their wrapper and home: the same path for every attempt of a run (one
+    per worker under --jobs), emptied for each. The home's path enters Claude Code's system prompt,
+    so a new path each attempt would write its prompt cache again (about 7k tokens) every attempt.
+    Private all the same: the parent is this process's own `mkdtemp` (mode 0700), gone at exit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._parent: Path | None = None
+        self._busy: set[Path] = set()
+
+    def take(self) -> Path:
+        with self._lock:
+            if self._parent is None:
+                self._parent = Path(tempfile.mkdtemp(prefix="orchestrate-claude-"))
+                atexit.register(shutil.rmtree, self._parent, ignore_errors=True)
+            taken = {path.name for path in self._busy}
+            slot = self._parent / next(f"attempt-{n}" for n in itertools.count() if f"attempt-{n}" not in taken)
+            self._busy.add(slot)
+        shutil.rmtree(slot, ignore_errors=True)  # what an earlier attempt left, had its clean-up failed
+        slot.mkdir(mode=0o700)
+        return slot
+
+    def give_back(self, slot: Path) -> None:
+        shutil.rmtree(slot, ignore_errors=True)
+        with self._lock:
+            self._busy.discard(slot)
+
+
+_ATTEMPT_DIRECTORIES = _AttemptDirectories()
 
 
 def _user_home(environment: CommandEnvironment) -> Path:

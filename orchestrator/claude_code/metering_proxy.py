@@ -1,10 +1,8 @@
 """The metering proxy: Claude Code's only way to the API, with the run's caps and books on it.
 
-One proxy per attempt, on 127.0.0.1 and a free port. Per attempt rather than per run because
-attribution then holds by construction: every call that reaches it is that attempt's (its
-feature, its worker's `ModelClient` under `--jobs`), and a CLI left over from an attempt that
-has ended cannot spend at all, its proxy being gone. Starting and closing one costs about 0.1 s
-(a socket, a thread, an HTTP client), and each call about 8 ms (`bench/metering_proxy.py`).
+One proxy per attempt, on 127.0.0.1 and a free port: attribution holds by construction (every call that reaches it
+is that attempt's: its feature, its worker's `ModelClient` under `--jobs`), and a CLI left over from an ended
+attempt cannot spend, its proxy being gone. About 0.1 s to start and close, 8 ms a call (`bench/metering_proxy.py`).
 Contract for the Claude Code backend:
 
     with MeteringProxy(upstream=Upstream.from_environment(), client=session.client,
@@ -13,21 +11,19 @@ Contract for the Claude Code backend:
         ... run the CLI with env; never give it the real key ...
     proxy.raise_if_refused()                       # LimitReached (exit 3) when a cap stopped the CLI
 
-What it does with each `POST /v1/messages`: the caps are checked and the call's worst case
-reserved and journaled before anything is forwarded, exactly as the built-in loop's calls
-(`CallBooks.open_call`: `--max-cost` with the pool's reservations under `--jobs`, the
-per-feature token cap, `max_tokens` lowered to what the cap allows); when too little is left
-the call is refused with 402 `billing_error`, which Claude Code shows and stops on without a
-retry, and `refusal` keeps the `LimitReached`. Otherwise the request goes upstream with the
-real credentials, the answer comes back byte for byte while its usage is read from the
-events (`sse_usage`), and the call is booked (`CallBooks.close_call`): at its usage when
-complete, at nothing when the API answered with an error status (passed through, so Claude
-Code's own retries work), at its worst case when nobody knows whether it was billed (a
-stream cut, an `error` event mid-answer, the CLI gone, the proxy closed). Each answered call
-emits the `api_call` event the built-in loop emits (its `turn` counts the attempt's calls).
-`count_tokens` is forwarded unmetered (the API does not bill it); every other path is refused.
-Requests must carry the proxy's own dummy key, so no other local process can spend through it.
-Nothing of a request or its headers is logged; warnings are redacted by the event sink.
+What it does with each `POST /v1/messages`: the caps are checked and the call's worst case reserved and journaled
+before anything is forwarded, exactly as the built-in loop's calls (`CallBooks.open_call`: `--max-cost` with the
+pool's reservations under `--jobs`, the per-feature token cap, `max_tokens` lowered to what the cap allows); when
+too little is left the call is refused with 402 `billing_error`, which Claude Code shows and stops on without a
+retry, and `refusal` keeps the `LimitReached`. Otherwise the request goes upstream with the real credentials, the
+answer comes back byte for byte while its usage is read from the events (`sse_usage`), and the call is booked
+(`CallBooks.close_call`): at its usage when complete, at nothing when the API answered with an error status (passed
+through, so Claude Code's own retries work; a 400 is told as `mended_refusals` says), at its worst case when nobody
+knows whether it was billed (a stream cut, an `error` event mid-answer, the CLI gone, the proxy closed). Each
+answered call emits the `api_call` event the built-in loop emits (its `turn` counts the attempt's calls).
+`count_tokens` is forwarded unmetered (the API does not bill it); every other path is refused. Requests must carry
+the proxy's own dummy key, so no other local process can spend through it. Nothing of a request or its headers is
+logged; warnings are redacted by the event sink.
 """
 
 from __future__ import annotations
@@ -44,6 +40,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from orchestrator.claude_code.mended_refusals import MendedRefusals
 from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
 from orchestrator.claude_code.sse_usage import StreamUsage, message_usage
@@ -59,8 +56,7 @@ _MAX_REQUEST_BYTES = 32 * 1024 * 1024
 _MAX_WHOLE_ANSWER_BYTES = 64 * 1024 * 1024  # an answer that is not streamed is kept to read its usage
 _UPSTREAM_TIMEOUT = httpx2.Timeout(600.0, connect=10.0)  # Claude Code's own per-request timeout
 _NOT_PASSED_ON = HOP_BY_HOP | {"x-api-key", "authorization", "accept-encoding"}
-# 402 `billing_error` is what Claude Code stops on at once, showing the message (429 and 5xx
-# it retries, 400 it retries with other betas, 401/403 it reports as a sign-in problem).
+# 402 `billing_error`: Claude Code stops at once, showing it (429, 5xx: retried; 400: resent; 401/403: sign-in).
 _REFUSED = 402
 
 
@@ -109,7 +105,7 @@ class MeteringProxy:
         self._numbers = itertools.count(1)
         self._money = threading.Lock()  # handler threads book into one client's spend
         self._in_flight: dict[int, _Call] = {}  # opened and not booked yet
-        self._closed = False
+        self._closed, self.refused_400 = False, MendedRefusals(feature_id, on_event)
         self.calls = 0  # Messages API requests received (refused ones included)
         self._http = httpx2.Client(timeout=_UPSTREAM_TIMEOUT, follow_redirects=False)
         self._server = ProxyServer(self._serve)
@@ -138,6 +134,7 @@ class MeteringProxy:
         """Stop serving; calls still in flight are booked at their worst case before this returns
         (the API may bill them), and their handlers, when they end, book nothing more."""
         self._server.stop()
+        self.refused_400.settle("warning")  # no answered call came after them
         with self._money:
             self._closed = True
             stranded, self._in_flight = list(self._in_flight.values()), {}
@@ -257,6 +254,8 @@ class MeteringProxy:
         for chunk in response.iter_raw():
             answer.take(chunk)
             handler.send_chunk(chunk)
+        if response.status_code == 400 and call is not None and self.refused_400.hold(call.number, bytes(answer.whole)):
+            return None  # Claude Code resends some refused requests itself: told once it is known whether it went on
         if response.status_code != 200:
             self._warn(call, f"the API answered {response.status_code} (Claude Code retries what is worth it)")
             return None
@@ -285,6 +284,7 @@ class MeteringProxy:
             cost = self.client.close_call("agent", call.model, call.worst, outcome, call=call.id)
             if not isinstance(outcome, TokenUsage):
                 return
+            self.refused_400.settle("note")  # answered after them: Claude Code mended the request itself
             spend = self.client.spend
             event = ApiCall(
                 id=self.feature_id, feature=self.feature_id, turn=call.number, attempt=self.attempt, model=call.model,

@@ -11,10 +11,19 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig, SettingSource
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    McpSdkServerConfig,
+    SettingSource,
+    ThinkingConfig,
+    ThinkingConfigAdaptive,
+    ThinkingConfigDisabled,
+    ThinkingConfigEnabled,
+)
 
 from orchestrator.claude_code.report_server import SERVER_NAME
 from orchestrator.claude_code.write_guard import unattended, write_guard
@@ -36,6 +45,19 @@ class SessionSettings:
     system_append: str  # the project and its rules, after Claude Code's own system prompt
     claude_settings: str  # "none" | "project"
     mcp_config: Path | None
+    thinking: ThinkingConfig = field(default_factory=lambda: ThinkingConfigDisabled(type="disabled"))  # the run's
+
+
+def sdk_thinking(thinking: Mapping[str, object] | None) -> ThinkingConfig:
+    """The run's thinking for an attempt (its requests' `thinking` field, None when off) as Claude Code
+    takes it: off is said outright, or Claude Code would think with a budget of its own choosing."""
+    kind = (thinking or {}).get("type")
+    budget = (thinking or {}).get("budget_tokens")
+    if kind == "enabled" and isinstance(budget, int):
+        return ThinkingConfigEnabled(type="enabled", budget_tokens=budget)
+    if kind == "adaptive":
+        return ThinkingConfigAdaptive(type="adaptive")
+    return ThinkingConfigDisabled(type="disabled")
 
 
 def session_options(
@@ -65,6 +87,7 @@ def session_options(
         resume=None,
         cli_path=str(cli_path),
         env=env,
+        thinking=settings.thinking,  # the run's --thinking (off: none), not Claude Code's own default budget
         verbatim_prompts=True,  # the prompt holds text of the spec and of earlier agents: no @file expansion
     )
 

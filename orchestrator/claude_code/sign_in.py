@@ -11,7 +11,7 @@ drives must not, through either of its two ways of reading:
   `~/.claude` is an empty directory (its shell snapshots shown read-only, which the CLI sources
   before each command) and `~/.claude.json` is empty, in a PID namespace of its own so that
   `/proc/<the CLI>/root` cannot lead back to the real files. Without a sandbox the agent's
-  commands can read the sign-in as they can any file of the user's (the README says so).
+  commands can read the sign-in as they can any file of the user's (docs/claude-code.md says so).
 
 In api-key mode the CLI's home is an empty one of the attempt and holds no sign-in; the same
 rules apply there, as defence in depth. This program never reads these files: it only names them.

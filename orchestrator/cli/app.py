@@ -20,6 +20,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},  # -h as gh, uv and pytest take it; every command inherits it
 )
 
 
@@ -61,6 +62,10 @@ RegressionOption = typer.Option(
 SandboxOption = typer.Option(
     None, "--sandbox", metavar="MODE",
     help="auto | bwrap | none: run the agent's commands and the checks in a bubblewrap sandbox (default auto: when it works).",
+)
+CheckSandboxOption = typer.Option(  # verify, validate, combine: no agent at work, only checks
+    None, "--sandbox", metavar="MODE",
+    help="auto | bwrap | none: run the checks in a bubblewrap sandbox (default auto: when it works).",
 )
 AgentOption = typer.Option(
     None, "--agent", metavar="NAME",

@@ -21,6 +21,7 @@ from context_agent.files import LinkRefused
 from orchestrator.cli.app import (
     AgentOption,
     BranchOption,
+    CheckSandboxOption,
     ClaudeSettingsOption,
     JobsOption,
     McpConfigOption,
@@ -106,12 +107,15 @@ def validate(
         False, "--run-checks", help="Also run each pending feature's check now and warn for every one that already passes.",
     ),
     project_dir: Path | None = ProjectDirOption,
-    sandbox: str | None = SandboxOption,
+    sandbox: str | None = CheckSandboxOption,
 ) -> None:
     """Check SPEC and list every problem; exit 0 when it is valid, 2 when not."""
     loaded = read_spec(spec)
     features = loaded.spec.features
-    typer.echo(f"{spec}: valid ({loaded.source_format} format), {len(features)} feature(s)")
+    checked = sum(1 for feature in features if loaded.spec.check_command(feature) is not None)
+    typer.echo(f"{spec}: valid ({loaded.source_format} format), {len(features)} feature(s), {checked} with a check")
+    if checked < len(features) and loaded.source_format == "quickstart":
+        typer.echo(f"next: orchestrate plan --from {spec}  (writes spec.json with a check for each feature, seen failing first)")
     if run_checks:
         from orchestrator.commands.check_red import run_pending_checks
 
@@ -137,7 +141,7 @@ def plan(
     max_cost: float | None = typer.Option(None, "--max-cost", metavar="USD", help="USD cap for the whole plan; never overshot."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompt; send nothing, write nothing."),
     json_output: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
-    sandbox: str | None = SandboxOption,
+    sandbox: str | None = CheckSandboxOption,
 ) -> None:
     """Plan a spec from a product description: features with checks written first and seen failing."""
     from orchestrator.commands.plan import PlanRequest, plan_command

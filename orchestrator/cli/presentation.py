@@ -38,6 +38,12 @@ class Command(TyperCommand):
             if type(param) is TyperArgument:
                 param.__class__ = _Argument
 
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The command's summary in the top-level help: its first sentence whole, never cut with "..."
+        (the help formatter wraps it to the terminal's width)."""
+        text = (self.short_help or self.help or "").strip().split("\n\n")[0]
+        return " ".join(text.split())
+
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):

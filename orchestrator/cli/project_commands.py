@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from orchestrator.cli.app import AgentOption, ProjectDirOption, SandboxOption, SpecArgument, app
+from orchestrator.cli.app import AgentOption, CheckSandboxOption, ProjectDirOption, SpecArgument, app
 from orchestrator.cli.presentation import Command
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config_layers import load_config
@@ -69,7 +69,7 @@ def verify_cmd(
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here."),
     reopen: bool = typer.Option(False, "--reopen", help="Mark failing features regressed: the next run rebuilds them."),
     project_dir: Path | None = ProjectDirOption,
-    sandbox: str | None = SandboxOption,
+    sandbox: str | None = CheckSandboxOption,
 ) -> None:
     """Re-run the passed features' checks on the current tree (no model): exit 0 all pass, 1 any fails."""
     from orchestrator.commands.verify import verify_command
@@ -124,7 +124,7 @@ def combine(
     branch: str | None = typer.Option(None, "--branch", metavar="NAME", help="The combined branch (default: the checked-out one)."),
     partial: bool = typer.Option(False, "--partial", help="Exit 0 when what the artifacts passed combines cleanly, even if the spec is not done."),
     no_final_verify: bool = typer.Option(False, "--no-final-verify", help="Do not re-run every passed feature's check on the combined tree."),
-    sandbox: str | None = SandboxOption,
+    sandbox: str | None = CheckSandboxOption,
     project_dir: Path | None = ProjectDirOption,
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the combined result here."),
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file of the combined result here."),

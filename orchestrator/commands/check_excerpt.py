@@ -18,12 +18,29 @@ _SIGNALS = (
 )
 
 
+# The regression guard's verdict is written to the agent ("your change ..., fix your change ...");
+# the user reads it as what happened, and that the agent was told.
+_TO_THE_AGENT = re.compile(
+    r"^your change broke feature (?P<rest>.*?); fix your change so that check passes again, without editing that check$",
+    re.DOTALL,
+)
+
+
+def for_the_user(error: str | None) -> str | None:
+    """A check's error as the user reads it: a sentence addressed to the agent is told about, not quoted."""
+    match = _TO_THE_AGENT.match(error or "")
+    if match is None:
+        return error
+    return f"the attempt broke feature {match['rest']}; the agent was sent back to fix its change, not that check"
+
+
 def error_excerpt(output: str | None, error: str | None = None, max_lines: int = 4, width: int = 160) -> list[str]:
     """Up to `max_lines` lines explaining a failure: `error` first, then the output's signal lines.
 
     When no line of the output looks like an error, its last non-noise lines stand in.
     """
     lines: list[str] = []
+    error = for_the_user(error)
     if error:
         lines.append(error.strip().splitlines()[0] if error.strip() else "")
     text_lines = (output or "").splitlines()

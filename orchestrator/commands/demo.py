@@ -22,6 +22,7 @@ from orchestrator.commands.run import RunRequest, run_command
 from orchestrator.config_layers import load_config
 from orchestrator.git.run_git import CheckpointError, check_git
 from orchestrator.run.checks.check_tools import missing_check_tools
+from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.user_errors import EXIT_INTERRUPTED, UsageError
 
 if TYPE_CHECKING:
@@ -45,14 +46,15 @@ def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int
     spec_path = demo.spec_dir / "spec.json" if demo.resumed else write_spec(demo.spec_dir)
     loaded = read_spec(spec_path)
     _refuse_missing_check_tools([loaded.spec.check_command(f) for f in loaded.spec.features])
+    paths = open_project(demo.project, may_be_missing=True)
     if demo.resumed:
+        _refuse_a_running_demo(paths.lock_file)
         out.write(f"orchestrate demo: resuming the demo in {demo.root}: what passed stays passed\n\n")
     else:
         out.write(f"orchestrate demo: building textkit in {demo.project} with {DEMO_MODEL}, a scripted demo model "
                   "served on 127.0.0.1 (no key, no network; costs priced as if it were Claude)\n\n")
         _git_init(demo.project)
     out.flush()
-    paths = open_project(demo.project, may_be_missing=True)
     flags = {"model": DEMO_MODEL, "summarizer_model": DEMO_SUMMARIZER_MODEL, "commit": True, "html": str(demo.html),
              "agent": agent}
     config = load_config(flags, paths.root)
@@ -65,6 +67,16 @@ def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int
             code = run_command(loaded, config=config, paths=paths, request=request)
     out.write(closing_screen(demo, code))
     return code
+
+
+def _refuse_a_running_demo(lock_file: Path) -> None:
+    """A demo still running in that directory: its lock's error, before any word of resuming."""
+    lock = RunLock(lock_file)
+    try:
+        lock.acquire()
+    except LockHeld as err:
+        raise UsageError(str(err)) from err
+    lock.release()
 
 
 def _refuse_missing_check_tools(commands: list[str | None]) -> None:

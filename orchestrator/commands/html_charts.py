@@ -17,7 +17,10 @@ MAX_BARS = 120
 MAX_SPANS = 1500
 MAX_POINTS = 600
 NAMED_BARS = 60  # bars named under the axis; past it, every k-th
-COLOURS = {"passed": "#2e9e5b", "failed": "#d64545", "running": "#8a8f98", "regressed": "#e08a1e"}
+COLOURS = {"passed": "#2e9e5b", "failed": "#d64545", "running": "#8a8f98", "interrupted": "#8a8f98",
+           "regressed": "#e08a1e"}
+# An outcome in the words `orchestrate logs` uses for it.
+SAID = {"interrupted": "interrupted (run again)"}
 TOKEN_KINDS = (("input", "#5b8def"), ("cacheRead", "#9ec5ff"), ("cacheWrite", "#b38cf0"), ("output", "#f2a541"))
 
 
@@ -45,7 +48,7 @@ def gantt(spans: Sequence[Span], lanes: int, duration_ms: int) -> str:
             parts.append(
                 f'<a href="#feature-{escape(s.feature)}"><rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{lane_h - 6}" '
                 f'fill="{COLOURS.get(s.outcome, "#8a8f98")}" rx="2"><title>{escape(s.feature)} attempt {s.attempt}: '
-                f'{s.outcome}, {_seconds(s.end - s.start)}</title></rect></a>')
+                f'{SAID.get(s.outcome, s.outcome)}, {_seconds(s.end - s.start)}</title></rect></a>')
             if w > 7 * len(s.feature) + 8:  # named on the bar where the name fits
                 parts.append(f'<text x="{x + 4:.1f}" y="{y + lane_h - 10}" class="in-bar">{escape(s.feature)}</text>')
             parts += [f'<line x1="{left + t * scale:.1f}" x2="{left + t * scale:.1f}" y1="{y - 2}" y2="{y + lane_h - 4}" '
@@ -66,7 +69,7 @@ def _binned_spans(spans: Sequence[Span], lanes: int, duration_ms: int, left: int
     counts: dict[tuple[int, int], list[int]] = {}
     for s in spans:
         cell = counts.setdefault((s.lane, min(bins - 1, s.start * bins // max(duration_ms, 1))), [0, 0])
-        cell[0 if s.outcome == "passed" else 1] += 1
+        cell[0 if s.outcome in ("passed", "interrupted") else 1] += 1
     parts = []
     for (lane, b), (ok, bad) in counts.items():
         colour = COLOURS["failed"] if bad > ok else COLOURS["passed"]

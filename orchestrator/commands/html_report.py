@@ -53,10 +53,25 @@ def _cards(data: ReportData) -> str:
     tokens = totals.get("tokens") or {}
     items = [("features", f"{len(data.features):,}"), *((s, f"{n:,}") for s, n in sorted(counts.items())),
              ("cost", f"${float(totals.get('costUsd') or 0):.4f}"),
+             *_worst_case(float(totals.get("unconfirmedCostUsd") or 0)),
              ("summarizer", f"${float(totals.get('summarizerCostUsd') or 0):.4f}"),
              ("tokens", f"{sum(int(v or 0) for v in tokens.values()):,}"), ("model calls", f"{int(totals.get('apiCalls') or 0):,}"),
-             ("duration", f"{data.duration_ms / 1000:.1f}s")]
+             *_durations(data)]
     return '<div class="cards">' + "".join(f'<div class="card"><b>{escape(v)}</b>{escape(k)}</div>' for k, v in items) + "</div>"
+
+
+def _worst_case(unconfirmed: float) -> list[tuple[str, str]]:
+    """The part of the cost booked at worst case for calls cut off before their answer (in the cost, in no model's)."""
+    return [("of it booked at worst case (calls cut off)", f"${unconfirmed:.4f}")] if unconfirmed >= 0.00005 else []
+
+
+def _durations(data: ReportData) -> list[tuple[str, str]]:
+    """The time as the CLI's closing line says it (the last run's), and all runs' when there were several."""
+    runs = data.run_durations_ms
+    if not runs:
+        return [("duration", f"{data.duration_ms / 1000:.1f}s")]
+    last = [("duration, last run", f"{runs[-1] / 1000:.1f}s")]
+    return last if len(runs) == 1 else [*last, (f"duration, all {len(runs)} runs", f"{sum(runs) / 1000:.1f}s")]
 
 
 def _table_rows(rows: list[FeatureRow]) -> tuple[list[FeatureRow], int]:
@@ -118,7 +133,7 @@ def render_html(data: ReportData, logs_href: str = ".autonomous/logs", name: str
     total = float(data.totals.get("costUsd") or 0)
     share = f"{summarizer / total:.1%}" if total else "0%"
     outcome = _legend([("passed", charts.COLOURS["passed"]), ("failed", charts.COLOURS["failed"]),
-                       ("running / interrupted", charts.COLOURS["running"])])
+                       ("running / interrupted (run again)", charts.COLOURS["running"])])
     return "".join([
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         f"<title>{title} ({escape(data.run_id)})</title><style>{_CSS}</style></head><body>",

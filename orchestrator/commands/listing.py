@@ -13,6 +13,7 @@ import sys
 
 from pydantic_core import PydanticSerializationError
 
+from orchestrator.commands.cost_words import worst_case_part
 from orchestrator.commands.text_table import render_table
 from orchestrator.json_types import JsonObject
 from orchestrator.store.feature_log import MAX_LOG_BYTES, UnusableLog, load_feature_log, log_json
@@ -72,6 +73,7 @@ def print_status(paths: ProjectPaths, json_output: bool, show_all: bool = False)
     sys.stdout.write(
         ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"
+        + (f" ({worst})" if (worst := worst_case_part(state.totals.cost_usd, state.totals.unconfirmed_cost_usd)) else "")
         + (f"; stopped: {shown(state.stop_reason)}" if state.stop_reason else "") + "\n"
     )
     if any(entry.prediction is not None for entry in state.features.values()):  # the Impact Agent's

@@ -129,6 +129,8 @@ class LiveRenderer:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, Notice):
+            if event.type == "note" and self.verbosity <= 0:
+                return
             # Text, not markup: the message may quote paths, check output or files.
             user_lines.say(printable(event.message), label=f"orchestrate: {event.type}: ", label_style="yellow")
             return
@@ -142,8 +144,9 @@ class LiveRenderer:
 
     def _follow(self, event: Event) -> None:
         """What the rows show after `event`."""
-        if isinstance(event, RunStarted):
-            self.view.total = event.selected
+        if isinstance(event, RunStarted):  # one scope for the row: the selection, all runs of it
+            self.view.total, self.view.done = event.selected, event.already_passed
+            self.view.tokens, self.view.cost = event.spent_tokens or 0, event.spent_usd or 0.0
         elif isinstance(event, FeatureStarted):
             self.view = _View(feature=event.id, position=f"{event.index}/{event.total}",
                               attempt=f"{event.attempt}/{event.max_attempts}", cost=self.view.cost,

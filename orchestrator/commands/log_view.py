@@ -8,6 +8,7 @@ file, so each line is made safe for the terminal (`printable`).
 
 from __future__ import annotations
 
+from orchestrator.commands.check_excerpt import for_the_user
 from orchestrator.commands.output import printable
 from orchestrator.store.feature_log import FeatureLog
 from orchestrator.store.records import AttemptRecord, CheckResult
@@ -51,7 +52,7 @@ def _attempt(attempt: AttemptRecord, run_model: str) -> list[str]:
     lines = [f"attempt {attempt.attempt}: {attempt.model or run_model}, {attempt.turns} turn(s){spent}, "
              f"{attempt.tool_calls} tool call(s), stopped: {attempt.stop or '?'}"]
     if attempt.error:
-        lines.append(f"{_INDENT}error: {attempt.error}")
+        lines.append(f"{_INDENT}error: {for_the_user(attempt.error)}")
     lines += [f"{_INDENT}{line}" for line in attempt.tools]
     if attempt.tool_calls > len(attempt.tools) and attempt.tools:
         lines.append(f"{_INDENT}… {attempt.tool_calls - len(attempt.tools)} more tool call(s)")
@@ -68,6 +69,6 @@ def _check(check: CheckResult, indent: str) -> list[str]:
     if check.skipped:
         return [f"{indent}check: none configured; the agent's report decided"]
     verdict = "passed" if check.success else f"FAILED (exit {check.exit_code})"
-    lines = [f"{indent}check `{check.command}` {verdict}" + (f": {check.error}" if check.error else "")]
+    lines = [f"{indent}check `{check.command}` {verdict}" + (f": {for_the_user(check.error)}" if check.error else "")]
     lines += [f"{indent}  | {line}" for line in check.output.rstrip("\n").splitlines()]
     return lines

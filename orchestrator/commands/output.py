@@ -12,7 +12,8 @@ import re
 import sys
 from typing import TextIO
 
-from orchestrator.commands.check_excerpt import error_excerpt
+from orchestrator.commands.check_excerpt import error_excerpt, for_the_user
+from orchestrator.commands.cost_words import worst_case_part
 from orchestrator.store.event_kinds import (
     Checkpoint,
     DryRunPrompt,
@@ -92,15 +93,23 @@ def describe(event: Event, verbose: bool = False) -> str | None:
     if isinstance(event, RunFinished):
         return (
             f"run {event.outcome}: {event.passed} passed, {event.failed} failed, {event.blocked} blocked, "
-            f"{event.pending} pending; {event.tokens} tokens, {money(event.cost_usd)}, "
-            f"{event.duration_ms / 1000:.1f}s"
-            + (f" ({_by_model(event.cost_by_model)})" if event.cost_by_model else "")
+            f"{event.pending} pending; {event.tokens} tokens, {money(event.cost_usd)}"
+            + (" (all runs), " if event.resumed else ", ")
+            + f"{event.duration_ms / 1000:.1f}s" + (" (this run)" if event.resumed else "") + _cost_parts(event)
         )
     if isinstance(event, NothingSelected):
         return event.message
     if isinstance(event, DryRunPrompt):
         return f"===== {event.id} =====\n{event.prompt}\n"
     return None
+
+
+def _cost_parts(event: RunFinished) -> str:
+    """The total's parts, which add up to it: each model's answered calls, the worst-case bookings."""
+    parts = [_by_model(event.cost_by_model)] if event.cost_by_model else []
+    worst = worst_case_part(event.cost_usd, event.unconfirmed_cost_usd or 0.0)
+    parts += [worst] if worst else []
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _by_model(costs: dict[str, float]) -> str:
@@ -111,7 +120,7 @@ def _verification_line(event: Verification, verbose: bool) -> str:
     if event.skipped:
         return f"    check: none configured; the agent's report decides ({'reported' if event.success else 'no report'})"
     verdict = "passed" if event.success else f"FAILED (exit {event.exit_code})"
-    extra = f": {event.error}" if event.error else ""
+    extra = f": {for_the_user(event.error)}" if event.error else ""
     line = f"    check `{event.command}` {verdict}{extra}" if verbose else f"    check {verdict}{extra}"
     if event.success:
         return line
@@ -152,7 +161,7 @@ class JsonRenderer:
     def handle(self, event: Event) -> None:
         self.out.write(json.dumps(event.dump(), ensure_ascii=False, default=str) + "\n")
         self.out.flush()
-        if isinstance(event, Notice):
+        if isinstance(event, Notice) and event.type != "note":
             self.err.write(f"orchestrate: {event.type}: {event.message}\n")
             self.err.flush()
 
@@ -183,8 +192,9 @@ class PlainRenderer:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, Notice):
-            self.err.write(f"orchestrate: {event.type}: {printable(event.message)}\n")
-            self.err.flush()
+            if event.type != "note" or self.verbosity > 0:
+                self.err.write(f"orchestrate: {event.type}: {printable(event.message)}\n")
+                self.err.flush()
             return
         if self.verbosity < 0 and event.type not in FINAL_KINDS:
             return

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.commands.arguments import read_spec
-from orchestrator.commands.plan_output import print_dry_run, print_result
+from orchestrator.commands.plan_output import NO_RUNNER_FOUND, print_dry_run, print_result
 from orchestrator.config import RunConfig
 from orchestrator.plan.check_writer import CheckSettings, FeatureCheck, sweep, write_check
 from orchestrator.plan.file_map import project_file_map
@@ -130,7 +130,9 @@ def _plan(
     except BaseException:
         files.rollback()
         raise
-    flagged = print_result(request.output, spec, planned, checks, client.spend, request.json_mode)
+    no_checks = None if checks_settings else (
+        "--no-write-checks was given" if request.write_checks is False else NO_RUNNER_FOUND)
+    flagged = print_result(request.output, spec, planned, checks, client.spend, request.json_mode, no_checks)
     return EXIT_FAILED if flagged else EXIT_OK
 
 

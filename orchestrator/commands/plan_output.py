@@ -45,11 +45,16 @@ def print_dry_run(
     sys.stdout.write(f"(dry run: no request sent; {after})\n")
 
 
+NO_RUNNER_FOUND = ("no test runner was found in the project (pytest configuration, tests/, package.json with a"
+                   " test script, Cargo.toml, go.mod) or named in the description")
+
+
 def print_result(
     output: Path, spec: FeatureSpec, planned: PlannedSpec, checks: Sequence[FeatureCheck], spend: Spend,
-    json_mode: bool,
+    json_mode: bool, no_checks: str | None = None,
 ) -> list[str]:
-    """Say what was written; returns the ids of the features whose check is flagged."""
+    """Say what was written; returns the ids of the features whose check is flagged. `no_checks`:
+    why no check file was written (None when they were)."""
     flagged = [c.feature_id for c in checks if c.verdict in ("vacuous", "broken")]
     for check in checks:
         if check.feature_id in flagged:
@@ -67,14 +72,23 @@ def print_result(
     )]
     if checks:
         lines.append(f"checks: {red} red, {len(flagged)} flagged, written first and protected")
+    if no_checks:
+        lines.append(f"checks: none written, because {no_checks}; each feature's verify command names tests"
+                     " that do not exist yet")
     by_id = {c.feature_id: c for c in checks}
+    lines.append(f"  {'feature':<24} {'check':<8} {'check files' if checks else 'verify command'}")
     for feature in spec.features:
         found = by_id.get(feature.id)
         state = "-" if found is None or found.verdict is None else found.verdict
-        files = ", ".join(found.files) if found else ""
+        files = ", ".join(found.files) if found else ("" if checks else spec.check_command(feature) or "(none)")
         lines.append(f"  {feature.id:<24} {state:<8} {files}" + (f"  {found.reason}" if found and found.reason else ""))
     lines.append(f"cost ${spend.run_cost_usd:.4f} in {spend.calls} call(s)")
-    lines.append(f"next: review {output} and the checks, then: orchestrate run {output}")
+    if no_checks:
+        lines.append(f"next: to get a failing check for each feature first, plan again with --write-checks --force"
+                     f" (pytest unless the description names a runner) or once the project has a test runner;"
+                     f" or review {output} and write the checks yourself, then: orchestrate run {output}")
+    else:
+        lines.append(f"next: review {output} and the checks, then: orchestrate run {output}")
     sys.stdout.write("\n".join(lines) + "\n")
     return flagged
 

@@ -31,7 +31,7 @@ class Span:
     attempt: int
     start: int
     end: int
-    outcome: str = "running"  # passed | failed | running
+    outcome: str = "running"  # passed | failed | interrupted (its run ended first) | running
     lane: int = 0
     checks: list[tuple[int, bool]] = field(default_factory=list)
     regression_checks: list[tuple[int, bool]] = field(default_factory=list)
@@ -60,7 +60,8 @@ class ReportData:
     prompt_sizes: list[tuple[int, int]] = field(default_factory=list)  # (ms, prompt tokens)
     summarizations: list[int] = field(default_factory=list)  # ms
     totals: JsonObject = field(default_factory=dict)
-    duration_ms: int = 0
+    duration_ms: int = 0  # the timeline's: first event to last, gaps between runs included
+    run_durations_ms: list[int] = field(default_factory=list)  # each run's own, as its closing line says it
     lanes: int = 1
     merges: list[MergeRow] = field(default_factory=list)
     final_verification: JsonObject | None = None  # the last `final_verification` event

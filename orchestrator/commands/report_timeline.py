@@ -25,6 +25,7 @@ class Timeline:
         self.meta: dict[str, str] = {}
         self.merges: list[MergeRow] = []
         self.final_verification: JsonObject | None = None
+        self.run_durations: list[int] = []
 
     def _ms(self, event: JsonObject) -> int:
         ts = int(event.get("ts") or 0)
@@ -38,6 +39,11 @@ class Timeline:
         kind, at = event.get("type"), self._ms(event)
         fid = str(event.get("id") or event.get("feature") or "")
         self._outcomes(kind, fid, event)
+        if kind in ("run_started", "run_finished"):  # an attempt still open when its run ended was cut short
+            for open_id in list(self.open):
+                self._close(open_id, at, "interrupted")
+        if kind == "run_finished":
+            self.run_durations.append(int(event.get("durationMs") or 0))
         if kind == "run_started":
             self.meta = {"run_id": str(event.get("runId", "")), "model": str(event.get("model", ""))}
         elif kind == "feature_started":
@@ -90,6 +96,7 @@ class Timeline:
         data.summarizations = self.summarizations
         data.merges, data.final_verification = self.merges, self.final_verification
         data.duration_ms = self.last
+        data.run_durations_ms = self.run_durations
         data.run_id = data.run_id or self.meta.get("run_id", "")
         data.model = self.meta.get("model", "")
 

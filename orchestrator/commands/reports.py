@@ -10,6 +10,7 @@ from typing import Protocol
 
 from pydantic import Field
 
+from orchestrator.commands.cost_words import worst_case_part
 from orchestrator.config import RunConfig
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
@@ -65,6 +66,7 @@ class ReportTotals(CamelModel):
     summarizer_tokens: TokenUsage
     summarizer_cost_usd: float
     by_model: dict[str, ModelSpend] = Field(default_factory=dict)  # answered calls per model
+    unconfirmed_cost_usd: float = 0.0  # calls cut off before their answer, at their worst case (in no model's figure)
 
 
 class RunReport(CamelModel):
@@ -110,6 +112,7 @@ def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> Run
             features=len(features), **counts, tokens=totals.tokens, cost_usd=round(totals.cost_usd, 6),
             api_calls=totals.api_calls, summarizer_tokens=totals.summarizer_tokens,
             summarizer_cost_usd=round(totals.summarizer_cost_usd, 6), by_model=totals.by_model,
+            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6),
         ),
         features=features,
     )
@@ -161,7 +164,8 @@ def step_summary(report: RunReport) -> str:
     for f in report.features:
         status = "**regressed**" if f.status == "regressed" else f.status
         lines.append(f"| `{f.id}` | {status} | {f.attempts} | {f.tokens.total:,} | {f.cost_usd:.4f} |")
-    lines += ["", f"Total: {totals.tokens.total:,} tokens, ${totals.cost_usd:.4f}, "
+    worst = worst_case_part(totals.cost_usd, totals.unconfirmed_cost_usd)
+    lines += ["", f"Total: {totals.tokens.total:,} tokens, ${totals.cost_usd:.4f}{f' ({worst})' if worst else ''}, "
               f"{report.duration_ms / 1000:.1f}s.", ""]
     return "\n".join(lines)
 

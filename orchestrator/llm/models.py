@@ -44,6 +44,7 @@ def newest_model(family: str, fallback: str) -> str:
 
 
 def default_agent_model() -> str:
+    """The newest Sonnet the SDK lists; claude-sonnet-4-5 when it lists none."""
     return newest_model("sonnet", "claude-sonnet-4-5")
 
 

@@ -56,10 +56,10 @@ class TokenUsage(BaseModel):
 class ModelPrice(BaseModel):
     """USD per million tokens."""
 
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
+    input: float = Field(description="USD per million input tokens.")
+    output: float = Field(description="USD per million output tokens (thinking included).")
+    cache_read: float = Field(description="USD per million tokens read from the prompt cache (0.1x input).")
+    cache_write: float = Field(description="USD per million tokens written to the prompt cache (1.25x input).")
 
     def cost(self, usage: TokenUsage) -> float:
         return (

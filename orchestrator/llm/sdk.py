@@ -20,6 +20,7 @@ import anthropic
 
 from orchestrator.json_types import SdkOptions
 from orchestrator.llm.client_settings import ALL_MODEL_SETTINGS, ClientSettings, ModelSettingName
+from orchestrator.llm.endpoint_env import check_endpoint_environment
 from orchestrator.llm.errors import ClientSetupError
 from orchestrator.llm.providers import UnknownModelMapping, resolve_model
 from orchestrator.llm.streaming import LibraryWarnings, SdkClient
@@ -86,6 +87,7 @@ def make_sdk_client(settings: ClientSettings, models: tuple[ModelSettingName, ..
     """The SDK client of `settings.provider`, after checking the ids of the `models` settings the
     command will use, and the provider's credentials."""
     check_model_ids(settings, models)
+    check_endpoint_environment(settings.provider, os.environ)
     LibraryWarnings.install()  # the SDK's warnings, one note line each, never its raw text
     common: SdkOptions = {"max_retries": settings.api_max_retries, "timeout": settings.api_timeout}
     if settings.provider == "bedrock":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
-from orchestrator.store.run_state import RunState
+from orchestrator.store.run_state import RESUMED_AFTER_INTERRUPT, RunState
 
 DONE = {"passed", "failed", "blocked", "skipped"}
 
@@ -39,7 +39,7 @@ def reconcile(
         entry.text_hash = text_hash
         if entry.status == "in_progress":
             entry.status = "pending"
-            entry.reason = "resumed after an interrupted attempt"
+            entry.reason = RESUMED_AFTER_INTERRUPT
         if entry.status == "regressed":
             # Its check failed on a later tree: rebuilt with fresh attempts, the failure fed back.
             entry.status, entry.attempts, entry.reopened = "pending", 0, True

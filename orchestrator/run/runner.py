@@ -110,6 +110,7 @@ class Runner:
         self.check_runner = check_runner(parts.environment, config.check_timeout)  # re-run checks: guard and final verification
         self.concurrency = config.check_concurrency or default_concurrency()
         self.integrity: Integrity | None = None
+        self._resumed = False  # earlier runs spent too: the closing line says which figure covers what
 
     @property
     def state(self) -> RunState:
@@ -124,7 +125,9 @@ class Runner:
             run_id=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
             selected=len(self.selected), already_passed=sum(self.books.status(f) == "passed" for f in self.selected),
             model=self.config.model, context=self.config.context, billing=self.options.billing,
+            spent_tokens=self.state.totals.tokens.total or None, spent_usd=round(self.state.totals.cost_usd, 6) or None,
         ))
+        self._resumed = self.state.totals.tokens.total > 0 or self.state.totals.cost_usd > 0
         verdict = (EXIT_OK, "passed", "")
         try:
             verdict = self._work()
@@ -286,6 +289,7 @@ class Runner:
             failed=counts["failed"], blocked=counts["blocked"], pending=pending, tokens=totals.tokens.total,
             usage=totals.tokens, cost_usd=round(totals.cost_usd, 6), duration_ms=result.duration_ms,
             message=result.message or None, cost_by_model=_cost_by_model(totals),
+            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6) or None, resumed=self._resumed or None,
         ))
 
 

@@ -1,6 +1,6 @@
 """Loading the feature spec, with clear errors: the one entry point for spec files.
 
-Two formats are read (see the README, "The feature spec"):
+Two formats are read (see docs/spec.md):
 - native: `{"project": ..., "verify": ..., "features": [{"id": ..., ...}]}`;
 - quickstart: the bare array of the Anthropic autonomous-coding quickstart's
   `feature_list.json`, translated to native features by `quickstart`.
@@ -129,11 +129,18 @@ def parse_spec(
         raise SpecError(translate(exc), source=source, warnings=warnings) from None
     unchecked = sum(1 for feature in spec.features if spec.check_command(feature) is None)
     if unchecked:
-        warnings.append(
-            f"no verify command for {unchecked} of {len(spec.features)} features (none of their"
-            " own, none at the top level): the agent's own report will decide whether they pass"
-        )
+        warnings.append(_unchecked_warning(unchecked, len(spec.features), source_format, source))
     return ParsedSpec(spec, hashlib.sha256(raw).hexdigest(), warnings, source_format)
+
+
+def _unchecked_warning(unchecked: int, total: int, source_format: SourceFormat, source: str) -> str:
+    """Features without a check are decided by the agent's own report: say so, and how to get checks."""
+    said = (f"no verify command for {unchecked} of {total} features (none of their own, none at the top"
+            " level): the agent's own report will decide whether they pass")
+    if source_format == "quickstart":
+        return (f"{said}; `orchestrate plan --from {source}` keeps these features and writes a check for"
+                " each, seen failing first, so each is held to its check")
+    return f"{said}; give each a `verify` command, or a top-level one"
 
 
 def dump_spec(spec: FeatureSpec) -> str:

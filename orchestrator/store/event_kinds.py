@@ -46,6 +46,9 @@ class RunStarted(_Event):
     model: str
     context: str
     billing: str | None = Field(None, exclude_if=_absent)  # who pays Claude Code's calls (`--agent claude-code`)
+    # What earlier runs of the project spent, so that a resumed run's figures start from it (one scope: all runs).
+    spent_tokens: int | None = Field(None, exclude_if=_absent)
+    spent_usd: float | None = Field(None, exclude_if=_absent)
 
 
 class FeatureStarted(_Event):
@@ -224,6 +227,10 @@ class RunFinished(_Event):
     message: str | None = None
     # USD by model, when more than one model made calls (`--escalate-model`).
     cost_by_model: dict[str, float] | None = Field(None, exclude_if=_absent)
+    # USD of calls cut off before their answer, booked at their worst case (in cost_usd, in no model's figure).
+    unconfirmed_cost_usd: float | None = Field(None, exclude_if=_absent)
+    # True when earlier runs of the project spent too: tokens and cost are all runs', duration this run's.
+    resumed: bool | None = Field(None, exclude_if=_absent)
 
 
 class NothingSelected(_Event):
@@ -240,9 +247,10 @@ class DryRunPrompt(_Event):
 
 
 class Notice(_Event):
-    """A warning or an error; from the Context Agent, with its event's kind and data."""
+    """A warning or an error; from the Context Agent, with its event's kind and data. A note is
+    shown only with -v (something that went wrong and was mended without anyone's help)."""
 
-    type: Literal["warning", "error"]
+    type: Literal["warning", "error", "note"]
     message: str
     source: str | None = Field(None, exclude_if=_absent)
     # The Context Agent's own event data, as it reported it: free-form.

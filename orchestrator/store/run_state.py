@@ -21,6 +21,8 @@ from orchestrator.store.records import AttemptRecord, CheckResult, Footprint, Pr
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
 
 # `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.
+# The reason of a feature found in_progress at the start of a run (its attempt was interrupted).
+RESUMED_AFTER_INTERRUPT = "resumed after an interrupted attempt"
 FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped", "regressed"]
 STATE_VERSION = 1
 # A settled feature's check output is in its log; the state keeps output only for a retry.

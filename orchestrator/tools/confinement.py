@@ -12,7 +12,7 @@ project's `orchestrate.toml`: it configures the next run (its sandbox, limits an
 
 A resolved path can still change between this check and the write if a process the agent
 started in the background swaps a directory for a symlink at that instant; the editor
-narrows that window (see `text_files.write_text`), and the container recipe in the README closes it.
+narrows that window (see `text_files.write_text`), and the container recipe in docs/security.md closes it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ This is a seat belt against accidents and against the obvious spellings of a bad
 sandbox. Bash is a full programming language: a command can build any string at run time
 (`$(printf ...)`, variables, base64, a script written to a file first) and no regular
 expression can see through that. The real isolation is running the whole orchestrator in a
-disposable container (see the README's Security section). What the deny-list does buy:
+disposable container (see docs/security.md). What the deny-list does buy:
 a model that reaches for `git push`, `sudo` or `rm -rf ~` gets a clear refusal and a reason,
 instead of doing damage, and the refusal teaches it what not to try next.
 

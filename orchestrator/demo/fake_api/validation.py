@@ -18,9 +18,12 @@ from .validation_tools import check_tool_choice, check_tool_pairing, check_tools
 MAX_CACHE_BREAKPOINTS = 4
 DEFAULT_MAX_OUTPUT_TOKENS = 128_000
 _ROLES = ("user", "assistant")
-# With this beta a conversation may hold `system`-role turns of text (Claude Code sends its
-# environment as one); without it the API refuses them, and Claude Code resends without.
-SYSTEM_TURNS_BETA = "per-turn-control-2026-07-01"
+# With one of these betas a conversation may hold `system`-role turns of text (Claude Code sends
+# its environment as one); without them the API refuses them, and Claude Code resends without.
+# Claude Code names per-turn control for the models it knows, and mid-conversation tool changes
+# (its system turns also carry tool additions and removals) for any model, the demo's included.
+SYSTEM_TURNS_BETAS = ("per-turn-control-2026-07-01", "mid-conversation-tool-changes-2026-07-01",
+                      "mid-conversation-system-2026-04-07")
 
 
 def validate_request(
@@ -38,7 +41,9 @@ def validate_request(
     """
     if not isinstance(body, dict):
         raise invalid_request("Request body must be a JSON object.")
-    allowed = sdk_facts.request_params(endpoint, beta)
+    # Sampling settings the installed SDK no longer types but the API still takes (Claude Code sends
+    # `temperature` when thinking is off); with thinking on, `thinking.py` refuses them as the API does.
+    allowed = sdk_facts.request_params(endpoint, beta) | ({"temperature", "top_k", "top_p"} if endpoint == "messages" else set())
     for key in body:
         if key not in allowed:
             raise invalid_request(f"{key}: Extra inputs are not permitted")
@@ -49,7 +54,7 @@ def validate_request(
             raise invalid_request("stream: Input should be a valid boolean")
     tool_names = check_tools(body.get("tools"))
     _check_system(body.get("system"))
-    roles = (*_ROLES, "system") if SYSTEM_TURNS_BETA in betas else _ROLES
+    roles = (*_ROLES, "system") if set(SYSTEM_TURNS_BETAS) & set(betas) else _ROLES
     _check_messages(body.get("messages"), has_tools=bool(tool_names), roles=roles)
     check_tool_choice(body.get("tool_choice"), tool_names)
     _check_cache_control(body)

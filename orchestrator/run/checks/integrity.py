@@ -24,10 +24,10 @@ from orchestrator.run.checks.impact import predict
 from orchestrator.run.checks.impact_note import builder_index, forward_note
 from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
-from orchestrator.store.event_kinds import RegressionCheck, RegressionSummary
+from orchestrator.store.event_kinds import Notice, RegressionCheck, RegressionSummary
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import Assessment, CheckResult, Footprint, ReCheck
-from orchestrator.store.run_state import FeatureState
+from orchestrator.store.run_state import RESUMED_AFTER_INTERRUPT, FeatureState
 
 
 @dataclass
@@ -64,11 +64,19 @@ class Integrity:
                 events.warn(f"could not record the tree at the start of the run ({err}); failed work will not be reset")
             else:
                 if integrity.start.dirty:
-                    events.warn(
-                        f"the tree has uncommitted changes ({len(integrity.start.dirty)} file(s)); a failed feature's "
-                        "work will not reset those files"
-                    )
+                    integrity._say_dirty(len(integrity.start.dirty))
         return integrity
+
+    def _say_dirty(self, count: int) -> None:
+        """Uncommitted files at the start: a warning, unless an interrupted attempt is resumed on them
+        (they are most likely its work, which it starts again on: a note, shown with -v)."""
+        resumed = [fid for fid, entry in self.guard.state.features.items() if entry.reason == RESUMED_AFTER_INTERRUPT]
+        said = f"the tree has uncommitted changes ({count} file(s)); a failed feature's work will not reset those files"
+        if not resumed:
+            self.events.warn(said)
+            return
+        self.events.emit(Notice(type="note", message=f"{said}; most likely what the interrupted attempt of "
+                                                     f"{', '.join(resumed)} left, which it starts again on"))
 
     def assessment(self, feature: Feature) -> tuple[Assessment, str, int]:
         """The feature's assessment, its lines for the prompt (the checks that will be re-run, and

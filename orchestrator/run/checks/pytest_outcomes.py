@@ -12,7 +12,7 @@ clean checkout's business (`orchestrator.run.checks.clean_checkout`).
 
 The test outcomes also let several checks share one pytest process (`orchestrator.run.checks.check_batch`).
 Code under test runs inside pytest's process and could write the record itself: this catches a
-process that ends early, not code written to forge this file (the README's "not caught" list).
+process that ends early, not code written to forge this file (docs/security.md's "not caught" list).
 """
 
 from __future__ import annotations

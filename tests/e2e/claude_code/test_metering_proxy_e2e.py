@@ -261,3 +261,33 @@ def test_a_key_that_is_not_ascii_is_refused_like_any_wrong_key(fake_api, tmp_pat
         headers = [(b"x-api-key", "clé".encode()), (b"anthropic-version", b"2023-06-01")]
         response = http.post(proxy.base_url + "/v1/messages", json=_request(), headers=headers)
     assert response.status_code == 401 and fake_api.calls == 0
+
+
+def _with_system_turn() -> dict[str, Any]:
+    """A request the fake (as the API) refuses without the beta that allows `system`-role turns."""
+    body = _request()
+    body["messages"] = [*body["messages"], {"role": "system", "content": [{"type": "text", "text": "# Environment"}]}]
+    return body
+
+
+def test_a_400_claude_code_mends_by_resending_is_a_note_not_a_warning(fake_api, tmp_path):
+    books = Books(tmp_path)
+    with _proxy(fake_api, books) as proxy:
+        refused, _ = _post(proxy, _with_system_turn())
+        resent, _ = _post(proxy, _request())  # what Claude Code does: the same call without the system turn
+
+    assert (refused, resent) == (400, 200)
+    assert books.kinds("warning") == []
+    (note,) = books.kinds("note")
+    assert note["message"].startswith("feat-a (Claude Code, call 1): the API answered 400 (messages.1.role:")
+    assert "went on" in note["message"]
+
+
+def test_a_400_the_attempt_ends_on_is_a_warning(fake_api, tmp_path):
+    books = Books(tmp_path)
+    with _proxy(fake_api, books) as proxy:
+        refused, _ = _post(proxy, _with_system_turn())
+
+    assert refused == 400 and books.kinds("note") == []
+    (warning,) = books.kinds("warning")
+    assert "the API answered 400 (messages.1.role:" in warning["message"]

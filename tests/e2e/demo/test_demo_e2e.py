@@ -57,6 +57,8 @@ def test_the_demo_presses_ctrl_c_once_and_resumes(demo):
     assert "3 already passed" in after and "[1/8]" not in after and "run passed: 8 passed" in after
     events = [json.loads(line) for line in (directory / "textkit/.autonomous/events.jsonl").read_text().splitlines()]
     assert [e["outcome"] for e in events if e["type"] == "run_finished"] == ["interrupted", "passed"]
+    # The files the interrupted attempt left are what it resumes on: no warning about them.
+    assert "uncommitted changes" not in result.stderr, result.stderr
 
 
 def test_the_shipped_spec_is_specs_textkit():

@@ -154,3 +154,21 @@ def test_a_system_turn_is_taken_with_claude_codes_beta_and_refused_without_it(fa
         ("Read", {"file_path": f"{PROJECT}/a.txt"}), ("Write", {"file_path": f"{PROJECT}/a.txt", "content": "a"}),
     ]
     assert not_text == 400
+
+
+# What Claude Code names for a model it does not know (the demo's `demo-scripted-sonnet`): no
+# per-turn control, but still its environment as a `system`-role turn, which the API takes.
+BETAS_FOR_AN_UNKNOWN_MODEL = ("claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,"
+                              "mid-conversation-tool-changes-2026-07-01,effort-2025-11-24")
+
+
+def test_a_system_turn_is_taken_under_the_betas_claude_code_names_for_any_model(fake: FakeAPI) -> None:
+    fake.plans["feat-01"] = [[edit_create("a.txt", "a")]]
+    body = {"model": MODEL, "max_tokens": 1024, "tools": CLAUDE_CODE_TOOLS, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": FEATURE}]},
+        {"role": "system", "content": [{"type": "text", "text": ENVIRONMENT}]},
+    ]}
+
+    taken, message = _post(fake, body, BETAS_FOR_AN_UNKNOWN_MODEL)
+
+    assert taken == 200, message

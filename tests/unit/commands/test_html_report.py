@@ -101,3 +101,45 @@ def test_a_failed_check_shows_its_error_lines_under_failed():
 # ---- `orchestrate run SPEC --html PATH`, end to end against the fake API ------------------------
 
 
+
+
+def test_an_attempt_its_run_cut_short_is_interrupted_and_the_duration_is_the_clis(tmp_path):
+    """As `orchestrate logs` says it ("interrupted (run again)"), and the time the run's closing line gave."""
+    paths = ProjectPaths.for_project(tmp_path)
+    paths.events_log.parent.mkdir(parents=True)
+    events = [
+        {"type": "run_started", "ts": 1000, "runId": "r1"},
+        {"type": "feature_started", "ts": 1100, "id": "case", "attempt": 1},
+        {"type": "run_finished", "ts": 3000, "outcome": "interrupted", "durationMs": 2000},
+        {"type": "run_started", "ts": 5000, "runId": "r2"},
+        {"type": "feature_started", "ts": 5100, "id": "case", "attempt": 1},
+        {"type": "verification", "ts": 6000, "id": "case", "success": True},
+        {"type": "feature_finished", "ts": 6100, "id": "case", "status": "passed"},
+        {"type": "run_finished", "ts": 13700, "outcome": "passed", "durationMs": 8700},
+    ]
+    paths.events_log.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    data = load_report_data(paths)
+    assert [s.outcome for s in data.spans] == ["interrupted", "passed"]
+    page = render_html(data)
+    assert "case attempt 1: interrupted (run again)" in page and "attempt 1: failed" not in page
+    assert "<b>8.7s</b>duration, last run" in page and "<b>10.7s</b>duration, all 2 runs" in page
+
+
+def test_the_cost_card_has_the_worst_case_bookings_beside_it():
+    data = ReportData(project="p", totals={"costUsd": 0.4113, "unconfirmedCostUsd": 0.1471})
+    page = render_html(data)
+    assert "<b>$0.4113</b>cost" in page and "<b>$0.1471</b>of it booked at worst case (calls cut off)" in page
+    assert "booked at worst case" not in render_html(ReportData(project="p", totals={"costUsd": 0.2}))
+
+
+def test_status_shows_the_worst_case_bookings_as_their_own_figure(tmp_path, capsys):
+    from orchestrator.commands.listing import print_status
+    from orchestrator.store.run_state import FeatureState, RunState
+    from orchestrator.store.state import StateStore
+
+    paths = ProjectPaths.for_project(tmp_path)
+    state = RunState(features={"a": FeatureState(status="passed")})
+    state.totals.cost_usd, state.totals.unconfirmed_cost_usd = 0.4113, 0.1471
+    StateStore(paths).save(state)
+    print_status(paths, False)
+    assert "$0.4113 ($0.2642 answered + $0.1471 booked at worst case for calls cut off" in capsys.readouterr().out

@@ -107,3 +107,20 @@ def test_checks_report_their_progress_as_they_end_a_shared_command_counting_for_
 # ---- in a real terminal (tmux), through the CLI ------------------------------------------------
 
 
+
+
+def test_after_a_resume_the_progress_row_counts_the_selection_across_runs() -> None:
+    from orchestrator.store.event_kinds import RunStarted
+
+    sink, renderer = _sink()
+    try:
+        sink.emit(RunStarted(run_id="r", spec="s", project="p", selected=8, already_passed=3, model="m",
+                             context="compressed", spent_tokens=12_000, spent_usd=0.25))
+        shown = _screen(renderer)
+        assert "3 of 8 done" in shown and "12,000 tokens" in shown and "$0.2500" in shown
+        sink.emit(FeatureStarted(id="case", name="case", attempt=1, max_attempts=3, index=4, total=8))
+        sink.emit(FeatureFinished(id="case", status="passed", attempts=1, duration_ms=1, tokens=15,
+                                  usage=TokenUsage(input=10, output=5), cost_usd=0.01))
+        assert "4 of 8 done" in _screen(renderer)
+    finally:
+        renderer.close()

@@ -67,3 +67,43 @@ def test_an_event_says_its_kind_and_time_itself_and_secrets_never_reach_the_log(
     assert "x" * 40 not in log.read_text() and written.message == line["message"]
     assert Checkpoint(id="feat-01", sha="abc").dump() | {"ts": 0} == {
         "type": "checkpoint", "ts": 0, "id": "feat-01", "sha": "abc"}
+
+
+@pytest.mark.parametrize("verbosity", [0, 1])
+def test_a_note_shows_only_with_dash_v_a_warning_always(verbosity: int) -> None:
+    err = io.StringIO()
+    renderer = PlainRenderer(verbosity=verbosity, out=io.StringIO(), err=err)
+    renderer.handle(Notice(type="note", ts=0, message="feat-01 (Claude Code, call 1): the API answered 400"))
+    renderer.handle(Notice(type="warning", ts=0, message="something to act on"))
+    shown = err.getvalue()
+    assert "orchestrate: warning: something to act on" in shown
+    assert ("orchestrate: note: feat-01 (Claude Code, call 1)" in shown) == (verbosity > 0)
+    json_err = io.StringIO()
+    JsonRenderer(out=io.StringIO(), err=json_err).handle(Notice(type="note", ts=0, message="mended"))
+    assert json_err.getvalue() == ""  # the note is in the event stream, not on stderr
+
+
+def test_the_closing_line_shows_the_worst_case_bookings_so_its_parts_add_up_to_the_total() -> None:
+    from orchestrator.llm.pricing import TokenUsage
+    from orchestrator.store.event_kinds import RunFinished
+
+    event = RunFinished(ts=0, outcome="passed", exit_code=0, passed=8, failed=0, blocked=0, pending=0, tokens=10,
+                        usage=TokenUsage(), cost_usd=0.4113, duration_ms=8700, unconfirmed_cost_usd=0.1471,
+                        cost_by_model={"claude-haiku-5-5": 0.0101, "claude-sonnet-5-5": 0.2541})
+    line = describe(event)
+    assert line is not None and line.endswith(
+        "$0.4113, 8.7s (claude-haiku-5-5 $0.0101, claude-sonnet-5-5 $0.2541; "
+        "$0.2642 answered + $0.1471 booked at worst case for calls cut off before their answer)")
+    plain = RunFinished(ts=0, outcome="passed", exit_code=0, passed=1, failed=0, blocked=0, pending=0, tokens=10,
+                        usage=TokenUsage(), cost_usd=0.02, duration_ms=1000)
+    assert describe(plain) == "run passed: 1 passed, 0 failed, 0 blocked, 0 pending; 10 tokens, $0.0200, 1.0s"
+
+
+def test_a_resumed_runs_closing_line_says_the_scope_of_each_figure() -> None:
+    from orchestrator.llm.pricing import TokenUsage
+    from orchestrator.store.event_kinds import RunFinished
+
+    event = RunFinished(ts=0, outcome="passed", exit_code=0, passed=8, failed=0, blocked=0, pending=0, tokens=10,
+                        usage=TokenUsage(), cost_usd=0.02, duration_ms=8700, resumed=True)
+    assert describe(event) == ("run passed: 8 passed, 0 failed, 0 blocked, 0 pending; 10 tokens, $0.0200 (all runs), "
+                               "8.7s (this run)")

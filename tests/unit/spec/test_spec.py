@@ -393,8 +393,15 @@ def test_a_key_given_twice_is_a_warning() -> None:
 def test_features_without_any_check_are_pointed_out_once() -> None:
     assert parse_spec(spec_bytes(feature("a"), feature("b", verify="true"))).warnings == [
         "no verify command for 1 of 2 features (none of their own, none at the top level):"
-        " the agent's own report will decide whether they pass"
+        " the agent's own report will decide whether they pass; give each a `verify` command, or a top-level one"
     ]
+
+
+def test_a_quickstart_list_without_checks_points_to_plan_from() -> None:
+    raw = b'[{"category": "functional", "description": "User can log in", "steps": ["open"], "passes": false}]'
+    (warning,) = parse_spec(raw, source="feature_list.json").warnings
+    assert "the agent's own report will decide" in warning
+    assert "`orchestrate plan --from feature_list.json` keeps these features and writes a check for each" in warning
 
 
 def test_warnings_are_capped() -> None:

@@ -1,0 +1,66 @@
+"""The environment variables the SDK reads for its endpoint and key, checked before any work.
+
+The SDK takes ANTHROPIC_BASE_URL (and its Bedrock and Vertex siblings) and the key as they are:
+a stray newline from a copy and paste ends in a traceback from the HTTP library when the client
+is built, and a URL without a scheme or a key with a space in it only at the first call, after
+the retries, as "the API is unreachable". Each is one line here instead (a `ClientSetupError`,
+exit 2), naming the variable and what to do; a key's value is never shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from orchestrator.llm.errors import ClientSetupError
+
+BASE_URL_VARIABLES = {
+    "anthropic": "ANTHROPIC_BASE_URL", "bedrock": "ANTHROPIC_BEDROCK_BASE_URL", "vertex": "ANTHROPIC_VERTEX_BASE_URL",
+}
+SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def _odd_character(text: str) -> str | None:
+    """The first character no URL or HTTP header may hold as it is, described."""
+    for position, char in enumerate(text):
+        if char.isspace() or not char.isprintable() or not char.isascii():
+            name = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", " ": "a space"}.get(char)
+            return f"{name or f'the character {char!r}'} at position {position}"
+    return None
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be an API endpoint, or None."""
+    odd = _odd_character(url)
+    if odd:
+        return f"it holds {odd}"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError as err:
+        return f"it is not a URL ({err})"
+    if parts.scheme not in ("http", "https"):
+        return "it does not start with http:// or https://"
+    if not host:
+        return "it names no host"
+    return None
+
+
+def check_endpoint_environment(provider: str, environ: Mapping[str, str]) -> None:
+    """ClientSetupError for the first malformed endpoint or key variable the provider's client reads."""
+    variable = BASE_URL_VARIABLES.get(provider, BASE_URL_VARIABLES["anthropic"])
+    url = environ.get(variable)
+    if url is not None:
+        problem = url_problem(url) if url else "it is set but empty"
+        if problem:
+            raise ClientSetupError(f"{variable}={url!r} is not an API address: {problem}; "
+                                   f"give one such as https://api.anthropic.com, or unset it")
+    if provider != "anthropic":
+        return
+    for name in SECRET_VARIABLES:
+        value = environ.get(name)
+        odd = _odd_character(value) if value else None
+        if odd:  # where, never what: the value is a secret
+            raise ClientSetupError(f"{name} holds {odd} (a stray character from a copy and paste?); "
+                                   f"set it to the key alone: export {name}=sk-ant-...")
