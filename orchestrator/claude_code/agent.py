@@ -95,9 +95,9 @@ class ClaudeCodeAgent:
     def _paid(self, session: AgentSession, feature_id: str) -> Iterator[Payment]:
         """The attempt's billing around its session; LimitReached after it when a cap stopped it."""
         if self.billing == "api-key":  # every call through the metering proxy, the real key on its side only
-            with MeteringProxy(upstream=_upstream(session.client), client=session.client, feature_id=feature_id,
-                               attempt=session.attempt, on_event=session.on_event) as proxy:
-                yield Payment(ApiEndpoint(proxy.base_url, proxy.token), None, lambda _result: None)
+            with MeteringProxy(upstream=_upstream(session.client), client=session.client, models={session.model},
+                               feature_id=feature_id, attempt=session.attempt, on_event=session.on_event) as proxy:
+                yield Payment(ApiEndpoint(proxy.base_url, proxy.token, session.model), None, lambda _result: None)
             proxy.raise_if_refused()
             return
         with PlanAttempt(session.client, model=session.model, feature_id=feature_id, attempt=session.attempt,

@@ -7,7 +7,7 @@ has ended cannot spend at all, its proxy being gone. Starting and closing one co
 (a socket, a thread, an HTTP client), and each call about 8 ms (`bench/metering_proxy.py`).
 Contract for the Claude Code backend:
 
-    with MeteringProxy(upstream=Upstream.from_environment(), client=session.client,
+    with MeteringProxy(upstream=Upstream.from_environment(), client=session.client, models={session.model},
                        feature_id=feature.id, attempt=attempt, on_event=session.on_event) as proxy:
         env = {**cli_env, **proxy.environment()}   # ANTHROPIC_BASE_URL and a dummy ANTHROPIC_API_KEY
         ... run the CLI with env; never give it the real key ...
@@ -26,7 +26,10 @@ Code's own retries work), at its worst case when nobody knows whether it was bil
 stream cut, an `error` event mid-answer, the CLI gone, the proxy closed). Each answered call
 emits the `api_call` event the built-in loop emits (its `turn` counts the attempt's calls).
 `count_tokens` is forwarded unmetered (the API does not bill it); every other path is refused.
-Requests must carry the proxy's own dummy key, so no other local process can spend through it.
+Requests must carry the proxy's own dummy key, so no other local process can spend through it,
+and be calls the run configured (`request_policy`: its model, no server tool, no option or beta
+that changes the price or the reach), so that even a caller holding the key can only make the
+calls the CLI makes, booked at their price.
 Nothing of a request or its headers is logged; warnings are redacted by the event sink.
 """
 
@@ -36,7 +39,7 @@ import itertools
 import json
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
@@ -46,6 +49,7 @@ import httpx2
 
 from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
+from orchestrator.claude_code.request_policy import refusal
 from orchestrator.claude_code.sse_usage import StreamUsage, message_usage
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.llm.call_books import CallBooks
@@ -96,10 +100,12 @@ class MeteringProxy:
     """A local Messages API for one attempt's Claude Code, metered into the run's books."""
 
     def __init__(
-        self, *, upstream: Upstream | ProviderUpstream, client: CallBooks, feature_id: str, attempt: int,
-        on_event: Callable[[ApiCall | Notice], None],
+        self, *, upstream: Upstream | ProviderUpstream, client: CallBooks, models: Iterable[str], feature_id: str,
+        attempt: int, on_event: Callable[[ApiCall | Notice], None],
     ) -> None:
+        """`models`: the models the run configured for the attempt; a call for any other is refused."""
         self.upstream = upstream
+        self.models = frozenset(models)
         self.client = client
         self.feature_id = feature_id
         self.attempt = attempt
@@ -166,12 +172,28 @@ class MeteringProxy:
             handler.close_connection = True
             handler.send_error_json(413, "request_too_large", "the request has no length or is too large")
             return
+        why = self._refusal(handler, body)
+        if why is not None:
+            if not self._closed:
+                self.on_event(Notice(type="warning", id=self.feature_id,
+                                     message=f"{self.feature_id} (Claude Code): the metering proxy refused a call: {why}"))
+            handler.send_error_json(400, "invalid_request_error", f"orchestrate's metering proxy: {why}")
+            return
         if path == FREE_PATH:
             self._forward(handler, body, None)
             return
         opened = self._open(handler, body)
         if opened is not None:
             self._forward(handler, *opened)
+
+    def _refusal(self, handler: ProxyHandler, body: bytes) -> str | None:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return "the body is not a Messages API request"
+        if not isinstance(request, dict):
+            return "the body is not a Messages API request"
+        return refusal(request, handler.headers.get("anthropic-beta"), self.models)
 
     def _open(self, handler: ProxyHandler, body: bytes) -> tuple[bytes, _Call] | None:
         """The caps checked and the worst case reserved; the body to send (max_tokens maybe lowered)."""

@@ -21,10 +21,15 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
 from orchestrator.json_types import ToolInput
 
+# What the CLI's environment holds that lets a process call the model as the run: the metering
+# proxy's address and key (api-key mode), a sign-in token. Its commands get none of them.
+CLI_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+                   "ANTHROPIC_CUSTOM_HEADERS")
 SIGN_IN_NAMES = (".claude", ".claude.json")  # under the home: the credentials, and the account
 SHELL_SNAPSHOTS = Path(".claude") / "shell-snapshots"  # the CLI sources one before each command
 # The input keys naming what each file tool reads or writes, or (searches) where it looks.
@@ -84,15 +89,22 @@ def _static_prefix(pattern: str) -> str:
     return "/".join(parts) or ("/" if pattern.startswith("/") else "")
 
 
-def shell_prefix(bwrap: str, shell: str, home: Path) -> str:
+def shell_prefix(bwrap: str, shell: str, home: Path, environment: Mapping[str, str | None] | None = None) -> str:
     """The script for `CLAUDE_CODE_SHELL_PREFIX`: runs the command line the CLI gives it (one
-    argument) in a nested bubblewrap with the sign-in in `home` masked. The files are looked at
-    when each command runs: in api-key mode the CLI makes them after the script is written."""
+    argument) in a nested bubblewrap with the sign-in in `home` masked, none of the CLI's
+    credentials in its environment (`CLI_CREDENTIALS`) and `environment`'s variables set (None:
+    removed). The nested PID namespace also keeps the commands off the CLI's own bridges to the
+    metering proxy and to its hosts (`sandbox_init.own_connection`). The files are looked at when
+    each command runs: in api-key mode the CLI makes them after the script is written."""
     claude, account, snapshots = (shlex.quote(str(home / name)) for name in (*SIGN_IN_NAMES, SHELL_SNAPSHOTS))
+    variables = [f"--unsetenv {name}" for name in CLI_CREDENTIALS]
+    variables += [f"--setenv {name} {shlex.quote(value)}" if value is not None else f"--unsetenv {name}"
+                  for name, value in (environment or {}).items()]
     return f"""#!/bin/sh
 # Written by orchestrate for one Claude Code attempt: each agent command without the CLI's sign-in.
 command="$1"
 set -- --dev-bind / / --unshare-pid --proc /proc --die-with-parent
+set -- "$@" {" ".join(variables)}
 if [ -d {claude} ]; then
   set -- "$@" --tmpfs {claude}
   if [ -d {snapshots} ]; then set -- "$@" --ro-bind {snapshots} {snapshots}; fi
