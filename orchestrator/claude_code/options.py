@@ -17,6 +17,7 @@ from pathlib import Path
 from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig, SettingSource
 
 from orchestrator.claude_code.report_server import SERVER_NAME
+from orchestrator.claude_code.sandbox_view import sandbox_view
 from orchestrator.claude_code.write_guard import unattended, write_guard
 from orchestrator.tools.context import ToolContext
 
@@ -44,6 +45,7 @@ def session_options(
     """The options of one attempt's session in `tools.environment`'s workspace (`env`: the CLI's variables)."""
     # Where the CLI's sign-in is, out of its file tools' reach (without HOME in `env` the SDK gives it ours).
     home = Path(env.get("HOME") or os.path.expanduser("~"))
+    view = sandbox_view(tools.environment, env)  # where the CLI resolves the paths its tools are given
     sources: list[SettingSource] = ["project"] if settings.claude_settings == "project" else []
     servers: dict[str, object] = dict(_user_servers(settings.mcp_config))
     servers[SERVER_NAME] = report  # ours wins over a user's server of the same name
@@ -58,8 +60,8 @@ def session_options(
         # Unattended: what would prompt a user is answered by `unattended` (not bypassPermissions,
         # which the CLI refuses to root); the hook denies writes to protected paths before that.
         permission_mode="acceptEdits",
-        can_use_tool=unattended(tools, home),
-        hooks={"PreToolUse": [write_guard(tools, home)]},
+        can_use_tool=unattended(tools, home, view),
+        hooks={"PreToolUse": [write_guard(tools, home, view)]},
         disallowed_tools=list(WITHHELD_TOOLS),
         continue_conversation=False,
         resume=None,
