@@ -26,10 +26,8 @@ Code's own retries work), at its worst case when nobody knows whether it was bil
 stream cut, an `error` event mid-answer, the CLI gone, the proxy closed). Each answered call
 emits the `api_call` event the built-in loop emits (its `turn` counts the attempt's calls).
 `count_tokens` is forwarded unmetered (the API does not bill it); every other path is refused.
-Requests must carry the proxy's own dummy key, so no other local process can spend through it,
-and be calls the run configured (`request_policy`: its model, no server tool, no option or beta
-that changes the price or the reach), so that even a caller holding the key can only make the
-calls the CLI makes, booked at their price.
+Requests must carry the proxy's own dummy key, and be calls the run configured (`request_policy`:
+its model, no server tool, no option or beta that changes the price or the reach).
 Nothing of a request or its headers is logged; warnings are redacted by the event sink.
 """
 
@@ -49,8 +47,8 @@ import httpx2
 
 from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
-from orchestrator.claude_code.request_policy import refusal
-from orchestrator.claude_code.sse_usage import StreamUsage, message_usage
+from orchestrator.claude_code.request_policy import body_refusal
+from orchestrator.claude_code.sse_usage import Answer, message_usage
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.llm.call_books import CallBooks
 from orchestrator.llm.errors import LimitReached, describe_error
@@ -60,7 +58,6 @@ from orchestrator.store.event_kinds import ApiCall, Notice
 METERED_PATH = "/v1/messages"
 FREE_PATH = "/v1/messages/count_tokens"
 _MAX_REQUEST_BYTES = 32 * 1024 * 1024
-_MAX_WHOLE_ANSWER_BYTES = 64 * 1024 * 1024  # an answer that is not streamed is kept to read its usage
 _UPSTREAM_TIMEOUT = httpx2.Timeout(600.0, connect=10.0)  # Claude Code's own per-request timeout
 _NOT_PASSED_ON = HOP_BY_HOP | {"x-api-key", "authorization", "accept-encoding"}
 # 402 `billing_error` is what Claude Code stops on at once, showing the message (429 and 5xx
@@ -78,19 +75,6 @@ class _Call:
     worst: float
     stop_reason: str | None = None  # the answer's, once it is in
     streamed: bool = False  # the request asked for a stream
-
-
-class _Answer:
-    """An answer's bytes as they pass: a stream's events read at once, a whole answer kept to read."""
-
-    def __init__(self, *, streamed: bool) -> None:
-        self.streamed, self.reader, self.whole = streamed, StreamUsage(), bytearray()
-
-    def take(self, chunk: bytes) -> None:
-        if self.streamed:
-            self.reader.feed(chunk)
-        elif len(self.whole) < _MAX_WHOLE_ANSWER_BYTES:
-            self.whole += chunk
 
 
 Outcome = TokenUsage | Literal["unknown"] | None
@@ -172,7 +156,7 @@ class MeteringProxy:
             handler.close_connection = True
             handler.send_error_json(413, "request_too_large", "the request has no length or is too large")
             return
-        why = self._refusal(handler, body)
+        why = body_refusal(body, handler.headers.get("anthropic-beta"), self.models)
         if why is not None:
             if not self._closed:
                 self.on_event(Notice(type="warning", id=self.feature_id,
@@ -185,15 +169,6 @@ class MeteringProxy:
         opened = self._open(handler, body)
         if opened is not None:
             self._forward(handler, *opened)
-
-    def _refusal(self, handler: ProxyHandler, body: bytes) -> str | None:
-        try:
-            request = json.loads(body)
-        except ValueError:
-            return "the body is not a Messages API request"
-        if not isinstance(request, dict):
-            return "the body is not a Messages API request"
-        return refusal(request, handler.headers.get("anthropic-beta"), self.models)
 
     def _open(self, handler: ProxyHandler, body: bytes) -> tuple[bytes, _Call] | None:
         """The caps checked and the worst case reserved; the body to send (max_tokens maybe lowered)."""
@@ -264,7 +239,7 @@ class MeteringProxy:
     def _via_provider(self, handler: ProxyHandler, body: bytes, call: _Call | None) -> Outcome:
         """Bedrock or Vertex, through the run's SDK client; the answer re-serialized as the API's."""
         assert isinstance(self.upstream, ProviderUpstream)
-        answer = _Answer(streamed=call is not None and call.streamed)
+        answer = Answer(streamed=call is not None and call.streamed)
         relayed = self.upstream.relay(handler, handler.path, body, answer.take)
         if relayed != "answered":
             self._warn(call, f"{self.upstream.provider} {'is unreachable' if relayed == 'unreachable' else 'refused the call'}"
@@ -275,7 +250,7 @@ class MeteringProxy:
     def _relay(self, handler: ProxyHandler, response: httpx2.Response, call: _Call | None) -> Outcome:
         """The answer passed on unchanged; what it bills: its usage, None (an error), or "unknown"."""
         handler.start_reply(response.status_code, response.headers.multi_items())
-        answer = _Answer(streamed=response.headers.get("content-type", "").startswith("text/event-stream"))
+        answer = Answer(streamed=response.headers.get("content-type", "").startswith("text/event-stream"))
         for chunk in response.iter_raw():
             answer.take(chunk)
             handler.send_chunk(chunk)
@@ -284,7 +259,7 @@ class MeteringProxy:
             return None
         return self._billed(call, answer)
 
-    def _billed(self, call: _Call | None, answer: _Answer) -> Outcome:
+    def _billed(self, call: _Call | None, answer: Answer) -> Outcome:
         """What a complete answer bills, read once from the bytes the CLI got."""
         if not answer.streamed:
             read = message_usage(bytes(answer.whole))

@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from orchestrator.json_types import JsonObject
 
 # Settings that run a program or set the CLI's environment: never taken from the project.
 NEVER_LOADED = ("hooks", "env", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "otelHeadersHelper",
@@ -31,7 +32,7 @@ MEMORY_LIMIT = 64 * 1024  # characters of CLAUDE.md carried into the system prom
 class ProjectConfig:
     """What of the project's Claude Code configuration a session gets."""
 
-    settings: dict[str, Any]
+    settings: JsonObject
     memory: str  # CLAUDE.md, or ""
 
     def settings_json(self) -> str:
@@ -45,7 +46,7 @@ class ProjectConfig:
 
 def read_project_config(root: Path) -> ProjectConfig:
     """The configuration in `root` now (call it before any agent ran); what cannot be read is left out."""
-    settings: dict[str, Any] = {}
+    settings: JsonObject = {}
     try:
         data = json.loads((root / ".claude" / "settings.json").read_text(encoding="utf-8"))
         if isinstance(data, dict):

@@ -19,8 +19,10 @@ A refused request gets the API's own 400 `invalid_request_error`, saying why; no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from typing import Any
+
+from orchestrator.json_types import ForeignRequest, JsonObject
 
 # The top-level fields of a Messages (or count_tokens) request that the CLI sends and that cost
 # only what the books count.
@@ -43,7 +45,18 @@ CACHE_TTLS = (None, "5m")  # what the price table's cache-write price is for
 _OUTPUT_OPTIONS = frozenset({"effort", "format"})
 
 
-def refusal(request: dict[str, Any], betas: str | None, models: frozenset[str]) -> str | None:
+def body_refusal(body: bytes, betas: str | None, models: frozenset[str]) -> str | None:
+    """`refusal` of a request's raw body: one that is not a JSON object is refused too."""
+    try:
+        request = json.loads(body)
+    except ValueError:
+        request = None
+    if not isinstance(request, dict):
+        return "the body is not a Messages API request"
+    return refusal(request, betas, models)
+
+
+def refusal(request: ForeignRequest, betas: str | None, models: frozenset[str]) -> str | None:
     """Why the proxy must not pass `request` (with its `anthropic-beta` header) on; None when it may."""
     model = request.get("model")
     if model not in models:
@@ -72,7 +85,7 @@ def _names(header: str | None) -> list[str]:
     return [name.strip() for name in (header or "").split(",") if name.strip()]
 
 
-def _cache_controls(request: dict[str, Any]) -> Iterator[object]:
+def _cache_controls(request: ForeignRequest) -> Iterator[object]:
     """Every `cache_control` where the API reads one: system blocks, message blocks (and the
     blocks of a tool result), tools. A tool's input is the model's, and is not looked into."""
     messages = request.get("messages")
@@ -87,5 +100,5 @@ def _cache_controls(request: dict[str, Any]) -> Iterator[object]:
             yield block["cache_control"]
 
 
-def _listed(value: object) -> list[dict[str, Any]]:
+def _listed(value: object) -> list[JsonObject]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
