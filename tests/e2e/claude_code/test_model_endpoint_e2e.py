@@ -24,6 +24,7 @@ from orchestrator.demo.fake_api.plans import bash, edit_create, report
 from orchestrator.demo.fake_api.server import FakeAPI
 from tests.cli_helpers import run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
+from tests.git_helpers import init_repo
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")
 
@@ -68,17 +69,21 @@ PY""".replace("ROGUE_JSON", repr(json.dumps(ROGUE_CALLS))).replace("MODEL_ID", M
 
 
 def _results(fake: FakeAPI) -> str:
-    return "\n".join(r.content for req in fake.agent_requests("feat-01") for r in tool_results_of(req.body["messages"][-1]))
+    return "\n".join(r.content for req in fake.agent_requests() for r in tool_results_of(req.body["messages"][-1]))
 
 
-def _run(fake_api: FakeAPI, tmp_path: Path, sandbox: str) -> Any:
+def _run(fake_api: FakeAPI, tmp_path: Path, sandbox: str, jobs: str = "1") -> Any:
     scan = "export SCAN=1; " if sandbox == "bwrap" else ""
-    fake_api.plans["feat-01"] = [[bash(scan + ATTACK)], [edit_create("features/feat-01.txt", "done\n")], [report("done")]]
+    features = int(jobs)
+    for fid in (f"feat-{index:02d}" for index in range(1, features + 1)):
+        fake_api.plans[fid] = [[bash(scan + ATTACK)], [edit_create(f"features/{fid}.txt", "done\n")], [report("done")]]
     project = tmp_path / "project"
     project.mkdir()
-    spec = write_spec(tmp_path, 1)
+    if features > 1:  # --jobs works in worktrees of a repository
+        init_repo(project)
+    spec = write_spec(tmp_path, features)
     result = run_cli(["run", str(spec), "--agent", "claude-code", "--model", MODEL, "--sandbox", sandbox, "--json",
-                      "--no-commit"], project, fake_api, timeout=600, HOME=str(tmp_path / "home"))
+                      "--jobs", jobs], project, fake_api, timeout=600, HOME=str(tmp_path / "home"))
     assert result.code == 0, result.stderr[-3000:]
     assert "answer" in _results(fake_api), "the attack never ran"
     return result
@@ -95,9 +100,11 @@ def _only_the_runs_calls_reached_the_api(fake: FakeAPI) -> None:
 
 @pytest.mark.attack
 @pytest.mark.skipif(bwrap_problem() is not None, reason=f"no usable sandbox: {bwrap_problem()}")
-def test_the_agents_commands_get_no_key_and_no_route_to_the_metering_proxy(fake_api: FakeAPI, tmp_path: Path) -> None:
-    """Mode: `--agent claude-code` with an API key, `--sandbox bwrap` (Bash in the nested sandbox)."""
-    _run(fake_api, tmp_path, "bwrap")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_agents_commands_get_no_key_and_no_route_to_the_metering_proxy(fake_api: FakeAPI, tmp_path: Path,
+                                                                          jobs: str) -> None:
+    """Mode: `--agent claude-code` with an API key, `--sandbox bwrap` (Bash in the nested sandbox), serial and `--jobs 2`."""
+    _run(fake_api, tmp_path, "bwrap", jobs)
 
     seen = _results(fake_api)
     assert "key: (none)" in seen and "orchestrate-proxy-" not in seen
