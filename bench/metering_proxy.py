@@ -69,7 +69,7 @@ def _proxy(url: str, root: Path) -> Any:
 
     store = StateStore(ProjectPaths.for_project(root))
     client = ModelClient(RunConfig(max_cost=1000.0).client_settings(), None, Spend(feature_id="bench"), journal=store.record_spend)
-    return MeteringProxy(upstream=Upstream(url, Credentials(api_key="bench-key")), client=client, feature_id="bench",
+    return MeteringProxy(upstream=Upstream(url, Credentials(api_key="bench-key")), client=client, models={"claude-sonnet-5-5"}, feature_id="bench",
                          attempt=1, on_event=lambda _event: None)
 
 

@@ -21,6 +21,13 @@ from typing import Any
 # characters (one newline or space joins pieces for free). Counting chunk matches gives
 # ceil(run/4) per letter run and ceil(run/3) per digit run in one regex pass.
 _PIECES = re.compile(r"[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]|\s{2,}")
+# Token-dense text: a long run of letters, digits and base64's `+/=` with no space or other
+# punctuation between (random letters, base64, hex, a key) is no words: the tokenizer makes about
+# one token of every one to two characters of it, twice what the pieces above say. Each such run
+# counts one token per character, the most a byte-level tokenizer can make of ASCII, so that a
+# worst case reserved from the estimate holds for it. English words and code identifiers
+# (split by `_`, `.`, `-`) rarely run this long; when they do, the estimate errs high.
+_DENSE = re.compile(r"[A-Za-z\d+/=]{20,}")
 # Multiplier applied to the raw piece count; 1.0 unless calibrated against the API.
 _calibration = 1.0
 # Short texts (stored items, lines) are measured again for every feature, so their raw piece
@@ -32,19 +39,27 @@ def estimate_tokens(text: str) -> int:
     """Estimated Claude tokens in `text` (0 for empty text)."""
     if not text:
         return 0
-    return _calibrated(_cached_pieces(text) if len(text) <= _CACHED_TEXT_CHARS else _pieces(text))
+    return _calibrated(*(_cached_pieces(text) if len(text) <= _CACHED_TEXT_CHARS else _pieces(text)))
 
 
-def _calibrated(pieces: int) -> int:
-    return math.ceil(pieces * _calibration)
+def _calibrated(pieces: int, dense: int) -> int:
+    """The estimate of `pieces` (scaled by the calibration) and `dense` tokens (never scaled down:
+    one a character is already the most there can be)."""
+    return math.ceil(pieces * _calibration) + dense
 
 
-def _pieces(text: str) -> int:
-    return len(_PIECES.findall(text))
+def _pieces(text: str) -> tuple[int, int]:
+    """The pieces of `text` outside its token-dense runs, and the characters of those runs."""
+    pieces = len(_PIECES.findall(text))
+    dense = 0
+    for run in _DENSE.findall(text):
+        pieces -= len(_PIECES.findall(run))
+        dense += len(run)
+    return pieces, dense
 
 
 @lru_cache(maxsize=4096)  # stored items and lines: a few hundred a feature at most
-def _cached_pieces(text: str) -> int:
+def _cached_pieces(text: str) -> tuple[int, int]:
     return _pieces(text)
 
 
@@ -54,7 +69,7 @@ def estimate_json_tokens(value: Any) -> int:
     Not cached: serialized values (a conversation's messages, a request) are seen once, and
     caching them filled the cache with text never asked for again (two a feature, held for
     thousands of features)."""
-    return _calibrated(_pieces(json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
+    return _calibrated(*_pieces(json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
 
 
 def set_calibration(factor: float) -> None:
@@ -70,7 +85,7 @@ def calibrate(count_api_tokens: Callable[[str], int], samples: Sequence[str]) ->
     alone (e.g. `client.messages.count_tokens(...)` for a one-message request, minus that of a
     one-character message, which removes the request's fixed overhead). Sets and returns the
     factor API / estimate over all samples; raises ValueError if it is implausible."""
-    estimated = sum(_pieces(sample) for sample in samples)
+    estimated = sum(_pieces(sample)[0] for sample in samples)
     counted = sum(count_api_tokens(sample) for sample in samples)
     if estimated <= 0:
         raise ValueError("calibration needs non-empty samples")

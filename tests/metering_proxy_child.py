@@ -21,7 +21,7 @@ from orchestrator.store.state import StateStore
 if __name__ == "__main__":
     store = StateStore(ProjectPaths.for_project(Path(sys.argv[1])))
     client = ModelClient(RunConfig().client_settings(), None, Spend(feature_id="feat-a"), journal=store.record_spend)
-    with MeteringProxy(upstream=Upstream.from_environment(), client=client, feature_id="feat-a", attempt=1,
+    with MeteringProxy(upstream=Upstream.from_environment(), client=client, models={"claude-sonnet-5-5"}, feature_id="feat-a", attempt=1,
                        on_event=lambda _event: None) as proxy:
         print(proxy.base_url, proxy.token, flush=True)
         threading.Event().wait()

@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage, query
@@ -29,6 +30,7 @@ from orchestrator.claude_code.billing import BillingMode, PlanAttempt
 from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.options import SessionSettings, sdk_thinking, session_options
+from orchestrator.claude_code.project_config import ProjectConfig, read_project_config
 from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.report_server import ReportInbox, report_server
 from orchestrator.claude_code.stream import StreamRecorder
@@ -62,6 +64,9 @@ class ClaudeCodeAgent:
     billing: BillingMode
     plan_attempt_budget: float = DEFAULT_PLAN_ATTEMPT_BUDGET  # a Claude plan attempt's budget without --max-cost
     name: str = "claude-code"
+    # `--claude-settings project`: the project's configuration, read at the run's first attempt.
+    _project: dict[str, ProjectConfig] = field(default_factory=dict, compare=False, repr=False)
+    _project_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def system_prompt(self, spec: FeatureSpec, strategy: str) -> str:
         return appended_system_prompt(spec)
@@ -74,6 +79,7 @@ class ClaudeCodeAgent:
             model=session.model, max_turns=session.max_turns, system_append=session.system,
             claude_settings=self.claude_settings, mcp_config=Path(self.mcp_config) if self.mcp_config else None,
             thinking=sdk_thinking(session.request_fields.get("thinking")),
+            project=self._project_config(session.tool_context.project_root),
         )
         tools = session.tool_context
         with self._paid(session, feature_id) as payment, CliLaunch(
@@ -92,13 +98,20 @@ class ClaudeCodeAgent:
             outcome.report, outcome.stop = inbox.report, "reported"
         return outcome
 
+    def _project_config(self, root: Path) -> ProjectConfig | None:
+        """The project's configuration as the run's first attempt found it, before any agent ran."""
+        if self.claude_settings != "project":
+            return None
+        with self._project_lock:
+            return self._project.setdefault("run", read_project_config(root))
+
     @contextlib.contextmanager
     def _paid(self, session: AgentSession, feature_id: str) -> Iterator[Payment]:
         """The attempt's billing around its session; LimitReached after it when a cap stopped it."""
         if self.billing == "api-key":  # every call through the metering proxy, the real key on its side only
-            with MeteringProxy(upstream=_upstream(session.client), client=session.client, feature_id=feature_id,
-                               attempt=session.attempt, on_event=session.on_event) as proxy:
-                yield Payment(ApiEndpoint(proxy.base_url, proxy.token), None, lambda _result: None)
+            with MeteringProxy(upstream=_upstream(session.client), client=session.client, models={session.model},
+                               feature_id=feature_id, attempt=session.attempt, on_event=session.on_event) as proxy:
+                yield Payment(ApiEndpoint(proxy.base_url, proxy.token, session.model), None, lambda _result: None)
             proxy.raise_if_refused()
             return
         with PlanAttempt(session.client, model=session.model, feature_id=feature_id, attempt=session.attempt,

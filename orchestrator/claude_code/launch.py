@@ -32,12 +32,16 @@ from types import TracebackType
 from orchestrator.claude_code.sign_in import shell_prefix
 from orchestrator.safety.descendants import CommandProcesses
 from orchestrator.safety.environment import CommandEnvironment
+from orchestrator.safety.sandbox_init import PROXY_PORT
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 PLAN_HOSTS = ("api.anthropic.com", "*.anthropic.com", "claude.ai")  # a Claude plan: the API and the sign-in's
 TERM_GRACE = 2.0  # seconds the CLI's leftovers get between SIGTERM and SIGKILL
 # What the SDK sets for the CLI and the wrapper keeps (see ClaudeAgentOptions.env).
 SDK_VARIABLES = ("CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP", "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP")
+# The CLI's model choices besides --model (its small fast model, its subagents', each alias).
+MODEL_ALIASES = ("ANTHROPIC_SMALL_FAST_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+                 "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_FABLE_MODEL")
 CLOUD_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 QUIET = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # no telemetry, updates or error reports: the API alone
@@ -64,6 +68,7 @@ class ApiEndpoint:
 
     base_url: str
     api_key: str  # a dummy when the metering proxy adds the real credentials
+    model: str | None = None  # the one model the endpoint serves: every model alias of the CLI names it
 
 
 class CliLaunch:
@@ -94,9 +99,19 @@ class CliLaunch:
         if not sandbox.active:
             return None
         path = self.directory / "shell-prefix"
-        path.write_text(shell_prefix(sandbox.bwrap, shutil.which("bash") or "/bin/bash", self.home), encoding="utf-8")
+        path.write_text(shell_prefix(sandbox.bwrap, shutil.which("bash") or "/bin/bash", self.home,
+                                     self._commands_proxy()), encoding="utf-8")
         path.chmod(0o500)  # and read-only in the sandbox: the agent cannot take the mask off
         return path
+
+    def _commands_proxy(self) -> dict[str, str | None]:
+        """On a Claude plan the CLI's proxy variables lead to its own hosts (`_argv`): its commands
+        get the project's proxy back, or none when the project lists no host."""
+        sandbox = self.environment.sandbox
+        if self.endpoint is not None or sandbox.network:
+            return {}
+        url = f"http://127.0.0.1:{PROXY_PORT}" if sandbox.allow_hosts else None
+        return dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"), url)
 
     def _variables(self) -> dict[str, str]:
         """All the CLI sees of the environment: built from the attempt's variables, never ours whole."""
@@ -111,6 +126,8 @@ class CliLaunch:
             env.update({"ANTHROPIC_BASE_URL": self.endpoint.base_url, "ANTHROPIC_API_KEY": self.endpoint.api_key})
             for name in CLOUD_SWITCHES:  # the CLI would go to the cloud itself, past the metering proxy
                 env.pop(name, None)
+            if self.endpoint.model:  # its small-model and subagent calls too: the proxy serves no other
+                env.update(dict.fromkeys(MODEL_ALIASES, self.endpoint.model))
         return env
 
     def _argv(self) -> list[str]:
@@ -120,11 +137,11 @@ class CliLaunch:
         if not sandbox.active:
             return [str(self.cli)]
         visible = (self.cli.parent, *([self.shell_prefix] if self.shell_prefix else []))
-        if self.endpoint is None:  # its sign-in in the user's home, and Anthropic's hosts
+        if self.endpoint is None:  # its sign-in in the user's home, and Anthropic's hosts: its own, not its commands'
             sign_in = tuple(path for path in (self.home / ".claude", self.home / ".claude.json") if path.exists())
-            sandbox = dataclasses.replace(sandbox, read=(*sandbox.read, *visible),
-                                          write=(*sandbox.write, *sign_in), allow_hosts=(*sandbox.allow_hosts, *PLAN_HOSTS))
-            return sandbox.wrap([str(self.cli)], self.environment.workspace)
+            sandbox = dataclasses.replace(sandbox, read=(*sandbox.read, *visible), write=(*sandbox.write, *sign_in))
+            return sandbox.wrap([str(self.cli)], self.environment.workspace,
+                                own_hosts=(*sandbox.allow_hosts, *PLAN_HOSTS))
         address = urllib.parse.urlsplit(self.endpoint.base_url)
         host, port = address.hostname or "", address.port or (443 if address.scheme == "https" else 80)
         loopback = host in LOOPBACK

@@ -5,25 +5,29 @@ is that attempt's: its feature, its worker's `ModelClient` under `--jobs`), and 
 attempt cannot spend, its proxy being gone. About 0.1 s to start and close, 8 ms a call (`bench/metering_proxy.py`).
 Contract for the Claude Code backend:
 
-    with MeteringProxy(upstream=Upstream.from_environment(), client=session.client,
+    with MeteringProxy(upstream=Upstream.from_environment(), client=session.client, models={session.model},
                        feature_id=feature.id, attempt=attempt, on_event=session.on_event) as proxy:
         env = {**cli_env, **proxy.environment()}   # ANTHROPIC_BASE_URL and a dummy ANTHROPIC_API_KEY
         ... run the CLI with env; never give it the real key ...
     proxy.raise_if_refused()                       # LimitReached (exit 3) when a cap stopped the CLI
 
-What it does with each `POST /v1/messages`: the caps are checked and the call's worst case reserved and journaled
-before anything is forwarded, exactly as the built-in loop's calls (`CallBooks.open_call`: `--max-cost` with the
-pool's reservations under `--jobs`, the per-feature token cap, `max_tokens` lowered to what the cap allows); when
-too little is left the call is refused with 402 `billing_error`, which Claude Code shows and stops on without a
-retry, and `refusal` keeps the `LimitReached`. Otherwise the request goes upstream with the real credentials, the
-answer comes back byte for byte while its usage is read from the events (`sse_usage`), and the call is booked
-(`CallBooks.close_call`): at its usage when complete, at nothing when the API answered with an error status (passed
-through, so Claude Code's own retries work; a 400 is told as `mended_refusals` says), at its worst case when nobody
-knows whether it was billed (a stream cut, an `error` event mid-answer, the CLI gone, the proxy closed). Each
-answered call emits the `api_call` event the built-in loop emits (its `turn` counts the attempt's calls).
-`count_tokens` is forwarded unmetered (the API does not bill it); every other path is refused. Requests must carry
-the proxy's own dummy key, so no other local process can spend through it. Nothing of a request or its headers is
-logged; warnings are redacted by the event sink.
+What it does with each `POST /v1/messages`: the caps are checked and the call's worst case
+reserved and journaled before anything is forwarded, exactly as the built-in loop's calls
+(`CallBooks.open_call`: `--max-cost` with the pool's reservations under `--jobs`, the
+per-feature token cap, `max_tokens` lowered to what the cap allows); when too little is left
+the call is refused with 402 `billing_error`, which Claude Code shows and stops on without a
+retry, and `refusal` keeps the `LimitReached`. Otherwise the request goes upstream with the
+real credentials, the answer comes back byte for byte while its usage is read from the
+events (`sse_usage`), and the call is booked (`CallBooks.close_call`): at its usage when
+complete, at nothing when the API answered with an error status (passed through, so Claude
+Code's own retries work; a 400 is told as
+`mended_refusals` says), at its worst case when nobody knows whether it was billed (a
+stream cut, an `error` event mid-answer, the CLI gone, the proxy closed). Each answered call
+emits the `api_call` event the built-in loop emits (its `turn` counts the attempt's calls).
+`count_tokens` is forwarded unmetered (the API does not bill it); every other path is refused.
+Requests must carry the proxy's own dummy key, and be calls the run configured (`request_policy`:
+its model, no server tool, no option or beta that changes the price or the reach).
+Nothing of a request or its headers is logged; warnings are redacted by the event sink.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import itertools
 import json
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
@@ -43,7 +47,8 @@ import httpx2
 from orchestrator.claude_code.mended_refusals import MendedRefusals
 from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
-from orchestrator.claude_code.sse_usage import StreamUsage, message_usage
+from orchestrator.claude_code.request_policy import body_refusal
+from orchestrator.claude_code.sse_usage import Answer, message_usage
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.llm.call_books import CallBooks
 from orchestrator.llm.errors import LimitReached, describe_error
@@ -53,7 +58,6 @@ from orchestrator.store.event_kinds import ApiCall, Notice
 METERED_PATH = "/v1/messages"
 FREE_PATH = "/v1/messages/count_tokens"
 _MAX_REQUEST_BYTES = 32 * 1024 * 1024
-_MAX_WHOLE_ANSWER_BYTES = 64 * 1024 * 1024  # an answer that is not streamed is kept to read its usage
 _UPSTREAM_TIMEOUT = httpx2.Timeout(600.0, connect=10.0)  # Claude Code's own per-request timeout
 _NOT_PASSED_ON = HOP_BY_HOP | {"x-api-key", "authorization", "accept-encoding"}
 # 402 `billing_error`: Claude Code stops at once, showing it (429, 5xx: retried; 400: resent; 401/403: sign-in).
@@ -72,19 +76,6 @@ class _Call:
     streamed: bool = False  # the request asked for a stream
 
 
-class _Answer:
-    """An answer's bytes as they pass: a stream's events read at once, a whole answer kept to read."""
-
-    def __init__(self, *, streamed: bool) -> None:
-        self.streamed, self.reader, self.whole = streamed, StreamUsage(), bytearray()
-
-    def take(self, chunk: bytes) -> None:
-        if self.streamed:
-            self.reader.feed(chunk)
-        elif len(self.whole) < _MAX_WHOLE_ANSWER_BYTES:
-            self.whole += chunk
-
-
 Outcome = TokenUsage | Literal["unknown"] | None
 
 
@@ -92,10 +83,12 @@ class MeteringProxy:
     """A local Messages API for one attempt's Claude Code, metered into the run's books."""
 
     def __init__(
-        self, *, upstream: Upstream | ProviderUpstream, client: CallBooks, feature_id: str, attempt: int,
-        on_event: Callable[[ApiCall | Notice], None],
+        self, *, upstream: Upstream | ProviderUpstream, client: CallBooks, models: Iterable[str], feature_id: str,
+        attempt: int, on_event: Callable[[ApiCall | Notice], None],
     ) -> None:
+        """`models`: the models the run configured for the attempt; a call for any other is refused."""
         self.upstream = upstream
+        self.models = frozenset(models)
         self.client = client
         self.feature_id = feature_id
         self.attempt = attempt
@@ -162,6 +155,13 @@ class MeteringProxy:
         if body is None:
             handler.close_connection = True
             handler.send_error_json(413, "request_too_large", "the request has no length or is too large")
+            return
+        why = body_refusal(body, handler.headers.get("anthropic-beta"), self.models)
+        if why is not None:
+            if not self._closed:
+                self.on_event(Notice(type="warning", id=self.feature_id,
+                                     message=f"{self.feature_id} (Claude Code): the metering proxy refused a call: {why}"))
+            handler.send_error_json(400, "invalid_request_error", f"orchestrate's metering proxy: {why}")
             return
         if path == FREE_PATH:
             self._forward(handler, body, None)
@@ -239,7 +239,7 @@ class MeteringProxy:
     def _via_provider(self, handler: ProxyHandler, body: bytes, call: _Call | None) -> Outcome:
         """Bedrock or Vertex, through the run's SDK client; the answer re-serialized as the API's."""
         assert isinstance(self.upstream, ProviderUpstream)
-        answer = _Answer(streamed=call is not None and call.streamed)
+        answer = Answer(streamed=call is not None and call.streamed)
         relayed = self.upstream.relay(handler, handler.path, body, answer.take)
         if relayed != "answered":
             self._warn(call, f"{self.upstream.provider} {'is unreachable' if relayed == 'unreachable' else 'refused the call'}"
@@ -250,7 +250,7 @@ class MeteringProxy:
     def _relay(self, handler: ProxyHandler, response: httpx2.Response, call: _Call | None) -> Outcome:
         """The answer passed on unchanged; what it bills: its usage, None (an error), or "unknown"."""
         handler.start_reply(response.status_code, response.headers.multi_items())
-        answer = _Answer(streamed=response.headers.get("content-type", "").startswith("text/event-stream"))
+        answer = Answer(streamed=response.headers.get("content-type", "").startswith("text/event-stream"))
         for chunk in response.iter_raw():
             answer.take(chunk)
             handler.send_chunk(chunk)
@@ -261,7 +261,7 @@ class MeteringProxy:
             return None
         return self._billed(call, answer)
 
-    def _billed(self, call: _Call | None, answer: _Answer) -> Outcome:
+    def _billed(self, call: _Call | None, answer: Answer) -> Outcome:
         """What a complete answer bills, read once from the bytes the CLI got."""
         if not answer.streamed:
             read = message_usage(bytes(answer.whole))

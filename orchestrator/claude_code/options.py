@@ -2,7 +2,8 @@
 
 A fresh session each attempt (never `--continue` or `--resume`: what the agent knows of the
 project is what this program injects); Claude Code's own system prompt with the run's rules and
-project appended; no settings files unless `--claude-settings project`; the user's MCP servers
+project appended; no settings files of the tree (`--claude-settings project`: as they were when
+the run began, `project_config`); the user's MCP servers
 only from `--mcp-config`, beside the in-process `report_feature`; permissions that let it act
 unattended, with the write guard deciding before every tool call.
 """
@@ -25,7 +26,9 @@ from claude_agent_sdk import (
     ThinkingConfigEnabled,
 )
 
+from orchestrator.claude_code.project_config import ProjectConfig
 from orchestrator.claude_code.report_server import SERVER_NAME
+from orchestrator.claude_code.sandbox_view import sandbox_view
 from orchestrator.claude_code.write_guard import unattended, write_guard
 from orchestrator.tools.context import ToolContext
 
@@ -45,6 +48,7 @@ class SessionSettings:
     system_append: str  # the project and its rules, after Claude Code's own system prompt
     claude_settings: str  # "none" | "project"
     mcp_config: Path | None
+    project: ProjectConfig | None = None  # with "project": read when the run began, never from the live tree
     thinking: ThinkingConfig = field(default_factory=lambda: ThinkingConfigDisabled(type="disabled"))  # the run's
 
 
@@ -66,22 +70,27 @@ def session_options(
     """The options of one attempt's session in `tools.environment`'s workspace (`env`: the CLI's variables)."""
     # Where the CLI's sign-in is, out of its file tools' reach (without HOME in `env` the SDK gives it ours).
     home = Path(env.get("HOME") or os.path.expanduser("~"))
-    sources: list[SettingSource] = ["project"] if settings.claude_settings == "project" else []
+    view = sandbox_view(tools.environment, env)  # where the CLI resolves the paths its tools are given
+    # No source of the CLI's own: it would read the tree the agent writes (hooks, env, CLAUDE.md).
+    sources: list[SettingSource] = []
+    project = settings.project if settings.claude_settings == "project" else None
     servers: dict[str, object] = dict(_user_servers(settings.mcp_config))
     servers[SERVER_NAME] = report  # ours wins over a user's server of the same name
     return ClaudeAgentOptions(
         cwd=str(tools.environment.workspace),
         model=settings.model,
         max_turns=settings.max_turns,
-        system_prompt={"type": "preset", "preset": "claude_code", "append": settings.system_append},
+        system_prompt={"type": "preset", "preset": "claude_code",
+                       "append": settings.system_append + (project.system_addition() if project else "")},
+        settings=project.settings_json() if project else None,
         setting_sources=sources,
         mcp_servers=servers,  # type: ignore[arg-type]  # the user's file is JSON, checked by the CLI
         strict_mcp_config=True,  # no .mcp.json of a cloned repository, no user-level servers
         # Unattended: what would prompt a user is answered by `unattended` (not bypassPermissions,
         # which the CLI refuses to root); the hook denies writes to protected paths before that.
         permission_mode="acceptEdits",
-        can_use_tool=unattended(tools, home),
-        hooks={"PreToolUse": [write_guard(tools, home)]},
+        can_use_tool=unattended(tools, home, view),
+        hooks={"PreToolUse": [write_guard(tools, home, view)]},
         disallowed_tools=list(WITHHELD_TOOLS),
         continue_conversation=False,
         resume=None,

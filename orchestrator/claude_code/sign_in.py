@@ -21,10 +21,16 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
+from orchestrator.claude_code.sandbox_view import SandboxView, Unresolvable
 from orchestrator.json_types import ToolInput
 
+# What the CLI's environment holds that lets a process call the model as the run: the metering
+# proxy's address and key (api-key mode), a sign-in token. Its commands get none of them.
+CLI_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+                   "ANTHROPIC_CUSTOM_HEADERS")
 SIGN_IN_NAMES = (".claude", ".claude.json")  # under the home: the credentials, and the account
 SHELL_SNAPSHOTS = Path(".claude") / "shell-snapshots"  # the CLI sources one before each command
 # The input keys naming what each file tool reads or writes, or (searches) where it looks.
@@ -39,10 +45,18 @@ def sign_in_paths(home: Path) -> tuple[Path, ...]:
     return tuple(Path(os.path.realpath(home / name)) for name in SIGN_IN_NAMES)
 
 
-def sign_in_refusal(tool_name: str, tool_input: ToolInput, home: Path, cwd: Path) -> str | None:
-    """Why a file tool may not run with `tool_input`: it would read (or change) the sign-in; None when it may."""
-    guarded = sign_in_paths(home)
-    for path, search in _targets(tool_name, tool_input, home, cwd):
+def sign_in_refusal(
+    tool_name: str, tool_input: ToolInput, home: Path, cwd: Path, view: SandboxView | None = None,
+) -> str | None:
+    """Why a file tool may not run with `tool_input`: it would read (or change) the sign-in; None when it may.
+    Paths are resolved in `view`, the CLI's sandbox (None: no sandbox, this process's view)."""
+    view = view or SandboxView(None)
+    try:
+        guarded = {*sign_in_paths(home), *(view.resolve(home / name) for name in SIGN_IN_NAMES)}
+        targets = _targets(tool_name, tool_input, home, cwd, view)
+    except Unresolvable as err:
+        return f"{tool_name}: {err}, so it may lead to Claude Code's sign-in, which the agent may not read"
+    for path, search in targets:
         for secret in guarded:
             if path == secret or secret in path.parents or (search and path in secret.parents):
                 return (f"{tool_name}: {secret.name} in the home holds Claude Code's sign-in, which the agent "
@@ -50,28 +64,30 @@ def sign_in_refusal(tool_name: str, tool_input: ToolInput, home: Path, cwd: Path
     return None
 
 
-def _targets(tool_name: str, tool_input: ToolInput, home: Path, cwd: Path) -> list[tuple[Path, bool]]:
+def _targets(tool_name: str, tool_input: ToolInput, home: Path, cwd: Path,
+             view: SandboxView) -> list[tuple[Path, bool]]:
     """The paths the tool would touch, resolved as the CLI resolves them, each with whether it is a search root."""
     key = PATH_KEYS.get(tool_name)
     if key is not None:
         value = tool_input.get(key)
-        return [(_resolved(value, home, cwd), False)] if isinstance(value, str) and value else []
+        return [(_resolved(value, home, cwd, view), False)] if isinstance(value, str) and value else []
     key = SEARCH_KEYS.get(tool_name)
     if key is None:
         return []
     value = tool_input.get(key)
-    root = _resolved(value if isinstance(value, str) and value else ".", home, cwd)
+    root = _resolved(value if isinstance(value, str) and value else ".", home, cwd, view)
     targets = [(root, True)]
     pattern = tool_input.get("pattern")
     if tool_name == "Glob" and isinstance(pattern, str):  # where the pattern's fixed part leads (`/..`, `../..`)
-        targets.append((_resolved(_static_prefix(pattern) or ".", home, root), True))
+        targets.append((_resolved(_static_prefix(pattern) or ".", home, root, view), True))
     return targets
 
 
-def _resolved(value: str, home: Path, cwd: Path) -> Path:
+def _resolved(value: str, home: Path, cwd: Path, view: SandboxView) -> Path:
     if value == "~" or value.startswith("~/"):
         value = str(home) + value[1:]
-    return Path(os.path.realpath(cwd / value))  # a link in the workspace to the sign-in is the sign-in
+    # As the CLI does: `..` taken lexically first (node's path.resolve), then the links, in its sandbox.
+    return view.resolve(Path(os.path.normpath(cwd / value)))
 
 
 def _static_prefix(pattern: str) -> str:
@@ -84,15 +100,22 @@ def _static_prefix(pattern: str) -> str:
     return "/".join(parts) or ("/" if pattern.startswith("/") else "")
 
 
-def shell_prefix(bwrap: str, shell: str, home: Path) -> str:
+def shell_prefix(bwrap: str, shell: str, home: Path, environment: Mapping[str, str | None] | None = None) -> str:
     """The script for `CLAUDE_CODE_SHELL_PREFIX`: runs the command line the CLI gives it (one
-    argument) in a nested bubblewrap with the sign-in in `home` masked. The files are looked at
-    when each command runs: in api-key mode the CLI makes them after the script is written."""
+    argument) in a nested bubblewrap with the sign-in in `home` masked, none of the CLI's
+    credentials in its environment (`CLI_CREDENTIALS`) and `environment`'s variables set (None:
+    removed). The nested PID namespace also keeps the commands off the CLI's own bridges to the
+    metering proxy and to its hosts (`sandbox_init.own_connection`). The files are looked at when
+    each command runs: in api-key mode the CLI makes them after the script is written."""
     claude, account, snapshots = (shlex.quote(str(home / name)) for name in (*SIGN_IN_NAMES, SHELL_SNAPSHOTS))
+    variables = [f"--unsetenv {name}" for name in CLI_CREDENTIALS]
+    variables += [f"--setenv {name} {shlex.quote(value)}" if value is not None else f"--unsetenv {name}"
+                  for name, value in (environment or {}).items()]
     return f"""#!/bin/sh
 # Written by orchestrate for one Claude Code attempt: each agent command without the CLI's sign-in.
 command="$1"
 set -- --dev-bind / / --unshare-pid --proc /proc --die-with-parent
+set -- "$@" {" ".join(variables)}
 if [ -d {claude} ]; then
   set -- "$@" --tmpfs {claude}
   if [ -d {snapshots} ]; then set -- "$@" --ro-bind {snapshots} {snapshots}; fi

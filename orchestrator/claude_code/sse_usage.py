@@ -112,3 +112,19 @@ def message_usage(body: bytes) -> tuple[TokenUsage, str | None] | None:
         return None
     stop = message.get("stop_reason")
     return api_usage(message["usage"]), stop if isinstance(stop, str) else None
+
+
+MAX_WHOLE_ANSWER_BYTES = 64 * 1024 * 1024  # an answer that is not streamed is kept to read its usage
+
+
+class Answer:
+    """An answer's bytes as they pass: a stream's events read at once, a whole answer kept to read."""
+
+    def __init__(self, *, streamed: bool) -> None:
+        self.streamed, self.reader, self.whole = streamed, StreamUsage(), bytearray()
+
+    def take(self, chunk: bytes) -> None:
+        if self.streamed:
+            self.reader.feed(chunk)
+        elif len(self.whole) < MAX_WHOLE_ANSWER_BYTES:
+            self.whole += chunk

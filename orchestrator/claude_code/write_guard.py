@@ -25,6 +25,7 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
+from orchestrator.claude_code.sandbox_view import SandboxView
 from orchestrator.claude_code.sign_in import sign_in_refusal
 from orchestrator.json_types import ToolInput
 from orchestrator.tools.confinement import PathRefused, check_writable, resolve_in_project
@@ -34,11 +35,13 @@ from orchestrator.tools.context import ToolContext
 WRITING_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 
 
-def refusal(tool_name: str, tool_input: ToolInput, context: ToolContext, home: Path | None = None) -> str | None:
+def refusal(
+    tool_name: str, tool_input: ToolInput, context: ToolContext, home: Path | None = None, view: SandboxView | None = None,
+) -> str | None:
     """Why `tool_name` may not run with `tool_input` here; None when it may. `home` is the CLI's
-    (None: the user's own, where a plan's sign-in is)."""
+    (None: the user's own, where a plan's sign-in is); `view` its sandbox's, where paths resolve."""
     home = Path(os.path.expanduser("~")) if home is None else home
-    secret = sign_in_refusal(tool_name, tool_input, home, context.environment.workspace)
+    secret = sign_in_refusal(tool_name, tool_input, home, context.environment.workspace, view)
     if secret is not None:
         return secret
     key = WRITING_TOOLS.get(tool_name)
@@ -51,13 +54,13 @@ def refusal(tool_name: str, tool_input: ToolInput, context: ToolContext, home: P
     return None
 
 
-def write_guard(context: ToolContext, home: Path | None = None) -> HookMatcher:
+def write_guard(context: ToolContext, home: Path | None = None, view: SandboxView | None = None) -> HookMatcher:
     """The hook, for every tool (it judges the writing ones); a hook that fails blocks the call."""
 
     async def pre_tool_use(data: HookInput, _tool_use_id: str | None, _context: HookContext) -> HookJSONOutput:
         if data["hook_event_name"] != "PreToolUse":
             return {}
-        reason = refusal(data["tool_name"], data["tool_input"], context, home)
+        reason = refusal(data["tool_name"], data["tool_input"], context, home, view)
         if reason is None:
             return {}
         return {"hookSpecificOutput": {
@@ -67,11 +70,11 @@ def write_guard(context: ToolContext, home: Path | None = None) -> HookMatcher:
     return HookMatcher(matcher=None, hooks=[pre_tool_use], on_failure="block")
 
 
-def unattended(context: ToolContext, home: Path | None = None) -> CanUseTool:
+def unattended(context: ToolContext, home: Path | None = None, view: SandboxView | None = None) -> CanUseTool:
     """The answer to what would prompt a user: yes, unless the write guard refuses (no one is there to ask)."""
 
     async def can_use_tool(name: str, tool_input: ToolInput, _context: ToolPermissionContext) -> PermissionResult:
-        reason = refusal(name, tool_input, context, home)
+        reason = refusal(name, tool_input, context, home, view)
         return PermissionResultAllow() if reason is None else PermissionResultDeny(message=reason)
 
     return can_use_tool

@@ -25,7 +25,7 @@ from orchestrator import __version__
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.config_layers import load_config, setting_origins
 from orchestrator.git.run_git import CheckpointError, run_git
-from orchestrator.llm.pricing import DEFAULT_FAMILY_PRICES
+from orchestrator.llm.pricing import MODEL_PRICES
 from orchestrator.run.checks.check_tools import module_problem
 from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
 from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment
@@ -120,10 +120,9 @@ def _git_version() -> str:
 
 
 def _price_source(config: RunConfig) -> str:
-    families = ", ".join(DEFAULT_FAMILY_PRICES)
     own = f"; orchestrate.toml [pricing] for {', '.join(sorted(config.pricing))}" if config.pricing else ""
     price = config.price_table().price_for(config.model)
-    return f"built in ({families}; unknown models at the dearest){own}; {config.model}: ${price.input:g} in / ${price.output:g} out per MTok"
+    return f"built in (list prices of {len(MODEL_PRICES)} models; unknown models at the dearest){own}; {config.model}: ${price.input:g} in / ${price.output:g} out per MTok"
 
 
 def _value(config: RunConfig, name: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -80,19 +81,41 @@ def _family_price(input_per_mtok: float, output_per_mtok: float) -> ModelPrice:
     )
 
 
-# Prices by model family; a model is priced by the first family its id contains. Users
-# override or extend this in orchestrate.toml ([pricing."model-id"] input = ...).
-DEFAULT_FAMILY_PRICES: dict[str, ModelPrice] = {
-    "opus": _family_price(5.0, 25.0),
-    "sonnet": _family_price(3.0, 15.0),
-    "haiku": _family_price(1.0, 5.0),
+# Anthropic's list prices per model (platform.claude.com, "Model pricing"), by the model's id
+# without its date or provider spelling (`canonical_model`). The books may over-record, never
+# under-record: Opus 5.5, Sonnet 5 and 5.5 and the Haiku models keep the price of their family
+# before them ($5/$25, $3/$15, $1/$5), at or above their list price (Haiku 5.5's long-prompt band
+# included), and cache reads are 0.1x input where a model has a cheaper rate.
+MODEL_PRICES: dict[str, ModelPrice] = {
+    "claude-mythos-preview": _family_price(25.0, 125.0),
+    **dict.fromkeys(("claude-fable-5", "claude-fable-5-1", "claude-fable-5-2", "claude-mythos-5", "claude-mythos-5-1",
+                     "claude-mythos-5-2"), _family_price(10.0, 50.0)),
+    **dict.fromkeys(("claude-opus-4", "claude-opus-4-0", "claude-opus-4-1", "claude-3-opus"), _family_price(15.0, 75.0)),
+    **dict.fromkeys(("claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5",
+                     "claude-opus-5-5"), _family_price(5.0, 25.0)),
+    **dict.fromkeys(("claude-sonnet-5", "claude-sonnet-5-5", "claude-sonnet-4", "claude-sonnet-4-0", "claude-sonnet-4-5",
+                     "claude-sonnet-4-6", "claude-3-7-sonnet", "claude-3-5-sonnet", "claude-3-sonnet"),
+                    _family_price(3.0, 15.0)),
+    **dict.fromkeys(("claude-haiku-5-5", "claude-haiku-4-5", "claude-3-5-haiku", "claude-3-haiku"), _family_price(1.0, 5.0)),
 }
-# An unknown model is priced like the dearest family, so a cost cap errs on the safe side.
-FALLBACK_PRICE = _family_price(5.0, 25.0)
+# An unknown model is priced like the dearest one known, so a cost cap errs on the safe side:
+# never by a family word in its id (Opus 4.1 and Opus 4.5 are both "opus", at 3x apart).
+FALLBACK_PRICE = max(MODEL_PRICES.values(), key=lambda price: (price.output, price.input))
+# What a provider adds around an id: Bedrock's `us.anthropic.` and `-v1:0`, Vertex's `@date`,
+# the API's `-20250805` and `-latest`, Claude Code's `[1m]`.
+_PROVIDER_PREFIX = re.compile(r"^(?:[a-z]{2,4}\.)?anthropic\.")
+_SUFFIXES = re.compile(r"(?:\[1m\]|@.*|-v\d+(?::\d+)?|-\d{8}|-latest)+$")
+
+
+def canonical_model(model: str) -> str:
+    """`model` as `MODEL_PRICES` lists it: `us.anthropic.claude-opus-4-1-20250805-v1:0` -> `claude-opus-4-1`."""
+    name = _PROVIDER_PREFIX.sub("", model.strip().lower())
+    return _SUFFIXES.sub("", name)
 
 
 class PriceTable:
-    """Looks up the price of a model: exact overrides first, then family, then fallback."""
+    """Looks up the price of a model: the user's overrides (exact id, then a word of the id), then
+    Anthropic's list price of the model, then the dearest list price."""
 
     def __init__(self, overrides: dict[str, ModelPrice] | None = None) -> None:
         self._overrides = dict(overrides or {})
@@ -103,10 +126,7 @@ class PriceTable:
         for family, price in self._overrides.items():
             if family in model:
                 return price
-        for family, price in DEFAULT_FAMILY_PRICES.items():
-            if family in model:
-                return price
-        return FALLBACK_PRICE
+        return MODEL_PRICES.get(canonical_model(model), FALLBACK_PRICE)
 
     def cost(self, model: str, usage: TokenUsage) -> float:
         return self.price_for(model).cost(usage)

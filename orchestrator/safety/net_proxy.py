@@ -6,7 +6,8 @@ it does reaches the host's or anyone's services. When the project lists hosts it
 socket of its own, bound into the sandbox, where a bridge (`orchestrator.safety.sandbox_init`)
 offers it as `HTTP(S)_PROXY` on the sandbox's loopback. The proxy takes `CONNECT host:port`
 (HTTPS, any tunnel) and plain `http://` requests, and connects only to a listed host: an exact
-name or address, or `*.domain` for the domain's subdomains. Anything else gets `403` and no
+name or address, or `*.domain` for the domain's subdomains. A plain request's `Host` header must
+name the host it goes to (a server that hosts many sites would otherwise serve an unlisted one). Anything else gets `403` and no
 connection is made. `network = true` bypasses all of this (the host's network, whole).
 
 One proxy per allow-list per process, started at the first sandboxed command that needs it,
@@ -83,6 +84,9 @@ class _Handler(socketserver.BaseRequestHandler):
         elif target.startswith("http://"):
             authority, slash, path = target.removeprefix("http://").partition("/")
             where = _split_host_port(authority, 80)
+            if where is not None and not _host_header_matches(rest, where):
+                # The server would serve the Host header's site: the one the list was checked against must be it.
+                return _refuse(client, "400 Bad Request", f"the Host header does not name {authority}")
             forward = f"{method} {slash}{path} {version}".encode("latin-1") + b"\r\n" + rest
         else:
             return _refuse(client, "400 Bad Request", "use CONNECT or an absolute http:// URL")
@@ -100,6 +104,17 @@ class _Handler(socketserver.BaseRequestHandler):
             else:
                 upstream.sendall(forward)
             relay(client, upstream)
+
+
+def _host_header_matches(headers: bytes, where: tuple[str, int]) -> bool:
+    """Whether the request's one `Host` header names `where` (host and port); none at all is HTTP/1.0's way."""
+    hosts = [line.partition(b":")[2].strip().decode("latin-1") for line in headers.split(b"\r\n")
+             if line.partition(b":")[0].strip().lower() == b"host"]
+    if not hosts:
+        return True
+    named = _split_host_port(hosts[0], 80) if len(hosts) == 1 else None
+    return named is not None and named[1] == where[1] and \
+        named[0].lower().rstrip(".") == where[0].lower().rstrip(".")
 
 
 def _read_head(client: socket.socket) -> bytes | None:

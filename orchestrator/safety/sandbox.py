@@ -40,6 +40,7 @@ from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, i
 from orchestrator.user_errors import UsageError
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
+OWN_PROXY_INSIDE = "/tmp/.orchestrate-own-proxy.sock"  # `wrap(own_hosts=...)`: the program's own proxy
 # Entries of the workspace the commands may read but never change: the run's state, git, its settings.
 PROTECTED_NAMES = (".autonomous", ".git", "orchestrate.toml")
 INSTALL_HINT = (
@@ -83,9 +84,12 @@ class Sandbox:
     def active(self) -> bool:
         return self.kind == "bwrap"
 
-    def wrap(self, argv: Sequence[str], workspace: Path, forward_ports: Sequence[int] = ()) -> list[str]:
+    def wrap(self, argv: Sequence[str], workspace: Path, forward_ports: Sequence[int] = (),
+             own_hosts: Sequence[str] = ()) -> list[str]:
         """`argv` as it runs in the sandbox, with `workspace` writable and its working directory;
-        `forward_ports` of the host's loopback reachable on the sandbox's (`port_forward`)."""
+        `forward_ports` of the host's loopback reachable on the sandbox's (`port_forward`), and
+        `own_hosts` through a proxy of its own: both for `argv`'s own processes only, not for the
+        commands it runs in a sandbox nested in this one (Claude Code's shell prefix)."""
         if not self.active:
             return list(argv)
         command = [self.bwrap, *_namespace_flags(self.network), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -96,6 +100,9 @@ class Sandbox:
             # Into the fresh /tmp, mounted above: the bridge's end of the proxy, the only socket file in reach.
             command += ["--ro-bind", proxy_socket(self.allow_hosts), PROXY_INSIDE]
             init += ["--proxy", PROXY_INSIDE]
+        if own_hosts and not self.network:
+            command += ["--ro-bind", proxy_socket(tuple(dict.fromkeys(own_hosts))), OWN_PROXY_INSIDE]
+            init += ["--own-proxy", OWN_PROXY_INSIDE]
         for port in forward_ports if not self.network else ():  # with the host's network, the port is there
             inside = f"/tmp/.orchestrate-forward-{port}.sock"
             command += ["--ro-bind", forward_socket(port), inside]

@@ -3,7 +3,8 @@ becomes the command. Run by path with `python -I -S`, so it imports the standard
 
     python -I -S sandbox_init.py [--proxy SOCKET] -- ARGV...
 
-1. With `--proxy`, a bridge is forked (and one per `--forward PORT SOCKET`, on 127.0.0.1:PORT): it listens on 127.0.0.1:PROXY_PORT in the sandbox's own
+1. With `--proxy`, a bridge is forked (with `--own-proxy`, another on OWN_PROXY_PORT, for hosts
+   the sandbox's own program reaches and the commands it nests do not) (and one per `--forward PORT SOCKET`, on 127.0.0.1:PORT): it listens on 127.0.0.1:PROXY_PORT in the sandbox's own
    network namespace and carries each connection to SOCKET, the host proxy's Unix socket bound
    into the sandbox (`orchestrator.safety.net_proxy`, which allows only `[sandbox] allow_hosts`).
    The bridge is made before the filter below, so it alone can open a Unix socket, and it is not
@@ -31,6 +32,7 @@ import sys
 # here, and their import (with `typing`'s) is most of this program's start-up.
 
 PROXY_PORT = 3128
+OWN_PROXY_PORT = 3129  # `--own-proxy`: the hosts of the program the sandbox runs, not of its nested commands
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
 _NR, _ARCH, _ARG0 = 0, 4, 16
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
@@ -101,12 +103,39 @@ def _fail(message: str) -> None:
     os._exit(126)
 
 
-def start_bridge(proxy_socket: str, port: int = PROXY_PORT) -> None:
-    """Fork the bridge (127.0.0.1:`port` -> `proxy_socket`); returns once it listens."""
+def own_connection(client_port: int, port: int, own_namespace: int) -> bool:
+    """Whether the connection from 127.0.0.1:`client_port` to 127.0.0.1:`port` is held by processes
+    of the PID namespace `own_namespace` alone (the program the sandbox runs: Claude Code's CLI),
+    none of a namespace nested in it (the commands its shell prefix runs). Unknown is no."""
+    ends = (f"0100007F:{client_port:04X}", f"0100007F:{port:04X}")  # /proc/net/tcp's spelling
+    try:
+        with open("/proc/net/tcp", encoding="ascii") as table:
+            rows = [line.split() for line in table.readlines()[1:]]
+    except OSError:
+        return False
+    inode = next((row[9] for row in rows if len(row) > 9 and (row[1], row[2]) == ends), "0")
+    target, owners = f"socket:[{inode}]", []
+    for pid in (name for name in os.listdir("/proc") if name.isdigit()) if inode != "0" else ():
+        try:
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == target for fd in os.listdir(f"/proc/{pid}/fd")):
+                owners.append(os.stat(f"/proc/{pid}/ns/pid").st_ino)
+        except OSError:
+            continue
+    return bool(owners) and all(owner == own_namespace for owner in owners)
+
+
+def start_bridge(proxy_socket: str, port: int = PROXY_PORT, *, own_only: bool = False) -> None:
+    """Fork the bridge (127.0.0.1:`port` -> `proxy_socket`); returns once it listens. `own_only`:
+    it carries only the connections of this sandbox's own processes (`own_connection`)."""
     import socket
     import threading
 
+    own_namespace = os.stat("/proc/self/ns/pid").st_ino
+
     def carry(client: socket.socket) -> None:
+        if own_only and not own_connection(client.getpeername()[1], port, own_namespace):
+            client.close()
+            return
         upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             upstream.connect(proxy_socket)
@@ -150,15 +179,18 @@ def start_bridge(proxy_socket: str, port: int = PROXY_PORT) -> None:
 
 
 def main(argv: list[str]) -> None:
-    proxy = None
+    proxy = own_proxy = None
     if argv[:1] == ["--proxy"]:
         proxy, argv = argv[1], argv[2:]
+    if argv[:1] == ["--own-proxy"]:
+        own_proxy, argv = argv[1], argv[2:]
     while argv[:1] == ["--forward"] and len(argv) >= 3 and argv[1].isdigit():
-        # One port of the host's loopback, carried to its socket (`orchestrator.safety.port_forward`).
-        start_bridge(argv[2], int(argv[1]))
+        # One port of the host's loopback, carried to its socket (`orchestrator.safety.port_forward`),
+        # for the program the sandbox runs: the commands it runs in a sandbox of their own are refused.
+        start_bridge(argv[2], int(argv[1]), own_only=True)
         argv = argv[3:]
     if argv[:1] != ["--"] or len(argv) < 2:
-        _fail("usage: sandbox_init.py [--proxy SOCKET] [--forward PORT SOCKET]... -- ARGV...")
+        _fail("usage: sandbox_init.py [--proxy SOCKET] [--own-proxy SOCKET] [--forward PORT SOCKET]... -- ARGV...")
     command = argv[1:]
     if proxy is not None:
         start_bridge(proxy)
@@ -166,6 +198,12 @@ def main(argv: list[str]) -> None:
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
             os.environ[name] = url
         # The sandbox's own loopback (a check's test server) is reached directly, not through the host.
+        for name in ("NO_PROXY", "no_proxy"):
+            os.environ[name] = "localhost,127.0.0.1,::1"
+    if own_proxy is not None:  # the program's own hosts, on a bridge its nested commands cannot use
+        start_bridge(own_proxy, OWN_PROXY_PORT, own_only=True)
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            os.environ[name] = f"http://127.0.0.1:{OWN_PROXY_PORT}"
         for name in ("NO_PROXY", "no_proxy"):
             os.environ[name] = "localhost,127.0.0.1,::1"
     install_filter()

@@ -48,7 +48,7 @@ def test_price_overrides_apply_by_model_then_family(tmp_path: Path):
     )
     table = load_config({}, tmp_path, {}).price_table()
     assert table.price_for("claude-sonnet-9").output == 2
-    assert table.price_for("claude-haiku-9").output == 5
+    assert table.price_for("claude-haiku-4-5").output == 5
 
 
 FLOAT_SETTINGS = sorted(

@@ -27,6 +27,7 @@ from orchestrator.claude_code import availability  # noqa: E402
 from orchestrator.claude_code.choice import agent_for  # noqa: E402
 from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch  # noqa: E402
 from orchestrator.claude_code.options import SessionSettings, session_options  # noqa: E402
+from orchestrator.claude_code.project_config import ProjectConfig  # noqa: E402
 from orchestrator.claude_code.report_server import QUALIFIED_NAME, ReportInbox, report_server  # noqa: E402
 from orchestrator.claude_code.stream import StreamRecorder  # noqa: E402
 from orchestrator.claude_code.write_guard import refusal, unattended, write_guard  # noqa: E402
@@ -76,9 +77,12 @@ def test_project_settings_and_mcp_servers_only_when_asked(tmp_path):
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"browser": {"command": "npx", "args": ["@playwright/mcp"]},
                                                  "orchestrate": {"command": "evil"}}}))
-    options = session_options(_settings(claude_settings="project", mcp_config=config), _tools(tmp_path),
-                              report_server(ReportInbox()), tmp_path / "claude", {})
-    assert options.setting_sources == ["project"]
+    project = ProjectConfig({"permissions": {"allow": ["Bash(make:*)"]}}, "Use tabs.")
+    options = session_options(_settings(claude_settings="project", mcp_config=config, project=project),
+                              _tools(tmp_path), report_server(ReportInbox()), tmp_path / "claude", {})
+    assert options.setting_sources == []  # never the live tree's: what the run began with, given here
+    assert json.loads(options.settings or "") == {"permissions": {"allow": ["Bash(make:*)"]}, "disableAllHooks": True}
+    assert isinstance(options.system_prompt, dict) and options.system_prompt["append"].endswith("Use tabs.")
     assert options.mcp_servers["browser"] == {"command": "npx", "args": ["@playwright/mcp"]}
     assert options.mcp_servers["orchestrate"]["type"] == "sdk"  # a user's server cannot take the report tool's name
 

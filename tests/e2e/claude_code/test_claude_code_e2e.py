@@ -86,8 +86,11 @@ def test_a_hostile_agent_cannot_write_protected_files_escape_the_project_or_read
     if BWRAP[1] == "bwrap":  # the command meets the sandbox: nothing outside, the config read-only
         assert not outside.exists()
     sent = json.dumps([r.body for r in api_env.requests if r.body])
-    assert TEST_KEY not in sent  # the agent's commands saw only the proxy's dummy key
-    assert "ANTHROPIC_API_KEY=orchestrate-proxy-" in sent
+    assert TEST_KEY not in sent and "PATH=" in sent  # `env` ran, and the real key was not in it
+    if BWRAP[1] == "bwrap":  # not even the proxy's dummy key, nor its address (issue 40)
+        assert "ANTHROPIC_API_KEY=" not in sent and "ANTHROPIC_BASE_URL=" not in sent
+    else:
+        assert "ANTHROPIC_API_KEY=orchestrate-proxy-" in sent
     assert result.code == 0, result.stderr[-3000:]
 
 

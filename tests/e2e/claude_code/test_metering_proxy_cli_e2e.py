@@ -26,6 +26,7 @@ from tests.e2e.claude_code.test_metering_proxy_e2e import REAL_KEY, Books, _bill
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")
 CLI = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
 pytestmark = pytest.mark.skipif(not CLI.exists(), reason="this claude-agent-sdk wheel bundles no Claude Code CLI")
+MODEL = "claude-sonnet-5-5"  # the run's: the proxy serves no other
 PROMPT = "## Feature\nID: feat-a\nName: A feature\n\nDo the feature."
 
 
@@ -33,7 +34,7 @@ def _run_cli(proxy: MeteringProxy, home: Path, *args: str) -> tuple[int, dict[st
     """The CLI as the backend starts it: an environment of its own, the proxy's URL and dummy key."""
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
            **proxy.environment()}
-    done = subprocess.run([str(CLI), "-p", PROMPT, "--output-format", "json", *args], env=env, cwd=home,
+    done = subprocess.run([str(CLI), "-p", PROMPT, "--output-format", "json", "--model", MODEL, *args], env=env, cwd=home,
                           capture_output=True, text=True, timeout=180)
     return done.returncode, json.loads(done.stdout)
 
@@ -47,7 +48,7 @@ def upstream(fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> Upstream:
 
 
 def _proxy(upstream: Upstream, books: Books) -> MeteringProxy:
-    return MeteringProxy(upstream=upstream, client=books.client, feature_id="feat-a", attempt=1,
+    return MeteringProxy(upstream=upstream, client=books.client, models={MODEL}, feature_id="feat-a", attempt=1,
                          on_event=books.on_event)
 
 

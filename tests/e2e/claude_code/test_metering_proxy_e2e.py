@@ -57,7 +57,7 @@ class Books:
 
 def _proxy(fake: FakeAPI, books: Books) -> MeteringProxy:
     upstream = Upstream(base_url=fake.base_url, credentials=Credentials(api_key=REAL_KEY))
-    return MeteringProxy(upstream=upstream, client=books.client, feature_id="feat-a", attempt=1,
+    return MeteringProxy(upstream=upstream, client=books.client, models={MODEL}, feature_id="feat-a", attempt=1,
                          on_event=books.on_event)
 
 

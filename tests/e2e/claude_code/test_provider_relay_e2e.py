@@ -48,7 +48,7 @@ def test_provider_faults_reach_claude_code_which_retries_them_itself(fake_api: F
                                                                      fault: Any) -> None:
     fake_api.faults = FailCalls([0], fault)
     books = Books(tmp_path / "project")
-    with MeteringProxy(upstream=_bedrock(fake_api), client=books.client, feature_id="feat-a", attempt=1,
+    with MeteringProxy(upstream=_bedrock(fake_api), client=books.client, models={MODEL}, feature_id="feat-a", attempt=1,
                        on_event=books.on_event) as proxy:
         code, result = _run_cli(proxy, tmp_path)
     assert code == 0 and result["subtype"] == "success", result

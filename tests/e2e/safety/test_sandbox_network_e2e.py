@@ -149,3 +149,35 @@ def test_doctor_says_unix_sockets_are_closed_and_which_hosts_are_open(tmp_path: 
     result = run_cli(["doctor", "--sandbox", "bwrap"], tmp_path)
     assert result.code == 0, result.stdout + result.stderr
     assert "no Unix sockets; network: only pypi.org, *.pythonhosted.org, through the proxy" in result.stdout
+
+
+def _spoofed(port: int, path: str) -> str:
+    """A command asking the sandbox's proxy for a listed host with another host's name in `Host`."""
+    request = f"GET http://127.0.0.1:{port}{path} HTTP/1.1\\r\\nHost: unlisted.example\\r\\nConnection: close\\r\\n\\r\\n"
+    return (f"python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', 3128)); "
+            f"s.sendall(b'{request}'); print(s.recv(4096))\"")
+
+
+@pytest.mark.attack
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_host_header_naming_another_host_is_refused(fake_api: Any, tmp_path: Path,
+                                                     web_server: tuple[int, list[str]], jobs: str) -> None:
+    """Issue 40, break 10: the plain-http proxy checked the request line's host and passed any
+    `Host` header on, so a server of many sites would serve one that is not listed. Modes: the
+    agent's commands and the checks, serial and `--jobs 2` (one proxy serves them all)."""
+    port, hits = web_server
+    project = init_repo(tmp_path / "project")
+    (project / "orchestrate.toml").write_text('[sandbox]\nallow_hosts = ["127.0.0.1"]\n')
+    spec = write_spec(tmp_path, 2, verify=f"{_spoofed(port, '/from-check')}; test -f features/{{id}}.txt")
+    for fid in ("feat-01", "feat-02"):
+        fake_api.plans[fid] = [
+            [bash(_spoofed(port, "/from-agent"))],
+            [edit_create(f"features/{fid}.txt", "done\n")],
+            [report(f"Implemented {fid}")],
+        ]
+
+    result = run_cli(["run", str(spec), "--sandbox", "bwrap", "--jobs", jobs], project, fake_api, ORCHESTRATE_SANDBOX="")
+
+    assert result.code == 0, result.stdout + result.stderr
+    assert hits == []
+    assert "does not name" in str([r.body for r in fake_api.agent_requests("feat-01")])
