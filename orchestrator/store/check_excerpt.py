@@ -17,6 +17,7 @@ _NOISE = re.compile(r"^(?:[.sxFE]+\s*(?:\[\s*\d+%\])?|[=_-]{3,}.*|\s*)$")
 # Best first: the error itself, then which tests failed, then anything else error-shaped.
 _SIGNALS = (
     re.compile(r"^(?:E\s+)?[\w.]*(?:Error|Exception|Exit)\b"),
+    re.compile(r"^E\s{2,}\S"),  # pytest's explanation of a failed assertion: `E       assert 0 == 3`
     re.compile(r"^(?:FAILED|ERROR)\b"),
     re.compile(r"^(?:Traceback|.*:\d+: \w*Error|error\b|fatal\b)", re.IGNORECASE),
 )
