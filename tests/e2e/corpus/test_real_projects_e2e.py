@@ -8,8 +8,8 @@ of the final commit with the project's usual set-up.
 - six 1.16.0: one module at the top, `setup.py`, and an editable install's `six.egg-info` in the
   tree (ignored, made before the run); its version check reads it through `importlib.metadata`.
 - tabulate 0.9.0: setuptools-scm writes `tabulate/version.py` (ignored, made before the run).
-- cachetools 5.3.3: a `src/` layout with a declarative `setup.cfg`; its checks run with
-  `PYTHONPATH=src`.
+- cachetools 5.3.3: a `src/` layout with a declarative `setup.cfg`; its checks put `src` first on
+  the path the environment has (`PYTHONPATH=src:$PYTHONPATH`).
 
 The source distributions come from the registry through pip at test time (`pip download
 --no-deps --no-binary :all:`), pinned, and are cached in pytest's cache directory; without the
@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,8 @@ class Corpus:
 
 
 PYTEST = "python3 -m pytest -q -p no:cacheprovider"
+# A bare `PYTHONPATH=src` would drop the path orchestrate's pytest probe is on (pytest exits 4).
+SRC = "PYTHONPATH=src:$PYTHONPATH"
 CORPORA = {
     "six": Corpus(
         "six", "1.16.0",
@@ -88,10 +91,10 @@ CORPORA = {
     ),
     "cachetools": Corpus(
         "cachetools", "5.3.3",
-        (Stub("src/cachetools/__init__.py", "LRUCache.popitem", f"PYTHONPATH=src {PYTEST} tests/test_lru.py"),
-         Stub("src/cachetools/__init__.py", "FIFOCache.popitem", f"PYTHONPATH=src {PYTEST} tests/test_fifo.py"),
-         Stub("src/cachetools/keys.py", "typedkey", f"PYTHONPATH=src {PYTEST} tests/test_keys.py -k typed")),
-        whole_suite=f"PYTHONPATH=src {PYTEST} tests",
+        (Stub("src/cachetools/__init__.py", "LRUCache.popitem", f"{SRC} {PYTEST} tests/test_lru.py"),
+         Stub("src/cachetools/__init__.py", "FIFOCache.popitem", f"{SRC} {PYTEST} tests/test_fifo.py"),
+         Stub("src/cachetools/keys.py", "typedkey", f"{SRC} {PYTEST} tests/test_keys.py -k typed")),
+        whole_suite=f"{SRC} {PYTEST} tests",
     ),
 }
 
@@ -101,7 +104,8 @@ CORPORA = {
 
 def sdist(tmp_path: Path, corpus: Corpus) -> Path:
     """The pinned source distribution, from the cache or fetched by pip; skipped without the registry."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "orchestrate-tests" / "sdists"
+    # Not under HOME: the suite gives each test a HOME of its own.
+    cache = Path(os.environ.get("ORCHESTRATE_TESTS_SDIST_CACHE") or Path(tempfile.gettempdir(), "orchestrate-test-sdists"))
     wanted = cache / f"{corpus.name}-{corpus.version}.tar.gz"
     if wanted.is_file():
         return wanted
@@ -220,8 +224,9 @@ def _checks_pass_on_a_fresh_clone(project: Path, corpus: Corpus, tmp_path: Path)
 
 def _rebuild(fake_api: Any, tmp_path: Path, corpus: Corpus, jobs: str) -> None:
     project, swaps = prepare(corpus, tmp_path)
-    for stub in corpus.stubs:  # each stub really breaks its check before the run
-        assert shell(stub.check, project).returncode != 0, stub
+    if jobs == "1":  # each stub really breaks its check before the run (once: it costs a pytest run each)
+        for stub in corpus.stubs:
+            assert shell(stub.check, project).returncode != 0, stub
     scripted_agent(fake_api, corpus, swaps)
 
     result = run_cli(["run", str(write_spec(corpus, tmp_path)), "--jobs", jobs], project, fake_api, timeout=900)
@@ -234,7 +239,6 @@ def _rebuild(fake_api: Any, tmp_path: Path, corpus: Corpus, jobs: str) -> None:
     assert [e["checked"] for e in events if e["type"] == "regression_check" and not e["success"]] == []
     [final] = [e for e in events if e["type"] == "final_verification"]
     assert final["failed"] == [] and final["passed"] == final["checked"] == len(corpus.feature_ids)
-    subprocess.run(["git", "status", "--porcelain"], cwd=project, check=True)
     _checks_pass_on_a_fresh_clone(project, corpus, tmp_path)
 
 
