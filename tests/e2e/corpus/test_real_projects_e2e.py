@@ -50,6 +50,7 @@ class Stub:
     path: str
     name: str
     check: str
+    after: tuple[int, ...] = ()  # the stubs (by index) its tests also call: the spec's `depends_on`
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ CORPORA = {
     "six": Corpus(
         "six", "1.16.0",
         (Stub("six.py", "add_metaclass", f"{PYTEST} test_six.py -k add_metaclass"),
-         Stub("six.py", "ensure_text", f"{PYTEST} test_six.py -k ensure_text"),
+         Stub("six.py", "with_metaclass", f"{PYTEST} test_six.py -k with_metaclass"),
          Stub("six.py", "python_2_unicode_compatible", f"{PYTEST} test_six.py -k python_2_unicode_compatible")),
         # dbm.ndbm is not built into this machine's Python: six's own test of it cannot pass here.
         whole_suite=f"{SIX_VERSION_CHECK} && {PYTEST} test_six.py -k 'not dbm_ndbm'",
@@ -84,8 +85,8 @@ CORPORA = {
         (Stub("tabulate/__init__.py", "_wrap_text_to_colwidths", f"{PYTEST} test/test_internal.py -k wrap_text"),
          Stub("tabulate/__init__.py", "_remove_separating_lines",
               f"{PYTEST} test/test_internal.py -k remove_separating_lines"),
-         Stub("tabulate/__init__.py", "_reinsert_separating_lines",
-              f"{PYTEST} test/test_internal.py -k reinsert_separating_lines")),
+         Stub("tabulate/__init__.py", "_reinsert_separating_lines",  # its test removes them first
+              f"{PYTEST} test/test_internal.py -k reinsert_separating_lines", after=(1,))),
         whole_suite=f"{PYTEST} test",
         ignored="tabulate/version.py\n",
     ),
@@ -190,7 +191,7 @@ def write_spec(corpus: Corpus, directory: Path) -> Path:
     features: list[dict[str, Any]] = [
         {"id": fid, "name": f"Restore {stub.name}", "category": corpus.name,
          "description": f"Restore `{stub.name}` in {stub.path} so that the project's own tests of it pass.",
-         "verify": stub.check}
+         "verify": stub.check, "depends_on": [ids[index] for index in stub.after]}
         for fid, stub in zip(ids, corpus.stubs, strict=False)
     ]
     features.append({"id": ids[-1], "name": "The whole suite", "category": corpus.name, "depends_on": ids[:-1],
