@@ -34,3 +34,19 @@ def test_checks_of_any_shape_run_and_pass(fake_api: Any, tmp_path: Path, jobs: s
     for feature in ("feat-01", "feat-02"):
         log = read_json(project / ".autonomous" / "logs" / f"{feature}.json")
         assert log["status"] == "passed" and log["verification"]["success"] is True
+
+
+def test_a_pytest_check_that_replaces_pythonpath_says_so(fake_api: Any, tmp_path: Path) -> None:
+    """Found by the real-project corpus: `PYTHONPATH=src pytest` drops the path orchestrate's
+    pytest probe is on, and pytest stops (exit 4) before any test: the failure says why."""
+    project = tmp_path / "project"
+    init_repo(project, {"tests/test_one.py": "def test_one():\n    assert True\n"})
+    check = "PYTHONPATH=src python3 -m pytest -q tests/test_one.py"
+    spec = write_spec(tmp_path, 1, verify=check, extra={"feat-01": {"max_attempts": 1}})
+
+    result = run_cli(["run", str(spec)], project, fake_api)
+
+    assert result.code == 1, result.stdout + result.stderr
+    error = read_json(project / ".autonomous" / "logs" / "feat-01.json")["verification"]["error"]
+    assert "sets PYTHONPATH itself" in error and "PYTHONPATH=src:$PYTHONPATH" in error
+    assert "sets PYTHONPATH itself" in result.stdout
