@@ -19,9 +19,10 @@ from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.store.check_excerpt import failure_reason
 from orchestrator.store.event_kinds import FinalVerification
 from orchestrator.store.events import EventSink
-from orchestrator.store.records import CheckResult
+from orchestrator.store.records import CheckFailure, CheckResult
 from orchestrator.store.run_state import RunState
 
 
@@ -60,7 +61,7 @@ def verify_combined(
         entry = state.feature(fid)
         entry.status = "regressed"  # passed in its shard; the next run rebuilds it with this failure fed back
         entry.reason = (f"final verification: its check fails on the combined tree "
-                        f"({result.error or f'exit code {result.exit_code}'})")
+                        f"({failure_reason(result.output, result.error, result.exit_code)})")
         entry.last_verification = result
         log = logs.read(fid)
         if log is not None:
@@ -69,5 +70,6 @@ def verify_combined(
     events.emit(FinalVerification(
         checked=len(runs), passed=len(runs) - len(failed), failed=list(failed),
         duration_ms=int((time.monotonic() - started) * 1000), tree=CLEAN_CHECKOUT,
+        failures=[CheckFailure.of(fid, result) for fid, result in failed.items()],
     ))
     return failed

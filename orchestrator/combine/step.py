@@ -37,6 +37,7 @@ from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import ordered, reconcile
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.check_excerpt import check_verdict
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
@@ -98,7 +99,8 @@ class Combiner:
             self.on_line("final verification skipped (final_verify is off: --no-final-verify, "
                          "orchestrate.toml or ORCHESTRATE_FINAL_VERIFY)")
         for fid, result in outcome.final_failures.items():
-            self.on_line(f"final verification: {fid}: check failed (exit {result.exit_code})")
+            # Its output's first meaningful lines are under the `final_verification` event's line.
+            self.on_line(f"final verification: {fid}: check {check_verdict(result)}")
         self.store.save(state)
         return outcome
 

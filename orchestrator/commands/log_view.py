@@ -8,8 +8,8 @@ file, so each line is made safe for the terminal (`printable`).
 
 from __future__ import annotations
 
-from orchestrator.commands.check_excerpt import for_the_user
-from orchestrator.commands.output import printable
+from orchestrator.commands.output import excerpt_lines, printable
+from orchestrator.store.check_excerpt import check_verdict, for_the_user
 from orchestrator.store.feature_log import FeatureLog
 from orchestrator.store.records import AttemptRecord, CheckResult
 
@@ -28,8 +28,11 @@ def log_text(log: FeatureLog) -> str:
                      f"check reads {', '.join(log.footprint.check) or '(nothing)'}")
     for attempt in log.attempt_history:
         lines += _attempt(attempt, log.model)
-    if not log.attempt_history and log.verification is not None:
-        lines += ["last check:", *_check(log.verification, _INDENT)]
+    last = log.attempt_history[-1].verification if log.attempt_history else None
+    if log.verification is not None and log.verification != last:
+        # Run again after the attempts (final verification, `verify`, `combine`): why it failed there.
+        lines += ["last check:" if not log.attempt_history else "last check, run again later:",
+                  *_check(log.verification, _INDENT)]
     summary = log.summary()
     if summary:
         lines.append(f"report: {summary}")
@@ -59,16 +62,18 @@ def _attempt(attempt: AttemptRecord, run_model: str) -> list[str]:
     if attempt.verification is not None:
         lines += _check(attempt.verification, _INDENT)
     if attempt.regression_checks:
-        failed = [run.id for run in attempt.regression_checks if not run.success]
-        verdict = f"{len(failed)} FAILED ({', '.join(failed)})" if failed else "all passed"
+        failed = [run for run in attempt.regression_checks if not run.success]
+        verdict = f"{len(failed)} FAILED ({', '.join(run.id for run in failed)})" if failed else "all passed"
         lines.append(f"{_INDENT}regression: {len(attempt.regression_checks)} check(s) re-run, {verdict}")
+        for run in failed:
+            lines += [f"{_INDENT}  {run.id}: `{run.command}` {check_verdict(run)}",
+                      *excerpt_lines(run.output, run.error, _INDENT + "    ")]
     return lines
 
 
 def _check(check: CheckResult, indent: str) -> list[str]:
     if check.skipped:
         return [f"{indent}check: none configured; the agent's report decided"]
-    verdict = "passed" if check.success else f"FAILED (exit {check.exit_code})"
-    lines = [f"{indent}check `{check.command}` {verdict}" + (f": {for_the_user(check.error)}" if check.error else "")]
+    lines = [f"{indent}check `{check.command}` {check_verdict(check)}" + (f": {for_the_user(check.error)}" if check.error else "")]
     lines += [f"{indent}  | {line}" for line in check.output.rstrip("\n").splitlines()]
     return lines

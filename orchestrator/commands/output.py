@@ -12,8 +12,8 @@ import re
 import sys
 from typing import TextIO
 
-from orchestrator.commands.check_excerpt import error_excerpt, for_the_user
 from orchestrator.commands.cost_words import worst_case_part
+from orchestrator.store.check_excerpt import check_verdict, error_excerpt, failure_reason, for_the_user
 from orchestrator.store.event_kinds import (
     Checkpoint,
     DryRunPrompt,
@@ -72,13 +72,14 @@ def describe(event: Event, verbose: bool = False) -> str | None:
             + (f"; its work is on branch {event.failed_branch}" if event.failed_branch else "")
         )
     if isinstance(event, RegressionCheck):
-        verdict = "ok" if event.success else f"FAILED (exit {event.exit_code})"
-        return f"      regression check of {event.checked}: {verdict}" if verbose else None
+        if not verbose:
+            return None
+        line = f"      regression check of {event.checked}: {check_verdict(event, 'ok')}"
+        return "\n".join([line, *excerpt_lines(event.output, event.error, "        ")])
     if isinstance(event, RegressionSummary):
         return regression_line(event)
     if isinstance(event, FinalVerification):
-        failed = f"; regressed: {', '.join(event.failed)}" if event.failed else ""
-        return f"final verification: {event.passed}/{event.checked} check(s) pass on the final tree{failed}"
+        return _final_verification_lines(event)
     if isinstance(event, FeatureBlocked):
         return f"    {event.id} BLOCKED: {event.reason}"
     if isinstance(event, FeatureWaiting):
@@ -119,13 +120,28 @@ def _by_model(costs: dict[str, float]) -> str:
 def _verification_line(event: Verification, verbose: bool) -> str:
     if event.skipped:
         return f"    check: none configured; the agent's report decides ({'reported' if event.success else 'no report'})"
-    verdict = "passed" if event.success else f"FAILED (exit {event.exit_code})"
+    verdict = check_verdict(event)
     extra = f": {for_the_user(event.error)}" if event.error else ""
     line = f"    check `{event.command}` {verdict}{extra}" if verbose else f"    check {verdict}{extra}"
     if event.success:
         return line
     # The first meaningful lines of the output, so the reader sees why without opening the log.
-    return "\n".join([line, *(f"      | {text}" for text in error_excerpt(event.output, None))])
+    return "\n".join([line, *excerpt_lines(event.output, None, "      ")])
+
+
+def _final_verification_lines(event: FinalVerification) -> str:
+    """The verdict, then each failed check's first meaningful lines (the event keeps its output)."""
+    failed = f"; regressed: {', '.join(event.failed)}" if event.failed else ""
+    lines = [f"final verification: {event.passed}/{event.checked} check(s) pass on the final tree{failed}"]
+    for failure in event.failures:
+        lines.append(f"    {failure.id}: check FAILED ({failure_reason('', failure.error, failure.exit_code)})")
+        lines += excerpt_lines(failure.output, None, "      ")
+    return "\n".join(lines)
+
+
+def excerpt_lines(output: str | None, error: str | None, indent: str) -> list[str]:
+    """A failed check's first meaningful lines, each as `<indent>| line`."""
+    return [f"{indent}| {text}" for text in error_excerpt(output, error)]
 
 
 def _counted(count: int, noun: str) -> str:

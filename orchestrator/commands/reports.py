@@ -17,6 +17,7 @@ from orchestrator.llm.spend import ModelSpend
 from orchestrator.safety.redaction import redact_value
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_report_atomic
+from orchestrator.store.check_excerpt import check_verdict, error_excerpt
 from orchestrator.store.records import CamelModel, CheckResult
 from orchestrator.store.run_state import RunState
 
@@ -152,6 +153,9 @@ def junit_xml(report: RunReport) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
+FENCE = "`" * 3  # a markdown code block's
+
+
 def step_summary(report: RunReport) -> str:
     """A markdown table of the run for GitHub Actions' job summary."""
     totals = report.totals
@@ -167,7 +171,21 @@ def step_summary(report: RunReport) -> str:
     worst = worst_case_part(totals.cost_usd, totals.unconfirmed_cost_usd)
     lines += ["", f"Total: {totals.tokens.total:,} tokens, ${totals.cost_usd:.4f}{f' ({worst})' if worst else ''}, "
               f"{report.duration_ms / 1000:.1f}s.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + _failed_checks(report))
+
+
+def _failed_checks(report: RunReport) -> list[str]:
+    """Under the table, each failed or regressed feature's reason and its check's first meaningful lines."""
+    lines: list[str] = []
+    for feature in report.features:
+        check = feature.verification
+        if feature.status not in ("failed", "regressed") or check is None or check.success:
+            continue
+        lines += [f"**`{feature.id}`** {feature.status}: {feature.reason or check_verdict(check)}", ""]
+        excerpt = [line.replace(FENCE, "` ` `") for line in error_excerpt(check.output, check.error)]
+        if excerpt:
+            lines += [FENCE, *excerpt, FENCE, ""]
+    return lines
 
 
 def _xml_safe(text: str) -> str:

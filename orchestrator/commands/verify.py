@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from orchestrator.commands.arguments import read_spec
+from orchestrator.commands.output import excerpt_lines
 from orchestrator.config import RunConfig
 from orchestrator.git.repository_guard import refuse_foreign_git
 from orchestrator.git.state_guard import refuse_planted_state
@@ -27,6 +28,7 @@ from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_report_atomic
+from orchestrator.store.check_excerpt import check_verdict, failure_reason
 from orchestrator.store.feature_log import find_feature_log, write_feature_log
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
@@ -136,11 +138,10 @@ def _where(tree: VerificationTree) -> str:
 def _text(runs: list[CheckRun], reopen: bool, duration: float, tree: VerificationTree) -> str:
     lines = []
     for run in runs:
-        verdict = "ok" if run.success else f"FAILED (exit {run.result.exit_code})"
         why = f": {run.result.error}" if run.result.error else ""
-        lines.append(f"{run.feature_id}: `{run.result.command}` {verdict}{why}")
-        if not run.success and run.result.output:
-            lines += ["    " + line for line in run.result.output.rstrip("\n").splitlines()[-10:]]
+        lines.append(f"{run.feature_id}: `{run.result.command}` {check_verdict(run.result, 'ok')}{why}")
+        if not run.success:  # its first meaningful lines; `logs ID` and `--json` have the whole output
+            lines += excerpt_lines(run.result.output, None, "    ")
     failed = [run.feature_id for run in runs if not run.success]
     if failed:
         after = "marked regressed; the next `orchestrate run` rebuilds them" if reopen else \
@@ -173,7 +174,8 @@ def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
         })
         if not run.success:
             node = ET.SubElement(case, "failure", {
-                "message": f"regressed: {run.result.error or 'check failed'}", "type": f"exit {run.result.exit_code}",
+                "message": f"regressed: {failure_reason(run.result.output, run.result.error, run.result.exit_code)}",
+                "type": f"exit {run.result.exit_code}",
             })
             node.text = "".join(ch if ch in "\t\n\r" or ord(ch) >= 0x20 else "\ufffd" for ch in redact(run.result.output))
     suites = ET.Element("testsuites")

@@ -202,6 +202,7 @@ def _conflict(base: str, files: list[str], hunks: str, command: str | None, atte
     """A conflict that stays one: fed back to the next attempt with its hunks."""
     failure = CheckResult(
         command=command, success=False, exit_code=None, attempt=attempt, output=hunks[-_CONFLICT_OUTPUT_LIMIT:],
+        refused_by="the merge queue (a merge conflict)",
         error=(f"merge conflict: this attempt's work does not merge onto the branch as it is now (other "
                f"features were merged meanwhile); conflicting files: {', '.join(files)}. The next attempt starts "
                "from the current branch: redo the change on top of it"),

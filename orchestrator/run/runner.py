@@ -39,6 +39,7 @@ from orchestrator.run.checks.trust import distrust_unproven_passes
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
+from orchestrator.run.stop_reasons import internal_error_message, is_write_failure, write_failure_message
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.signals import signals_held
 from orchestrator.spec.feature_spec import Feature
@@ -50,7 +51,15 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState, RunTotals, now_ms
 from orchestrator.store.state import StateStore
 from orchestrator.store.working_memory import WorkingMemory
-from orchestrator.user_errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE
+from orchestrator.user_errors import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STOPPED,
+    EXIT_USAGE,
+    UsageError,
+)
 
 
 @dataclass
@@ -81,7 +90,7 @@ class RunParts:
 @dataclass
 class RunResult:
     exit_code: int
-    outcome: str  # "passed" | "failed" | "stopped" | "interrupted" | "auth_error"
+    outcome: str  # "passed" | "failed" | "stopped" | "interrupted" | "auth_error" | "internal_error"
     state: RunState
     selected: list[str]
     message: str = ""
@@ -166,9 +175,15 @@ class Runner:
         except LinkRefused:
             raise  # a link planted in .autonomous/: the CLI stops with exit 2, writing nothing through it
         except OSError as err:  # a full disk, a read-only mount: what was written so far still counts
-            return EXIT_STOPPED, "stopped", f"could not write the run's files ({err}); fix that, then run again to resume"
+            if is_write_failure(err, self.paths.autonomous):
+                return EXIT_STOPPED, "stopped", write_failure_message(err)
+            return EXIT_INTERNAL, "internal_error", internal_error_message(err)
         except CheckpointError as err:  # --jobs N: a worktree or merge git could not do
             return EXIT_STOPPED, "stopped", f"git failed: {err}; fix that, then run again to resume"
+        except UsageError:
+            raise
+        except Exception as err:  # a bug: said as one, with its own exit code; what was done is saved
+            return EXIT_INTERNAL, "internal_error", internal_error_message(err)
 
     def _features(self) -> None:
         """Every runnable feature, one after another."""

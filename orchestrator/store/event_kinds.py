@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.store.records import CamelModel, CheckResult, Influencer
+from orchestrator.store.records import CamelModel, CheckFailure, CheckResult, Influencer
 
 
 def _absent(value: object) -> bool:
@@ -102,13 +102,14 @@ class Verification(_Event):
     skipped: bool = False
     attempt: int
     influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
+    refused_by: str | None = Field(None, exclude_if=lambda by: by is None)
 
     @classmethod
     def of(cls, feature_id: str, result: CheckResult) -> Verification:
         """The event of feature `feature_id`'s check `result`."""
         return cls(id=feature_id, command=result.command, success=result.success, exit_code=result.exit_code,
                    output=result.output, error=result.error, skipped=result.skipped, attempt=result.attempt,
-                   influencers=result.influencers)
+                   influencers=result.influencers, refused_by=result.refused_by)
 
 
 class FeatureFinished(_Event):
@@ -140,6 +141,11 @@ class RegressionCheck(_Event):
     exit_code: int | None = None
     error: str | None = None
     duration_ms: int = 0
+    output: str = Field("", exclude_if=lambda output: not output)  # a failed check's (bounded) only
+
+    @property
+    def refused_by(self) -> str | None:  # a re-run is never refused: it runs or fails
+        return None
 
 
 class RegressionSummary(_Event):
@@ -167,6 +173,8 @@ class FinalVerification(_Event):
     tree: str | None = None
     """`clean-checkout` (of `commit`) or `working-tree`: where the checks ran."""
     commit: str | None = None
+    failures: list[CheckFailure] = Field(default_factory=list, exclude_if=lambda found: not found)
+    """Each failed check with its output, in `failed`'s order."""
 
 
 class FeatureBlocked(_Event):

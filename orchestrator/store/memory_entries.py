@@ -78,6 +78,7 @@ class CheckEvent(_WmEvent):
     skipped: bool = False
     attempt: int
     influencers: list[Influencer] = Field(default_factory=list)
+    refused_by: str | None = Field(None, alias="refusedBy", exclude_if=lambda by: by is None)
 
 
 class Insight(_Entry):

@@ -60,6 +60,9 @@ class CheckResult(CamelModel):
     # Only when there are some, so the usual result keeps its seven keys.
     influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
     """Check-influencing files changed during the feature (`orchestrator.run.checks.check_influence`)."""
+    refused_by: str | None = Field(None, exclude_if=lambda by: by is None)
+    """What refused the attempt before its check could decide (so there is no exit status): the
+    protected-files guard, the ignore-rules guard, `--strict-checks`, the merge queue."""
 
     def to_json(self) -> JsonObject:
         """The result with the camelCase keys of the spec's `Last Verification Result`."""
@@ -73,14 +76,15 @@ class ReCheck(CheckResult):
 
     id: str = ""  # the feature whose check it is
     duration_ms: int = 0
-    output: str = Field("", exclude=True)
+    output: str = Field("", exclude_if=lambda output: not output)  # a failed one's only: what `logs ID` shows
     skipped: bool = Field(False, exclude=True)
     attempt: int = Field(0, exclude=True)
     influencers: list[Influencer] = Field(default_factory=list, exclude=True)
 
     @classmethod
     def of(cls, feature_id: str, result: CheckResult, duration_ms: int) -> ReCheck:
-        return cls(**{**dict(result), "id": feature_id, "duration_ms": duration_ms})
+        output = "" if result.success else result.output
+        return cls(**{**dict(result), "id": feature_id, "duration_ms": duration_ms, "output": output})
 
     @model_serializer(mode="wrap")
     def _id_first(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
@@ -173,3 +177,20 @@ class Prediction(CamelModel):
 
     def files(self) -> set[str]:
         return {*self.writes, *self.builds_on, *self.reads, *self.by_model}
+
+
+class CheckFailure(CamelModel):
+    """A passed feature's check that failed when run again (final verification, `verify`,
+    `combine`): kept in the event that reports it, output and all (a check's output is a bounded
+    tail), so every surface can show why."""
+
+    id: str
+    command: str | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    output: str = ""
+
+    @classmethod
+    def of(cls, feature_id: str, result: CheckResult) -> CheckFailure:
+        return cls(id=feature_id, command=result.command, exit_code=result.exit_code, error=result.error,
+                   output=result.output)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from orchestrator.run.attempt.strategies import InjectionSource, StrategyContext, StrategyInputs, strategy_named
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
 
@@ -79,14 +80,24 @@ def last_verification_section(verification: CheckResult | None) -> str:
     """`## Last Verification Result`: only on a retry; the failure visible at a glance."""
     if verification is None:
         return ""
-    verdict = "PASSED" if verification.success else "FAILED"
-    glance = f"The check of attempt {verification.attempt} {verdict}"
-    if verification.exit_code is not None:
-        glance += f" with exit code {verification.exit_code}"
+    # Attempt 0: the check run again after the feature passed (final verification, `verify`, `combine`).
+    which = f"of attempt {verification.attempt}" if verification.attempt else "run again on a later tree"
+    if verification.success:
+        glance = f"The check {which} PASSED"
+    elif verification.refused_by:
+        glance = f"The attempt was REFUSED by {verification.refused_by} (its check did not decide)"
+    else:
+        glance = f"The check {which} FAILED"
+        if verification.exit_code is not None:
+            glance += f" with exit code {verification.exit_code}"
     if verification.error:
         glance += f": {verification.error}"
+    lines = [] if verification.success else error_excerpt(verification.output, None)
+    first = "".join(f"\n    {line}" for line in lines)
+    first = f"\n\nIts first meaningful lines:{first}" if first else ""
     body = json.dumps(verification.dump(), indent=2, ensure_ascii=False)
-    return f"## Last Verification Result\n\n{glance}. Fix the cause before anything else.\n\n```json\n{body}\n```"
+    return (f"## Last Verification Result\n\n{glance}. Fix the cause before anything else.{first}\n\n"
+            f"```json\n{body}\n```")
 
 
 def feature_section(feature: Feature, check_command: str | None) -> str:

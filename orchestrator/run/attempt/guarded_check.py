@@ -66,7 +66,7 @@ class GuardedCheck:
             self.unrestored = guard
         how = f"could not restore {', '.join(stuck)}" if stuck else "restored"
         verification = CheckResult(
-            command=self.command, success=False, exit_code=None, attempt=attempt,
+            command=self.command, success=False, exit_code=None, attempt=attempt, refused_by=protect.REFUSED_BY,
             error=f"protected files changed by the agent ({how}; fix the code, not the check): {protect.named(changed)}",
         )
         self.recorder.verified(verification)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from orchestrator.run.checks import protect
-from orchestrator.run.checks.pytest_outcomes import ProbeSetup, PytestRecord, early_end, probe_setup
+from orchestrator.run.checks.pytest_outcomes import PROBE_MODULE, ProbeSetup, PytestRecord, early_end, probe_setup
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.redaction import redact_piece
@@ -92,7 +92,15 @@ def run_check_recorded(
     why = early_end(command, result.exit_code, record) if result.success else None
     if why is not None:
         result = result.model_copy(update={"success": False, "error": why})
+    if not result.success and f'plugin "{PROBE_MODULE}"' in result.output:
+        result.error = PROBE_LOST
     return result, record
+
+
+# pytest could not load the probe: the command set PYTHONPATH itself (`PYTHONPATH=src pytest`), replacing ours.
+PROBE_LOST = (f"pytest could not load orchestrate's probe ({PROBE_MODULE}): the check command sets PYTHONPATH "
+              "itself, replacing the path the probe is on; keep it (`PYTHONPATH=src:$PYTHONPATH ...`), or set "
+              "`pythonpath` in the project's pytest configuration")
 
 
 def _probed(environment: CommandEnvironment, probe: ProbeSetup) -> CommandEnvironment:

@@ -75,6 +75,7 @@ def strict_refusal(command: str | None, attempt: int, influencers: list[Influenc
     """The failed verification of an attempt that changed check-influencing files under `--strict-checks`."""
     return CheckResult(
         command=command, success=False, exit_code=None, attempt=attempt, influencers=influencers,
+        refused_by="--strict-checks (files that sway the check changed)",
         error=(
             "check not run: files that can change the check's outcome were changed during this feature "
             f"(--strict-checks): {describe(influencers)}; restore or remove them and make the code pass the check"

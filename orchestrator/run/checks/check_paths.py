@@ -17,7 +17,14 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from orchestrator.run.checks.shell_words import is_operator, is_output_redirect, shell_words
+from orchestrator.run.checks.shell_words import (
+    can_name_a_path,
+    is_dir,
+    is_file,
+    is_operator,
+    is_output_redirect,
+    shell_words,
+)
 
 # Options whose argument is a directory to work in, not a check file.
 _DIRECTORY_OPTIONS = {"cd", "pushd", "-C", "--cwd", "--prefix", "--rootdir", "--directory", "--chdir"}
@@ -82,11 +89,13 @@ def _command_paths(command: str) -> list[str]:
 
 
 def _expand(root: Path, token: str) -> list[Path]:
-    if "\x00" in token or len(token) > 4096:
+    if not can_name_a_path(token):
         return []
     if _GLOB_CHARS & set(token):
         return _glob(root, token)
     candidate = Path(token) if os.path.isabs(token) else root / token
+    if not can_name_a_path(str(candidate)):
+        return []
     try:
         resolved = candidate.resolve()
     except (OSError, RuntimeError, ValueError):
@@ -116,7 +125,7 @@ def _glob(root: Path, pattern: str) -> list[Path]:
 
 def glob_matches(root: Path, pattern: str) -> list[Path]:
     """What `pattern` matches under `root`, unresolved; nothing for an absolute or odd pattern."""
-    if not pattern or "\x00" in pattern or os.path.isabs(pattern):
+    if not can_name_a_path(pattern) or os.path.isabs(pattern):
         return []
     try:
         return list(root.glob(pattern))
@@ -127,11 +136,11 @@ def glob_matches(root: Path, pattern: str) -> list[Path]:
 def _files_at(path: Path, root: Path) -> list[Path]:
     """`path` itself if it is a file, the files below it if it is a directory; never caches."""
     relative_parts = path.relative_to(root).parts
-    if path.is_file():
+    if is_file(path):
         if path.name.endswith(SKIP_SUFFIXES) or any(p in SKIP_DIRS for p in relative_parts[:-1]):
             return []
         return [path]
-    if path.is_dir() and not any(p in SKIP_DIRS for p in relative_parts):
+    if is_dir(path) and not any(p in SKIP_DIRS for p in relative_parts):
         return _files_under(path, root)
     return []
 

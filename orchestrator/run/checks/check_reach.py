@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from orchestrator.run.checks.shell_words import is_dir, path_here
+
 # Never looked into: the orchestrator's and git's files, caches, environments and dependencies.
 SKIP_DIRS = {
     ".autonomous", ".git", "__pycache__", "node_modules", ".pytest_cache", ".mypy_cache", ".ruff_cache",
@@ -27,11 +29,8 @@ def named_paths(root: Path, words: list[str]) -> list[Path]:
     for token in words:
         if token.startswith("-"):
             token = token.partition("=")[2]  # --rootdir=tests, --config-file=x.ini
-        token = token.split("::", 1)[0]  # pytest node ids: tests/test_x.py::test_one
-        if not token or token.startswith(("$", "~")) or "\0" in token:
-            continue
-        path = Path(os.path.normpath(os.path.join(root, token)))
-        if path != root and root in path.parents:
+        path = path_here(root, token.split("::", 1)[0])  # pytest node ids: tests/test_x.py::test_one
+        if path is not None:
             found.setdefault(path, None)
     return list(found)
 
@@ -65,12 +64,12 @@ def directories_on_path(root: Path, named: list[Path]) -> list[Path]:
     """
     found: dict[Path, None] = {root: None}
     for path in named:
-        directory = path if path.is_dir() else path.parent
+        directory = path if is_dir(path) else path.parent
         while directory != root and root in directory.parents:
             if not skipped(directory, root):
                 found.setdefault(directory, None)
             directory = directory.parent
-    return sorted(d for d in found if d == root or (d.is_dir() and really_inside(d, root)))
+    return sorted(d for d in found if d == root or (is_dir(d) and really_inside(d, root)))
 
 
 def really_inside(path: Path, root: Path) -> bool:

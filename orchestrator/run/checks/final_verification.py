@@ -16,8 +16,10 @@ from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, 
 from orchestrator.run.checks.clean_checkout import VerificationTree
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.store.check_excerpt import failure_reason
 from orchestrator.store.event_kinds import FinalVerification
 from orchestrator.store.events import EventSink
+from orchestrator.store.records import CheckFailure
 from orchestrator.store.run_state import RunState
 
 REGRESSED_REASON = "its check failed again on a later tree"
@@ -52,7 +54,7 @@ def mark_regressed(state: RunState, run: CheckRun) -> None:
     """Record in `state` that `run`'s feature no longer passes: the next run rebuilds it."""
     entry = state.feature(run.feature_id)
     entry.status = "regressed"
-    entry.reason = f"{REGRESSED_REASON}: {run.result.error or f'exit code {run.result.exit_code}'}"
+    entry.reason = f"{REGRESSED_REASON}: {failure_reason(run.result.output, run.result.error, run.result.exit_code)}"
     entry.last_verification = run.result
 
 
@@ -79,6 +81,6 @@ def final_verification(
     events.emit(FinalVerification(
         checked=len(runs), passed=len(runs) - len(broken),
         failed=[run.feature_id for run in broken], duration_ms=int((time.monotonic() - started) * 1000),
-        tree=tree.kind, commit=tree.commit,
+        tree=tree.kind, commit=tree.commit, failures=[CheckFailure.of(run.feature_id, run.result) for run in broken],
     ))
     return [run.feature_id for run in broken]

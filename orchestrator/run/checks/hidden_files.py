@@ -61,7 +61,7 @@ def hidden_result(command: str | None, attempt: int, hidden: list[tuple[str, str
     shown = ", ".join(f"{path} ({rule})" for path, rule in hidden[:_SHOWN])
     more = f" and {len(hidden) - _SHOWN} more" if len(hidden) > _SHOWN else ""
     return CheckResult(
-        command=command, success=False, exit_code=None, attempt=attempt,
+        command=command, success=False, exit_code=None, attempt=attempt, refused_by="the ignore-rules guard",
         error=(f"ignore rules this work added hide files from git: {shown}{more}. A checkpoint holds only what "
                "git sees, so the check would not see them on a clean checkout (it was not run): take those rules "
                "out of .gitignore (ignore only generated files such as caches and build output)"),

@@ -22,7 +22,7 @@ from orchestrator.run.checks.check_reach import (
     runs_whole_tree,
     skipped,
 )
-from orchestrator.run.checks.shell_words import is_operator, shell_words
+from orchestrator.run.checks.shell_words import is_dir, plain_words
 
 CONFTEST = "conftest.py"
 # pytest's configuration files, read whole; pyproject.toml and setup.cfg only in part (below).
@@ -53,7 +53,7 @@ class Snapshot:
 def take_snapshot(project_root: Path, check_command: str | None) -> Snapshot:
     """The check-influencing files of `project_root` for `check_command`, hashed."""
     root = project_root.resolve()
-    words = [word for word in shell_words(check_command or "") if not is_operator(word)]  # `cd tests&&pytest`
+    words = plain_words(check_command or "")  # `cd tests&&pytest`
     named = named_paths(root, words)
     files: dict[str, tuple[str, str]] = {}
     for directory in directories_on_path(root, named):
@@ -62,7 +62,7 @@ def take_snapshot(project_root: Path, check_command: str | None) -> Snapshot:
         for name in _SITE_HOOKS:
             _add_file(directory / name, root, KIND_SITE_HOOK, files)
     # A named directory that does not exist yet has nothing in it from before the feature.
-    walk_from = [path for path in named if path.is_dir()]
+    walk_from = [path for path in named if is_dir(path)]
     if runs_whole_tree(words):
         walk_from = [root]
     partial = _walk_for_conftest(walk_from, root, files)

@@ -101,6 +101,7 @@ class Integrity:
             self.events.emit(RegressionCheck(
                 id=feature_id, checked=run.feature_id, command=run.result.command, success=run.success,
                 exit_code=run.result.exit_code, error=run.result.error, duration_ms=run.duration_ms,
+                output="" if run.success else run.result.output,
             ))
         self.events.emit(RegressionSummary(
             id=feature_id, affected=len(runs) + deferred, ran=len(runs),

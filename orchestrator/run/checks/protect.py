@@ -49,6 +49,8 @@ MISSING = "<missing>"
 NOT_A_FILE = "<not a file>"
 # Bytes of protected files copied before an attempt, to put them back after it.
 COPY_LIMIT = 4 * 1024 * 1024
+# What a verification that undid the agent's change to a protected file says refused the attempt.
+REFUSED_BY = "the protected-files guard"
 
 
 def snapshot(paths: Iterable[Path], project_root: Path | None = None) -> dict[str, str]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from dataclasses import dataclass
+
+from orchestrator.run.checks.shell_words import strict_shell_words
 
 # Characters that make a command more than a list of words for bash (or a glob it expands).
 _SHELL_SYNTAX = frozenset(";&|<>`$(){}*?[]!~#\\\n\r")
@@ -52,9 +53,8 @@ def pytest_invocation(command: str | None) -> PytestInvocation | None:
     """`command` taken apart when it is a plain pytest invocation; else None."""
     if not command or _SHELL_SYNTAX & set(command):
         return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
+    words = strict_shell_words(command)
+    if words is None:
         return None
     launcher = _launcher(words)
     if launcher is None:

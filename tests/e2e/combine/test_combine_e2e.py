@@ -91,8 +91,10 @@ def test_a_shard_that_breaks_another_shards_feature_fails_the_combine(fake_api, 
     victim, culprit, quiet_victim, quiet_culprit = "feat-01", "feat-06", "feat-02", "feat-03"
     assert len({shard_of[victim], shard_of[culprit], shard_of[quiet_victim]}) == 3 and shard_of[quiet_culprit] == 3
     spec = write_spec(tmp_path, 6, extra={
-        victim: {"verify": f"test -f features/{victim}.txt && grep -q widget README.md"},
-        quiet_victim: {"verify": f"test -f features/{quiet_victim}.txt && ! test -e features/poison.txt"},
+        victim: {"verify": f"test -f features/{victim}.txt && grep -q widget README.md || "
+                           "{ echo 'Error: README.md lost its widget'; exit 1; }"},
+        quiet_victim: {"verify": f"test -f features/{quiet_victim}.txt && ! test -e features/poison.txt || "
+                                 "{ echo 'Error: features/poison.txt must not exist'; exit 1; }"},
     })
     fake_api.plans[culprit] = [
         [edit_create(f"features/{culprit}.txt", "done\n"), edit_str_replace("README.md", "widget", "gadget")],
@@ -112,6 +114,8 @@ def test_a_shard_that_breaks_another_shards_feature_fails_the_combine(fake_api, 
     assert combined.code == 1, combined.stdout + combined.stderr
     assert f"{culprit}: it breaks the check of {victim}" in combined.stderr
     assert f"{quiet_victim}: its check fails on the combined tree" in combined.stderr
+    # Each failed check's first meaningful line, wherever it ran (issue 41): final verification, the guard.
+    assert "| Error: features/poison.txt must not exist" in combined.stdout + combined.stderr
     assert (final / "README.md").read_text() == "widget\n"
     assert f"orchestrate: {culprit}: Feature 6" not in subjects(final, "main")
     data = read_json(tmp_path / "r.json")
@@ -127,8 +131,12 @@ def test_a_shard_that_breaks_another_shards_feature_fails_the_combine(fake_api, 
     assert all(merges[fid]["result"] == "merged" and merges[fid]["sha"] for fid in ids if fid != culprit)
     rechecks = _events(final, "regression_check")
     assert [(e["id"], e["checked"], e["success"]) for e in rechecks] == [(culprit, victim, False)]
+    assert "README.md lost its widget" in rechecks[0]["output"]
     [final_check] = _events(final, "final_verification")
     assert final_check["failed"] == [quiet_victim] and final_check["checked"] == 5
+    assert "poison.txt must not exist" in final_check["failures"][0]["output"]
+    assert "Error: features/poison.txt must not exist" in junit and "Error: features/poison.txt" in (
+        final / f".autonomous/logs/{quiet_victim}.json").read_text()
     page = run_cli(["report", "--html", str(tmp_path / "r.html")], final, fake_api)
     assert page.code == 0, page.stderr
     html = (tmp_path / "r.html").read_text()

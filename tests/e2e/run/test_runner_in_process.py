@@ -12,13 +12,13 @@ from pathlib import Path
 import anthropic
 import pytest
 
+from context_agent.files import LinkRefused
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.run.runner import RunOptions, Runner
 from orchestrator.run.factory import build_parts
 from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.runner import Runner, RunOptions
 from orchestrator.spec.load import load_spec
-from context_agent.files import LinkRefused
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
@@ -125,3 +125,27 @@ def test_a_passing_checks_output_stays_in_its_log_not_in_the_state(fake_api, tmp
     assert "12 passed" in log["verification"]["output"]
     assert state["features"]["feat-01"]["lastVerification"]["output"] == ""
     assert state["features"]["feat-01"]["lastVerification"]["success"] is True
+
+
+@pytest.mark.parametrize("fault", [
+    OSError(errno.ENAMETOOLONG, "File name too long", "x" * 300), ValueError("a bug"),
+], ids=["oserror-not-a-write", "any-other-exception"])
+def test_a_bug_is_an_internal_error_not_a_failed_write(fake_api, tmp_path, fault):
+    project = tmp_path / "project"
+    project.mkdir()
+    spec = write_spec(project, 2)
+
+    class BugAtFeat02(FeatureLogs):
+        def write(self, log):
+            if log.id == "feat-02":
+                raise fault
+            super().write(log)
+
+    code, stderr = run_once(project, spec, fake_api, logs=BugAtFeat02)
+
+    assert code == 70, stderr
+    assert "could not write" not in stderr
+    assert "internal error" in stderr and "bug in orchestrate" in stderr and "report it" in stderr
+    assert "test_runner_in_process.py" in stderr and "in write" in stderr  # where it was raised
+    state = json.loads((project / ".autonomous/state/execution-state.json").read_text())
+    assert state["features"]["feat-01"]["status"] == "passed"  # what was done is saved

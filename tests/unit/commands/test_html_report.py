@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from orchestrator.commands.check_excerpt import error_excerpt
+
 from orchestrator.commands.html_report import render_html
 from orchestrator.commands.report_data import load_report_data
 from orchestrator.commands.report_model import FeatureRow, ReportData, Span
 from orchestrator.demo.fake_api.agent_turn import AgentTurn
 from orchestrator.demo.textkit_plan import textkit_plan
+from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.paths import ProjectPaths
-
 
 
 def _big(n: int) -> ReportData:

@@ -1,0 +1,261 @@
+"""Real projects, rebuilt against their own test suites (issue 41): three open-source Python
+libraries with different build habits, a few of their functions stubbed out, the scripted agent
+restoring them feature by feature, each feature checked by the project's own tests for that
+function, and a last feature running the whole suite. Every run exits 0, with no false
+regression, under `--jobs 1` and `--jobs 3`; then every feature's check passes on a fresh clone
+of the final commit with the project's usual set-up.
+
+- six 1.16.0: one module at the top, `setup.py`, and an editable install's `six.egg-info` in the
+  tree (ignored, made before the run); its version check reads it through `importlib.metadata`.
+- tabulate 0.9.0: setuptools-scm writes `tabulate/version.py` (ignored, made before the run).
+- cachetools 5.3.3: a `src/` layout with a declarative `setup.cfg`; its checks put `src` first on
+  the path the environment has (`PYTHONPATH=src:$PYTHONPATH`).
+
+The source distributions come from the registry through pip at test time (`pip download
+--no-deps --no-binary :all:`), pinned, and are cached in pytest's cache directory; without the
+registry the tests are skipped, saying so. All three are MIT-licensed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.demo.fake_api.plans import edit_str_replace, report
+from tests.cli_helpers import read_json, run_cli
+from tests.git_helpers import init_repo
+
+pytestmark = pytest.mark.slow
+
+# Written by the editable install / setuptools-scm before the run, and ignored as real projects do.
+IGNORED = "__pycache__/\n*.py[co]\n*.egg-info/\n.pytest_cache/\nbuild/\ndist/\n"
+SIX_VERSION_CHECK = "python3 -c \"import importlib.metadata as m; assert m.version('six') == '1.16.0'\""
+
+
+@dataclass(frozen=True)
+class Stub:
+    """A function taken out of `path` (`Class.method` or `function`), and its tests' check."""
+
+    path: str
+    name: str
+    check: str
+    after: tuple[int, ...] = ()  # the stubs (by index) its tests also call: the spec's `depends_on`
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    version: str
+    stubs: tuple[Stub, ...]
+    whole_suite: str
+    set_up: tuple[str, ...] = ()  # the project's usual set-up, run in the project before the run and in a fresh clone
+    ignored: str = ""  # more .gitignore lines
+
+    @property
+    def feature_ids(self) -> list[str]:
+        return [f"{self.name}-{index + 1}" for index in range(len(self.stubs))] + [f"{self.name}-suite"]
+
+
+PYTEST = "python3 -m pytest -q -p no:cacheprovider"
+# A bare `PYTHONPATH=src` would drop the path orchestrate's pytest probe is on (pytest exits 4).
+SRC = "PYTHONPATH=src:$PYTHONPATH"
+CORPORA = {
+    "six": Corpus(
+        "six", "1.16.0",
+        (Stub("six.py", "add_metaclass", f"{PYTEST} test_six.py -k add_metaclass"),
+         Stub("six.py", "with_metaclass", f"{PYTEST} test_six.py -k with_metaclass"),
+         Stub("six.py", "python_2_unicode_compatible", f"{PYTEST} test_six.py -k python_2_unicode_compatible")),
+        # dbm.ndbm is not built into this machine's Python: six's own test of it cannot pass here.
+        whole_suite=f"{SIX_VERSION_CHECK} && {PYTEST} test_six.py -k 'not dbm_ndbm'",
+        set_up=(f"{sys.executable} setup.py -q egg_info",),
+    ),
+    "tabulate": Corpus(
+        "tabulate", "0.9.0",
+        (Stub("tabulate/__init__.py", "_wrap_text_to_colwidths", f"{PYTEST} test/test_internal.py -k wrap_text"),
+         Stub("tabulate/__init__.py", "_remove_separating_lines",
+              f"{PYTEST} test/test_internal.py -k remove_separating_lines"),
+         Stub("tabulate/__init__.py", "_reinsert_separating_lines",  # its test removes them first
+              f"{PYTEST} test/test_internal.py -k reinsert_separating_lines", after=(1,))),
+        whole_suite=f"{PYTEST} test",
+        ignored="tabulate/version.py\n",
+    ),
+    "cachetools": Corpus(
+        "cachetools", "5.3.3",
+        (Stub("src/cachetools/__init__.py", "LRUCache.popitem", f"{SRC} {PYTEST} tests/test_lru.py"),
+         Stub("src/cachetools/__init__.py", "FIFOCache.popitem", f"{SRC} {PYTEST} tests/test_fifo.py"),
+         Stub("src/cachetools/keys.py", "typedkey", f"{SRC} {PYTEST} tests/test_keys.py -k typed")),
+        whole_suite=f"{SRC} {PYTEST} tests",
+    ),
+}
+
+
+# ---- the source distributions -----------------------------------------------------------------
+
+
+def sdist(tmp_path: Path, corpus: Corpus) -> Path:
+    """The pinned source distribution, from the cache or fetched by pip; skipped without the registry."""
+    # Not under HOME: the suite gives each test a HOME of its own.
+    cache = Path(os.environ.get("ORCHESTRATE_TESTS_SDIST_CACHE") or Path(tempfile.gettempdir(), "orchestrate-test-sdists"))
+    wanted = cache / f"{corpus.name}-{corpus.version}.tar.gz"
+    if wanted.is_file():
+        return wanted
+    download = tmp_path / "download"
+    fetched = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check",
+         "-d", str(download), f"{corpus.name}=={corpus.version}"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    if fetched.returncode != 0 or not (download / wanted.name).is_file():
+        last = (fetched.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.skip(f"pip could not fetch {corpus.name}=={corpus.version} from the package registry: {last}")
+    cache.mkdir(parents=True, exist_ok=True)
+    os.replace(download / wanted.name, wanted)  # whole or not at all: another worker may be reading it
+    return wanted
+
+
+def unpack(archive: Path, into: Path) -> Path:
+    """The archive's one top directory, unpacked as `into`."""
+    with tarfile.open(archive) as tar:
+        tar.extractall(into.parent / "unpacked", filter="data")
+    [top] = (into.parent / "unpacked").iterdir()
+    top.rename(into)
+    return into
+
+
+# ---- stubbing ---------------------------------------------------------------------------------
+
+
+def _find(tree: ast.Module, name: str) -> ast.FunctionDef:
+    scope: list[ast.stmt] = tree.body
+    *classes, function = name.split(".")
+    for class_name in classes:
+        scope = next(n for n in scope if isinstance(n, ast.ClassDef) and n.name == class_name).body
+    return next(n for n in scope if isinstance(n, ast.FunctionDef) and n.name == function)
+
+
+def stub_out(project: Path, stubs: tuple[Stub, ...]) -> dict[str, tuple[str, str]]:
+    """Replace each function's body (its docstring kept) by a `raise`; per stub name, the
+    (stub line, original body) the agent's edit swaps back."""
+    swaps: dict[str, tuple[str, str]] = {}
+    for path in dict.fromkeys(stub.path for stub in stubs):
+        lines = (project / path).read_text().splitlines(keepends=True)
+        tree = ast.parse("".join(lines))
+        found = [(stub, _find(tree, stub.name)) for stub in stubs if stub.path == path]
+        for stub, node in sorted(found, key=lambda pair: -pair[1].lineno):
+            body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+            start, end = body[0].lineno - 1, node.end_lineno or body[-1].lineno
+            indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+            stub_line = f'{indent}raise NotImplementedError("stub: {stub.name}")'
+            swaps[stub.name] = (stub_line, "".join(lines[start:end]).rstrip("\n"))
+            lines[start:end] = [stub_line + "\n"]
+        (project / path).write_text("".join(lines))
+    return swaps
+
+
+# ---- the project, the spec, the run -----------------------------------------------------------
+
+
+def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+
+
+def prepare(corpus: Corpus, tmp_path: Path) -> tuple[Path, dict[str, tuple[str, str]]]:
+    """The project as a developer has it: released source committed, then the stubs committed, and the
+    usual set-up done (its ignored files left in the tree)."""
+    project = unpack(sdist(tmp_path, corpus), tmp_path / corpus.name)
+    for leftover in [*project.glob("*.egg-info"), *project.glob("src/*.egg-info")]:
+        shutil.rmtree(leftover)  # the sdist's own; the set-up below makes the editable install's
+    (project / ".gitignore").write_text(IGNORED + corpus.ignored)
+    init_repo(project, {".gitignore": IGNORED + corpus.ignored})
+    swaps = stub_out(project, corpus.stubs)
+    subprocess.run(["git", "commit", "-qam", "stub out the functions to rebuild"], cwd=project, check=True)
+    for command in corpus.set_up:
+        done = shell(command, project)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return project, swaps
+
+
+def write_spec(corpus: Corpus, directory: Path) -> Path:
+    ids = corpus.feature_ids
+    features: list[dict[str, Any]] = [
+        {"id": fid, "name": f"Restore {stub.name}", "category": corpus.name,
+         "description": f"Restore `{stub.name}` in {stub.path} so that the project's own tests of it pass.",
+         "verify": stub.check, "depends_on": [ids[index] for index in stub.after]}
+        for fid, stub in zip(ids, corpus.stubs, strict=False)
+    ]
+    features.append({"id": ids[-1], "name": "The whole suite", "category": corpus.name, "depends_on": ids[:-1],
+                     "description": f"{corpus.name}'s whole test suite passes.", "verify": corpus.whole_suite})
+    path = directory / f"{corpus.name}-spec.json"
+    path.write_text(json.dumps({"project": corpus.name, "features": features}, indent=2))
+    return path
+
+
+def scripted_agent(fake_api: Any, corpus: Corpus, swaps: dict[str, tuple[str, str]]) -> None:
+    """Each feature's agent puts its function's body back; the whole-suite feature's has nothing to do."""
+    for fid, stub in zip(corpus.feature_ids, corpus.stubs, strict=False):
+        stub_line, original = swaps[stub.name]
+        fake_api.plans[fid] = [[edit_str_replace(stub.path, stub_line, original)], [report(f"Restored {stub.name}")]]
+    fake_api.plans[corpus.feature_ids[-1]] = [[report("The whole suite passes")]]
+
+
+def _events(project: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines()]
+
+
+def _checks_pass_on_a_fresh_clone(project: Path, corpus: Corpus, tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh"
+    subprocess.run(["git", "clone", "-q", str(project), str(fresh)], check=True)
+    for command in corpus.set_up:
+        assert shell(command, fresh).returncode == 0
+    for command in [stub.check for stub in corpus.stubs] + [corpus.whole_suite]:
+        done = shell(command, fresh)
+        assert done.returncode == 0, f"{command}:\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+
+
+def _rebuild(fake_api: Any, tmp_path: Path, corpus: Corpus, jobs: str) -> None:
+    project, swaps = prepare(corpus, tmp_path)
+    if jobs == "1":  # each stub really breaks its check before the run (once: it costs a pytest run each)
+        for stub in corpus.stubs:
+            assert shell(stub.check, project).returncode != 0, stub
+    scripted_agent(fake_api, corpus, swaps)
+
+    result = run_cli(["run", str(write_spec(corpus, tmp_path)), "--jobs", jobs], project, fake_api, timeout=900)
+
+    assert result.code == 0, result.stdout + result.stderr
+    state = read_json(project / ".autonomous/state/execution-state.json")
+    assert {fid: entry["status"] for fid, entry in state["features"].items()} == dict.fromkeys(
+        corpus.feature_ids, "passed")
+    events = _events(project)
+    assert [e["checked"] for e in events if e["type"] == "regression_check" and not e["success"]] == []
+    [final] = [e for e in events if e["type"] == "final_verification"]
+    assert final["failed"] == [] and final["passed"] == final["checked"] == len(corpus.feature_ids)
+    _checks_pass_on_a_fresh_clone(project, corpus, tmp_path)
+
+
+def _editable_install(jobs: str) -> pytest.MarkDecorator:
+    """Why six fails on this branch: its egg-info is an ignored file made before the run."""
+    where = ("final verification's clean checkout" if jobs == "1" else
+             "the --jobs 3 workers' worktrees (the whole-suite feature fails there) and final verification's checkout")
+    return pytest.mark.xfail(strict=True, reason=(
+        f"{where} lack the editable install's six.egg-info (ignored, made before the run), so "
+        "`importlib.metadata.version('six')` fails there: it passes once those trees carry in the user's unchanged "
+        "ignored files (issue 41 item 1, branch i41-verify)"))
+
+
+@pytest.mark.parametrize(("name", "jobs"), [
+    *(pytest.param("six", jobs, marks=_editable_install(jobs)) for jobs in ("1", "3")),
+    *((name, jobs) for name in ("tabulate", "cachetools") for jobs in ("1", "3")),
+])
+def test_a_real_project_is_rebuilt_against_its_own_test_suite(fake_api: Any, tmp_path: Path, name: str, jobs: str) -> None:
+    _rebuild(fake_api, tmp_path, CORPORA[name], jobs)
