@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from orchestrator.json_types import ToolInput
+from orchestrator.json_types import JsonObject, ToolInput
 from orchestrator.tools.context import Tool, ToolContext, ToolInputError, ToolResult
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
@@ -23,9 +23,29 @@ MAX_SUMMARY = 4000
 MAX_ITEM = 2000
 MAX_ITEMS = 50
 MAX_NOTES = 8000
+MAX_EVIDENCE = 2000
 # What the agent hears when its report is accepted (the built-in loop and Claude Code alike).
 REPORT_RECEIVED = "Report received. The orchestrator will now run the feature's check."
 
+
+
+class DefectiveCheck(BaseModel):
+    """The agent's claim that the feature's check itself is wrong, with where and why.
+
+    Used, it stops the feature's retries: the feature needs a person to review its check."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    file: str = Field(min_length=1, max_length=500)
+    """The check file (relative to the project), or the verify command when the command is wrong."""
+    line: int | None = Field(None, ge=1)
+    """The line of the wrong expectation, when there is one."""
+    evidence: str = Field(min_length=1, max_length=MAX_EVIDENCE)
+    """Why the check is wrong: what it expects, what is right, and how that was derived."""
+
+    def where(self) -> str:
+        """`file:line`, or the file alone."""
+        return f"{self.file}:{self.line}" if self.line else self.file
 
 
 class FeatureReport(BaseModel):
@@ -41,6 +61,8 @@ class FeatureReport(BaseModel):
     """Rules later features must respect (invariants, compatibility, limits)."""
     notes: str = Field("", max_length=MAX_NOTES)
     """Anything else worth knowing: open issues, follow-ups, caveats."""
+    defective_check: DefectiveCheck | None = Field(None, exclude_if=lambda value: value is None)
+    """Set only when the check itself is wrong: the feature then waits for a person, not another attempt."""
 
     @field_validator("decisions", "constraints", mode="before")
     @classmethod
@@ -126,9 +148,31 @@ def report_tool_definition() -> ToolParam:
                     "description": "Anything else: open issues, caveats, follow-ups.",
                     "maxLength": MAX_NOTES,
                 },
+                "defective_check": defective_check_schema(),
             },
             "required": ["summary"],
         },
+    }
+
+
+def defective_check_schema() -> JsonObject:
+    """The `defective_check` property: for a check that is itself wrong (both agents' report tools)."""
+    return {
+        "type": "object",
+        "description": (
+            "Only when the feature's check itself is wrong (an expected value that contradicts the feature's "
+            "description or acceptance criteria, re-derived by hand), never because your code fails it. "
+            "The feature is then not retried: a person reviews the check."
+        ),
+        "properties": {
+            "file": {"type": "string", "description": "The check file, relative to the project."},
+            "line": {"type": "integer", "minimum": 1, "description": "The line of the wrong expectation."},
+            "evidence": {
+                "type": "string", "maxLength": MAX_EVIDENCE,
+                "description": "What the check expects, what is right, and how you derived it.",
+            },
+        },
+        "required": ["file", "evidence"],
     }
 
 

@@ -32,13 +32,15 @@ from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import AttemptRecord, CheckResult
-from orchestrator.store.run_state import AwaitingCheck, PassToFinish, now_ms
+from orchestrator.store.run_state import AwaitingCheck, FeatureStatus, PassToFinish, now_ms
 from orchestrator.tools.context import ToolContext
+from orchestrator.tools.report import DefectiveCheck
 from orchestrator.tools.shell_policy import configured_policy
 
 RESUMED = "resumed after an interrupted attempt"
 FinishPass = Callable[[str, AgentReport | None, str | None], None]
-_ENDED = ("passed", "failed")  # failed after its check passed: its checkpoint could not be made (`finishing`)
+# failed after its check passed: its checkpoint could not be made (`finishing`); needs_review: its check is disputed
+_ENDED = ("passed", "failed", "needs_review")
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,8 @@ class FeatureJob:
             self._record_pass()
             learned = (step.learned or f"attempt {attempt} passed after the fix") if attempt > 1 else None
             self.finish_pass(self.feature.id, step.report, learned)
+        elif (defect := self._disputed(step)) is not None:
+            self._needs_review(defect)
         else:
             self.context.record_failure(self.feature.id, attempt, step.record.verification)
             entry.status = "pending"  # between attempts: nothing is running
@@ -211,10 +215,32 @@ class FeatureJob:
             entry.last_verification = entry.last_verification.model_copy(update={"output": ""})
         self.recorder.record()
 
+    def _disputed(self, step: AttemptStep) -> DefectiveCheck | None:
+        """The agent's claim that the check is wrong, when it is the feature's own check that failed."""
+        own = self.check.own
+        if own is None or own.success or not step.report or not step.report.get("defective_check"):
+            return None
+        try:
+            return DefectiveCheck.model_validate(step.report["defective_check"])
+        except ValueError:
+            return None
+
+    def _needs_review(self, defect: DefectiveCheck) -> None:
+        """No more attempts: a person reviews the check; the agent's evidence is printed and kept as the reason."""
+        self.recorder.events.warn(
+            f"{self.feature.id} needs review: the agent reports its check is defective at {defect.where()}: "
+            f"{defect.evidence} (fix the check if it is wrong, then run `orchestrate run` again: the feature is retried)",
+            id=self.feature.id,
+        )
+        self._settle_unpassed("needs_review", f"check reported defective at {defect.where()}: {defect.evidence}")
+
     def _fail(self) -> None:
+        self._settle_unpassed("failed", self.hopeless or f"check still failing after {self.recorder.entry.attempts} attempt(s)")
+
+    def _settle_unpassed(self, status: FeatureStatus, reason: str) -> None:
+        """End the feature without a pass: its work parked, its report kept, the books closed."""
         entry, recorder = self.recorder.entry, self.recorder
-        entry.status, entry.reopened = "failed", False
-        entry.reason = self.hopeless or f"check still failing after {entry.attempts} attempt(s)"
+        entry.status, entry.reopened, entry.reason = status, False, reason
         if self.watch:
             self.watch.failed(entry)
         if recorder.draft.report:

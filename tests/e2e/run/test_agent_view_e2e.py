@@ -1,0 +1,90 @@
+"""What the agent sees and can say (issue 42), through the CLI against the scripted fake.
+
+A defective check is reported, stops the feature and waits for a person; a retry is told what
+the previous attempt left; a turn ended without a report is reminded once; the check's output
+and the regression guard's findings are written for a model to act on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.demo.fake_api.agent_turn import AgentTurn
+from orchestrator.demo.fake_api.plans import edit_create, report, text, tool_use
+from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
+
+WRONG_CHECK = 'test "$(cat total.txt)" = 7 || { echo "expected 7 in total.txt"; exit 1; }\n'  # 1 + 2 + 3 is 6
+RIGHT_CHECK = 'test "$(cat total.txt)" = 6 || { echo "expected 6 in total.txt"; exit 1; }\n'
+DEFECT = {"file": "check_total.sh", "line": 1, "evidence": "expects 7 for 1 + 2 + 3, whose sum is 6"}
+
+
+def _sum_plan(turn: AgentTurn) -> list[dict]:
+    """Writes the right total; reports the check as defective when the check fails it."""
+    steps = [
+        [edit_create("total.txt", "6\n")],
+        [tool_use("report_feature", {"summary": "total.txt holds 6", "defective_check": DEFECT})],
+        [text("done")],
+    ]
+    return steps[min(turn.step, 2)]
+
+
+def _defect_project(project: Path) -> Path:
+    (project / "check_total.sh").write_text(WRONG_CHECK)
+    return write_spec(project, 3, extra={
+        "feat-01": {"verify": "sh check_total.sh", "max_attempts": 3,
+                    "acceptance": ["total.txt holds the sum of 1, 2 and 3"]},
+        "feat-02": {"depends_on": ["feat-01"]},
+    })
+
+
+def test_a_check_reported_defective_needs_review_then_a_fixed_check_is_retried(fake_api, project):
+    fake_api.plans["feat-01"] = _sum_plan
+    spec = _defect_project(project)
+
+    result = run_cli(["run", str(spec)], project, fake_api)
+
+    assert result.code == 4, result.stderr
+    state = read_json(project / ".autonomous/state/execution-state.json")["features"]
+    assert state["feat-01"]["status"] == "needs_review"
+    assert state["feat-01"]["attempts"] == 1  # no retry spent on a check the agent disputes
+    assert len([r for r in fake_api.agent_requests("feat-01") if len(r.body["messages"]) == 1]) == 1
+    assert state["feat-02"]["status"] == "blocked" and "feat-01 needs review" in state["feat-02"]["reason"]
+    assert state["feat-03"]["status"] == "passed"
+    assert "check_total.sh:1" in result.stderr and "whose sum is 6" in result.stderr
+    assert "orchestrate run" in result.stderr
+
+    status = run_cli(["status"], project)
+    assert status.code == 0 and "needs_review" in status.stdout and "whose sum is 6" in status.stdout
+
+    (project / "check_total.sh").write_text(RIGHT_CHECK)  # the person fixes the check
+    again = run_cli(["run", str(spec)], project, fake_api)
+
+    assert again.code == 0, again.stderr
+    state = read_json(project / ".autonomous/state/execution-state.json")["features"]
+    assert [state[f"feat-0{i}"]["status"] for i in (1, 2, 3)] == ["passed"] * 3
+
+
+def test_the_report_tool_offers_the_defective_check_field(fake_api, project):
+    spec = write_spec(project, 1)
+
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+
+    tools = fake_api.agent_requests("feat-01")[0].body["tools"]
+    schema = next(t for t in tools if t["name"] == "report_feature")["input_schema"]
+    defect = schema["properties"]["defective_check"]
+    assert set(defect["required"]) == {"file", "evidence"} and "line" in defect["properties"]
+
+
+def test_a_defect_claimed_while_the_check_passes_changes_nothing(fake_api, project):
+    fake_api.plans["feat-01"] = _sum_plan
+    (project / "check_total.sh").write_text(RIGHT_CHECK)
+    spec = write_spec(project, 1, verify="sh check_total.sh")
+
+    result = run_cli(["run", str(spec)], project, fake_api)
+
+    assert result.code == 0, result.stderr
+    assert read_json(project / ".autonomous/state/execution-state.json")["features"]["feat-01"]["status"] == "passed"
+
+
+def _first(fake_api, fid: str, attempt: int = 0) -> str:
+    return first_prompt(fake_api, fid, attempt)
