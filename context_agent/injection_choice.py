@@ -1,9 +1,11 @@
 """Choosing what goes into a feature's `## Project Context` under the hard token budget.
 
-Order of work: up to 3 decisions within their share, up to 2 failures within theirs,
-constraints within theirs, then the summary gets what is left (at most its share), then more
-constraints if room remains. Items are chosen by relevance then recency and are always whole;
-the summary is cut at a line or sentence boundary. A last check of the rendered text makes the
+Order of work: the 3 most relevant decisions and the 2 most relevant failures, whole, then
+constraints within their share, then the summary gets what is left (at most its share), then
+more constraints if room remains. Items are chosen by relevance then recency and are always
+whole (the section shares are what the summary leaves them, not caps that cut an item); the
+summary is cut at a line or sentence boundary, and when the section is still over budget whole
+items go, least relevant first. A last check of the rendered text makes the
 2000-token limit hold whatever the estimator's rounding does.
 """
 
@@ -14,8 +16,6 @@ from typing import TypeVar
 
 from .budget import (
     CONSTRAINTS_BUDGET,
-    DECISIONS_BUDGET,
-    FAILURES_BUDGET,
     INJECTION_BUDGET,
     MAX_DECISIONS_SHOWN,
     MAX_FAILURES_SHOWN,
@@ -48,10 +48,8 @@ def build_injection(
     constraints = rank(stores.constraints.constraints, focus, _constraint_facts, features)
 
     injection = ContextInjection(feature_id=feature_id)
-    injection.decisions = _take(
-        decisions, _decision_line, DECISIONS_BUDGET, MAX_DECISIONS_SHOWN, _as_decision
-    )
-    injection.failures = _take(failures, _failure_line, FAILURES_BUDGET, MAX_FAILURES_SHOWN, _as_failure)
+    injection.decisions = [_as_decision(item) for item in decisions[:MAX_DECISIONS_SHOWN]]
+    injection.failures = [_as_failure(item) for item in failures[:MAX_FAILURES_SHOWN]]
     chosen = _take(constraints, _constraint_line, CONSTRAINTS_BUDGET, None, _as_constraint)
     _set_constraints(injection, chosen, constraints)
 

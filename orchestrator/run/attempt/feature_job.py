@@ -22,6 +22,7 @@ from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.agent_view import AttemptView, retry_note
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
@@ -125,10 +126,11 @@ class FeatureJob:
         entry.awaiting_check = None
         self._start_attempt(attempt)
         # History is read before this attempt adds to the log: it holds what came before.
+        retry = retry_note(self.workspace, self.recorder.draft.report) if attempt > 1 else ""
         turn = self.context.turn(
             self.feature, verification=entry.last_verification if attempt > 1 or entry.reopened else None,
             recent_ids=self.recorder.books.state.recent_completed, interrupted_attempt=interrupted,
-            regression_note=self.watch.note if self.watch else "",
+            regression_note=self.watch.note if self.watch else "", view=AttemptView(retry=retry),
         )
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats

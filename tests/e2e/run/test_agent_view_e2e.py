@@ -7,11 +7,13 @@ and the regression guard's findings are written for a model to act on.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from orchestrator.demo.fake_api.agent_turn import AgentTurn
-from orchestrator.demo.fake_api.plans import edit_create, report, text, tool_use
+from orchestrator.demo.fake_api.plans import bash, edit_create, report, text, tool_use
 from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
+from tests.git_helpers import init_repo
 
 WRONG_CHECK = 'test "$(cat total.txt)" = 7 || { echo "expected 7 in total.txt"; exit 1; }\n'  # 1 + 2 + 3 is 6
 RIGHT_CHECK = 'test "$(cat total.txt)" = 6 || { echo "expected 6 in total.txt"; exit 1; }\n'
@@ -86,5 +88,60 @@ def test_a_defect_claimed_while_the_check_passes_changes_nothing(fake_api, proje
     assert read_json(project / ".autonomous/state/execution-state.json")["features"]["feat-01"]["status"] == "passed"
 
 
-def _first(fake_api, fid: str, attempt: int = 0) -> str:
-    return first_prompt(fake_api, fid, attempt)
+def test_a_retry_is_told_what_the_previous_attempt_left_and_reported(fake_api, tmp_path):
+    project = init_repo(tmp_path / "project", {"check_value.sh": 'test "$(cat value.txt)" = 42\n', "lib.py": "A = 1\n"})
+
+    def plan(turn: AgentTurn) -> list[dict]:
+        value = "42" if turn.is_retry else "7"
+        steps = [[edit_create("value.txt", value + "\n"), bash("echo 'B = 2' >> lib.py")],
+                 [report(f"wrote {value} to value.txt", notes="unsure whether 7 is the value")], [text("done")]]
+        return steps[min(turn.step, 2)]
+
+    fake_api.plans["feat-01"] = plan
+    spec = write_spec(tmp_path, 1, verify="sh check_value.sh")
+
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+    retry = first_prompt(fake_api, "feat-01", 1)
+    section = retry.split("## Feature", 1)[0]  # all of it inside `## Last Verification Result`
+    assert "changed since the last checkpoint:\n- lib.py (+1 -0)\n- value.txt (new)" in section
+    assert "The last report's summary: wrote 7 to value.txt" in section
+    assert "Its notes: unsure whether 7 is the value" in section
+
+
+LONG_DECISION = (
+    'parse() error messages are exactly "expected \')\' at column N", "unexpected end of input at column N" and '
+    '"unknown token \'X\' at column N", with N counted from 1; the CLI prints them unchanged after "error: ", '
+    "and tests compare them as whole strings."
+)
+
+
+def test_memory_items_are_shown_whole_in_the_next_prompt(fake_api, project):
+    fake_api.plans["feat-01"] = [[edit_create("features/feat-01.txt", "ok\n")],
+                                 [report("parser done", decisions=[LONG_DECISION], constraints=[LONG_DECISION[:150]])]]
+    spec = write_spec(project, 2, extra={"feat-02": {"depends_on": ["feat-01"]}})
+
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+
+    prompt = first_prompt(fake_api, "feat-02")
+    assert f"- {LONG_DECISION} (Feature feat-01)" in prompt
+
+
+def test_a_huge_output_is_cut_once_and_its_note_gives_the_real_count(fake_api, project):
+    seen: list[str] = []
+
+    def plan(turn: AgentTurn) -> list[dict]:
+        if turn.step == 1:
+            seen.extend(result.content for result in turn.tool_results)
+        steps = [[bash("python3 -c \"print('x' * 200000)\"")], [edit_create("features/feat-01.txt", "ok\n")],
+                 [report("done")], [text("done")]]
+        return steps[min(turn.step, 3)]
+
+    fake_api.plans["feat-01"] = plan
+    spec = write_spec(project, 1)
+
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+
+    (output,) = seen
+    notes = re.findall(r"\[\.\.\. (\d+) characters elided; narrow the command", output)
+    assert len(notes) == 1 and 165_000 < int(notes[0]) < 175_000, output[14_000:16_000]
+    assert len(output) <= 30_000 and output.count("x") + int(notes[0]) == 200_000
