@@ -24,7 +24,7 @@ from .budget import (
 )
 from .context_injection import ContextInjection, InjectedConstraint, InjectedDecision, InjectedFailure
 from .interfaces import FeatureLike
-from .relevance import ItemFacts, focus_on, rank
+from .relevance import FeatureFocus, ItemFacts, focus_on, rank
 from .render import constraint_line, decision_line, failure_line, render_sections
 from .stores import Constraint, ContextStores, Decision, Failure, RunningSummary
 from .text import fit_lines, fit_lines_from_end
@@ -44,7 +44,7 @@ def build_injection(
     """The injection for `feature_id` from the stores, within `INJECTION_BUDGET`."""
     focus = focus_on(feature_id, features)
     decisions = rank(stores.decisions.decisions, focus, _decision_facts, features)
-    failures = rank(stores.failures.failures, focus, _failure_facts, features)
+    failures = rank(_worth_showing(stores.failures.failures, focus), focus, _failure_facts, features)
     constraints = rank(stores.constraints.constraints, focus, _constraint_facts, features)
 
     injection = ContextInjection(feature_id=feature_id)
@@ -66,6 +66,17 @@ def build_injection(
     tokens = _enforce_total(injection, constraints)
     injection.token_count = tokens if _has_content(injection) else 0
     return injection
+
+
+def _worth_showing(failures: Sequence[Failure], focus: FeatureFocus) -> list[Failure]:
+    """Leave out a feature's own latest failure (its retry prompt shows that check's result
+    already) and failures since resolved, unless they are of a feature this one builds on."""
+    own = [item for item in failures if item.feature_id == focus.feature_id]
+    latest = max(own, key=lambda item: item.seq) if own else None
+    return [
+        item for item in failures
+        if item is not latest and (not item.resolved or item.feature_id in focus.all_deps)
+    ]
 
 
 def summary_text(store: RunningSummary, budget: int) -> str:

@@ -61,6 +61,8 @@ class FeatureReport(BaseModel):
     """Rules later features must respect (invariants, compatibility, limits)."""
     notes: str = Field("", max_length=MAX_NOTES)
     """Anything else worth knowing: open issues, follow-ups, caveats."""
+    prevention: str = Field("", max_length=MAX_ITEM, exclude_if=lambda value: not value)
+    """After a failed attempt: what caused the failure and how to avoid it, for later features."""
     defective_check: DefectiveCheck | None = Field(None, exclude_if=lambda value: value is None)
     """Set only when the check itself is wrong: the feature then waits for a person, not another attempt."""
 
@@ -83,7 +85,7 @@ class FeatureReport(BaseModel):
                 raise ValueError(f"each item must be at most {MAX_ITEM} characters")
         return items
 
-    @field_validator("notes", mode="before")
+    @field_validator("notes", "prevention", mode="before")
     @classmethod
     def _notes_default(cls, value: Any) -> Any:
         return "" if value is None else value
@@ -147,6 +149,11 @@ def report_tool_definition() -> ToolParam:
                     "type": "string",
                     "description": "Anything else: open issues, caveats, follow-ups.",
                     "maxLength": MAX_NOTES,
+                },
+                "prevention": {
+                    "type": "string", "maxLength": MAX_ITEM,
+                    "description": "Only after an earlier attempt at this feature failed: what caused the "
+                    "failure and how to avoid it, one sentence for later features.",
                 },
                 "defective_check": defective_check_schema(),
             },

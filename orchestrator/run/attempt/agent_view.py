@@ -15,6 +15,7 @@ from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.tree import diff_stat
 from orchestrator.json_types import AgentReport
+from orchestrator.tools.report import MAX_SUMMARY
 
 MAX_CHANGED = 30  # files listed; the rest counted
 MAX_REPORTED = 1500  # characters of the previous summary, and of its notes
@@ -41,6 +42,16 @@ def retry_note(workspace: Path, report: AgentReport | None) -> str:
     else:
         parts.append("No attempt has reported yet.")
     return "\n".join(part for part in parts if part)
+
+
+def unreported(final_text: str) -> AgentReport | None:
+    """The report of an attempt that never called `report_feature` even when reminded: its final
+    text as the summary, so that the retry and the summarizer still hear what it said."""
+    text = final_text.strip()
+    if not text:
+        return None
+    return {"summary": text[:MAX_SUMMARY], "decisions": [], "constraints": [],
+            "notes": "taken from the agent's final text: it did not call report_feature"}
 
 
 def _tree_note(workspace: Path) -> str:

@@ -22,7 +22,7 @@ from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
-from orchestrator.run.attempt.agent_view import AttemptView, retry_note
+from orchestrator.run.attempt.agent_view import AttemptView, retry_note, unreported
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
@@ -118,7 +118,7 @@ class FeatureJob:
         record = awaiting.record.model_copy() if awaiting.record else AttemptRecord(attempt=attempt)
         report = self.recorder.draft.report = awaiting.report or self.recorder.draft.report
         verification = self.check.run(attempt, reported=awaiting.report is not None, stop=str(record.stop))
-        learned = (awaiting.report or {}).get("summary")
+        learned = (awaiting.report or {}).get("prevention")
         return AttemptStep(record, verification, report, learned)
 
     def _attempt(self, attempt: int, interrupted: int | None) -> AttemptStep:
@@ -135,8 +135,8 @@ class FeatureJob:
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats
         outcome, verification = self._run_agent(attempt, turn)
-        report = outcome.report.model_dump() if outcome.report else self.recorder.draft.report
-        learned = outcome.report.summary if outcome.report else outcome.final_text
+        report = outcome.report.model_dump() if outcome.report else unreported(outcome.final_text) or self.recorder.draft.report
+        learned = outcome.report.prevention if outcome.report else None
         return AttemptStep(_attempt_record(attempt, outcome), verification, report, learned)
 
     def _start_attempt(self, attempt: int) -> None:
@@ -183,8 +183,9 @@ class FeatureJob:
         recorder.book()
         if step.verification.success:
             self._record_pass()
-            learned = (step.learned or f"attempt {attempt} passed after the fix") if attempt > 1 else None
-            self.finish_pass(self.feature.id, step.report, learned)
+            # After a failure, what the report says prevents it ("" keeps the default prevention);
+            # None: no failure to learn from.
+            self.finish_pass(self.feature.id, step.report, (step.learned or "") if attempt > 1 else None)
         elif (defect := self._disputed(step)) is not None:
             self._needs_review(defect)
         else:

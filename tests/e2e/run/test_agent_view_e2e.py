@@ -7,12 +7,13 @@ and the regression guard's findings are written for a model to act on.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from orchestrator.demo.fake_api.agent_turn import AgentTurn
 from orchestrator.demo.fake_api.plans import bash, edit_create, report, text, tool_use
-from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
+from tests.cli_helpers import first_prompt, plain_summarizer, read_json, run_cli, write_spec
 from tests.git_helpers import init_repo
 
 WRONG_CHECK = 'test "$(cat total.txt)" = 7 || { echo "expected 7 in total.txt"; exit 1; }\n'  # 1 + 2 + 3 is 6
@@ -124,6 +125,8 @@ def test_memory_items_are_shown_whole_in_the_next_prompt(fake_api, project):
 
     prompt = first_prompt(fake_api, "feat-02")
     assert f"- {LONG_DECISION} (Feature feat-01)" in prompt
+    (summarizer,) = [r for r in fake_api.requests if r.kind == "summarizer"]
+    assert "retiredFailureIds" in json.dumps(summarizer.body) and "{default:" not in json.dumps(summarizer.body)
 
 
 def test_a_huge_output_is_cut_once_and_its_note_gives_the_real_count(fake_api, project):
@@ -145,3 +148,60 @@ def test_a_huge_output_is_cut_once_and_its_note_gives_the_real_count(fake_api, p
     notes = re.findall(r"\[\.\.\. (\d+) characters elided; narrow the command", output)
     assert len(notes) == 1 and 165_000 < int(notes[0]) < 175_000, output[14_000:16_000]
     assert len(output) <= 30_000 and output.count("x") + int(notes[0]) == 200_000
+
+
+def test_a_turn_ended_without_a_report_gets_one_reminder_then_its_text_is_the_summary(fake_api, project):
+    fake_api.plans["feat-01"] = [[edit_create("features/feat-01.txt", "ok\n")],
+                                 [text("Wrote features/feat-01.txt; the marker is in place.")],
+                                 [text("All done: features/feat-01.txt holds the marker.")]]
+    spec = write_spec(project, 1)
+
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+
+    requests = fake_api.agent_requests("feat-01")
+    assert len(requests) == 3  # the work, the text that ended the turn, the answer to the one reminder
+    reminder = requests[2].body["messages"][-1]
+    assert reminder["role"] == "user" and "without calling `report_feature`" in json.dumps(reminder)
+    log = read_json(project / ".autonomous/logs/feat-01.json")
+    assert log["report"]["summary"] == "All done: features/feat-01.txt holds the marker."
+
+
+PYTEST_LIKE_CHECK = """if [ "$(cat total.txt 2>/dev/null)" != 6 ]; then
+  echo '=================================== FAILURES ==================================='
+  echo 'E       AssertionError: assert 7 == 6'
+  echo '=========================== short test summary info ============================'
+  echo 'FAILED tests/test_total.py::test_sum - AssertionError: assert 7 == 6'
+  echo '1 failed in 0.01s'
+  exit 1
+fi
+"""
+
+
+def _retiring_summarizer(request: dict) -> dict:
+    answer = plain_summarizer(request)
+    return {**answer, "retiredFailureIds": ["F1"]}
+
+
+def test_failures_to_avoid_name_the_test_and_the_reported_prevention_and_go_once_resolved(fake_api, project):
+    (project / "check_total.sh").write_text(PYTEST_LIKE_CHECK)
+
+    def plan(turn: AgentTurn) -> list[dict]:
+        value = "6" if turn.is_retry else "7"
+        steps = [[edit_create("total.txt", value + "\n")],
+                 [report(f"total.txt holds {value}", prevention="Sum with sum(values); a manual loop added 1")],
+                 [text("done")]]
+        return steps[min(turn.step, 2)]
+
+    fake_api.plans["feat-01"] = plan
+    fake_api.summarizer = _retiring_summarizer
+    spec = write_spec(project, 3, extra={"feat-01": {"verify": "sh check_total.sh"},
+                                         "feat-02": {"depends_on": ["feat-01"]}})
+
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+
+    assert "Recent Failures to Avoid" not in first_prompt(fake_api, "feat-01", 1)  # its retry shows it once
+    shown = ("- tests/test_total.py::test_sum failed: AssertionError: assert 7 == 6: "
+             "Sum with sum(values); a manual loop added 1")
+    assert shown in first_prompt(fake_api, "feat-02")  # it builds on feat-01
+    assert "Recent Failures to Avoid" not in first_prompt(fake_api, "feat-03")  # passed since, nothing shared
+    assert read_json(project / ".autonomous/context/failure-memory.json")["failures"] == []  # the summarizer retired it

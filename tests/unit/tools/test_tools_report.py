@@ -75,7 +75,7 @@ def test_the_tool_definitions_match_the_sdk_types() -> None:
     assert set(report) <= set(ToolParam.__annotations__)
     schema = report["input_schema"]
     assert schema["type"] == "object" and schema["required"] == ["summary"]
-    assert set(schema["properties"]) == {"summary", "decisions", "constraints", "notes", "defective_check"}
+    assert set(schema["properties"]) == {"summary", "decisions", "constraints", "notes", "prevention", "defective_check"}
     json.dumps(tool_definitions())  # plain JSON, ready to send
 
 
