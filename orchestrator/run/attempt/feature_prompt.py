@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
 from orchestrator.run.attempt.strategies import InjectionSource, StrategyContext, StrategyInputs, strategy_named
+from orchestrator.run.checks.regression import OWN_CHECK_PASSED
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
@@ -88,6 +89,8 @@ def last_verification_section(verification: CheckResult | None, retry: str = "")
         glance += f" with exit code {verification.exit_code}"
     if verification.error:
         glance += f": {verification.error}"
+    if verification.error and verification.error.startswith(OWN_CHECK_PASSED):  # a regression: say it as it is
+        glance = f"Attempt {verification.attempt}: {verification.error[0].upper()}{verification.error[1:]}"
     fields = {key: value for key, value in verification.dump().items() if key != "output"}
     parts = [
         "## Last Verification Result", f"{glance}. Fix the cause before anything else.",

@@ -205,3 +205,20 @@ def test_failures_to_avoid_name_the_test_and_the_reported_prevention_and_go_once
     assert shown in first_prompt(fake_api, "feat-02")  # it builds on feat-01
     assert "Recent Failures to Avoid" not in first_prompt(fake_api, "feat-03")  # passed since, nothing shared
     assert read_json(project / ".autonomous/context/failure-memory.json")["failures"] == []  # the summarizer retired it
+
+
+def test_the_regression_line_says_a_shared_check_prefix_once(fake_api, tmp_path):
+    project = init_repo(tmp_path / "project")
+    prefix = "PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0 python3 -B -c 'import sys' && test -f"
+    extra = {f"feat-0{i}": {"verify": f"{prefix} features/feat-0{i}.txt", "acceptance": ["features/shared.txt"]}
+             for i in (1, 2, 3)}
+    for fid in ("feat-01", "feat-02", "feat-03"):
+        fake_api.plans[fid] = [[edit_create(f"features/{fid}.txt", "ok\n"), edit_create("features/shared.txt", fid)],
+                               [report("done")]]
+    spec = write_spec(tmp_path, 3, extra=extra)
+
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+
+    line = next(x for x in first_prompt(fake_api, "feat-03").splitlines() if x.startswith("Regression checks:"))
+    assert line.count("PYTHONHASHSEED") == 1, line
+    assert "feat-01 (`features/feat-01.txt`)" in line and "feat-02 (`features/feat-02.txt`)" in line
