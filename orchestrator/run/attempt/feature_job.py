@@ -22,7 +22,7 @@ from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
-from orchestrator.run.attempt.agent_view import AttemptView, retry_note, unreported
+from orchestrator.run.attempt.agent_view import AttemptView, retry_note, unreported, workspace_section
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
@@ -130,7 +130,8 @@ class FeatureJob:
         turn = self.context.turn(
             self.feature, verification=entry.last_verification if attempt > 1 or entry.reopened else None,
             recent_ids=self.recorder.books.state.recent_completed, interrupted_attempt=interrupted,
-            regression_note=self.watch.note if self.watch else "", view=AttemptView(retry=retry),
+            regression_note=self.watch.note if self.watch else "",
+            view=AttemptView(retry=retry, workspace=workspace_section(self.settings.environment.at(self.workspace))),
         )
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats

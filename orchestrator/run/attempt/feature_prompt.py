@@ -151,6 +151,7 @@ def feature_prompt(
         last_verification_section(verification, view.retry),
         feature_section(feature, spec.check_command(feature)),
         regression_note,
+        view.workspace,
         project_context,
         *strategy_sections,
     ]

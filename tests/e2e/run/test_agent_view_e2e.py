@@ -222,3 +222,18 @@ def test_the_regression_line_says_a_shared_check_prefix_once(fake_api, tmp_path)
     line = next(x for x in first_prompt(fake_api, "feat-03").splitlines() if x.startswith("Regression checks:"))
     assert line.count("PYTHONHASHSEED") == 1, line
     assert "feat-01 (`features/feat-01.txt`)" in line and "feat-02 (`features/feat-02.txt`)" in line
+
+
+def test_the_prompt_maps_the_files_and_states_the_environment(fake_api, project):
+    (project / "tests" / "features").mkdir(parents=True)
+    (project / "tests" / "features" / "test_parse.py").write_text("def test_parse():\n    pass\n")
+    spec = write_spec(project, 1)
+
+    assert run_cli(["run", str(spec)], project, fake_api).code == 0
+
+    prompt = first_prompt(fake_api, "feat-01")
+    workspace = prompt.split("## Workspace\n\n", 1)[1].split("\n## ", 1)[0]
+    assert "tests/features/test_parse.py (27 bytes)" in workspace and "spec.json" in workspace
+    environment = next(line for line in workspace.splitlines() if line.startswith("Environment: "))
+    assert "network" in environment and "python3 is /" in environment and "pytest" in environment
+    assert prompt.index("## Feature") < prompt.index("## Workspace")
