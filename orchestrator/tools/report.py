@@ -152,8 +152,7 @@ def report_tool_definition() -> ToolParam:
                 },
                 "prevention": {
                     "type": "string", "maxLength": MAX_ITEM,
-                    "description": "Only after an earlier attempt at this feature failed: what caused the "
-                    "failure and how to avoid it, one sentence for later features.",
+                    "description": "Only after a failed attempt: its cause and how to avoid it, one sentence.",
                 },
                 "defective_check": defective_check_schema(),
             },
@@ -167,17 +166,14 @@ def defective_check_schema() -> JsonObject:
     return {
         "type": "object",
         "description": (
-            "Only when the feature's check itself is wrong (an expected value that contradicts the feature's "
-            "description or acceptance criteria, re-derived by hand), never because your code fails it. "
-            "The feature is then not retried: a person reviews the check."
+            "Only if the check itself is wrong (an expected value contradicting the feature's description or "
+            "acceptance criteria, re-derived by hand), never because your code fails it. Stops the retries: a "
+            "person reviews the check."
         ),
         "properties": {
-            "file": {"type": "string", "description": "The check file, relative to the project."},
-            "line": {"type": "integer", "minimum": 1, "description": "The line of the wrong expectation."},
-            "evidence": {
-                "type": "string", "maxLength": MAX_EVIDENCE,
-                "description": "What the check expects, what is right, and how you derived it.",
-            },
+            "file": {"type": "string", "description": "Check file, relative to the project."},
+            "line": {"type": "integer", "minimum": 1, "description": "Line of the wrong expectation."},
+            "evidence": {"type": "string", "maxLength": MAX_EVIDENCE, "description": "What it expects, what is right, why."},
         },
         "required": ["file", "evidence"],
     }
