@@ -190,6 +190,6 @@ def broken_result(broken: list[CheckRun], attempt: int, *, shared: Sequence[str]
     return CheckResult(
         command=first.command, success=False, exit_code=first.exit_code, output=first.output, attempt=attempt,
         error=f"{OWN_CHECK_PASSED}, but your change broke feature {broken[0].feature_id}: its check "
-              f"`{first.command}` failed ({why}){also}{files}{later}; "
+              f"failed ({why}){also}{files}{later}; "
               "fix your change so that check passes again, without editing that check",
     )

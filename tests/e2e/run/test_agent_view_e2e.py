@@ -44,9 +44,11 @@ def test_a_check_reported_defective_needs_review_then_a_fixed_check_is_retried(f
     fake_api.plans["feat-01"] = _sum_plan
     spec = _defect_project(project)
 
-    result = run_cli(["run", str(spec)], project, fake_api)
+    result = run_cli(["run", str(spec), "--report", str(project.parent / "r.json")], project, fake_api)
 
     assert result.code == 4, result.stderr
+    totals = read_json(project.parent / "r.json")["totals"]
+    assert totals["needs_review"] == 1 and totals["blocked"] == 1 and totals["failed"] == 0
     state = read_json(project / ".autonomous/state/execution-state.json")["features"]
     assert state["feat-01"]["status"] == "needs_review"
     assert state["feat-01"]["attempts"] == 1  # no retry spent on a check the agent disputes
