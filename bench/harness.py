@@ -217,13 +217,13 @@ def new_project(directory: Path, spec: dict[str, Any]) -> tuple[Path, Path]:
 
 def run_spec(
     root: Path, spec_path: Path, base_url: str, *, context: ContextStrategy = "compressed",
-    sample_positions: tuple[int, ...] = (),
+    sample_positions: tuple[int, ...] = (), commit: bool = False,
 ) -> RunMeasure:
     """Run the spec in `root` with the real `Runner`, its model calls going to `base_url`.
     The clock runs from loading the spec to the end of the run, as `orchestrate run` would."""
     http, check, fsync = Stopwatch(), Stopwatch(), Stopwatch()
-    # Checkpoint commits are off (the project is no git repository anyway); the rest is default.
-    config = RunConfig(context=context, commit=False)
+    # Checkpoint commits are off unless asked for (most projects here are no git repository); the rest is default.
+    config = RunConfig(context=context, commit=commit)
     # Made before the clock starts: the SDK's client imports its HTTP stack and builds a TLS
     # context on creation (about 0.3 s), which is the model client's cost, not the loop's.
     sdk = anthropic.Anthropic(

@@ -38,13 +38,16 @@ MAX_RETIRED_CONSTRAINTS = 50
 MAX_ACTIVE_CONSTRAINTS = 100
 CONSOLIDATE_CONSTRAINTS_AT = 80
 
-# Per-item caps applied when an item is recorded, so every stored item can be shown whole
-# inside its section's share (3 decisions in 150, 2 failures in 100).
-DECISION_TOKENS = 40
-CONSTRAINT_TOKENS = 40
-FAILURE_DESCRIPTION_TOKENS = 30
-PREVENTION_TOKENS = 16
-RECENT_NOTE_TOKENS = 60
+# Per-item bounds applied when an item is recorded: a store's size stays bounded, yet a
+# sentence a report or a failure gives is kept whole (cut at 40 tokens, "error messages are
+# exactly ... and" lost the very message a later change broke). Items are always shown whole:
+# decisions and failures are taken whole (the top 3 and 2), the summary gives way first, and
+# when the section is still over budget whole items go, least relevant first.
+DECISION_TOKENS = 200
+CONSTRAINT_TOKENS = 200
+FAILURE_DESCRIPTION_TOKENS = 80
+PREVENTION_TOKENS = 80
+RECENT_NOTE_TOKENS = 150
 
 # What the summarizer is asked for: below SUMMARY_BUDGET so a slightly long answer still fits.
 SUMMARY_TARGET_WORDS = 800

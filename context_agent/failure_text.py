@@ -26,6 +26,8 @@ _PYTEST_E_PREFIX = re.compile(r"^E\s+")
 # Lines that name the error itself: `ValueError: ...`, pytest's `E ...` and `FAILED ...`.
 _STRONG_LINE = re.compile(r"^(FAILED|ERROR)\b|\b\w*(Error|Exception)\b:|^error(\[\w+\])?:")
 _MAX_LINES = 2
+# pytest's names of failing tests: `FAILED path::test - ...` (its short summary) or `path::test FAILED` (-v).
+_FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)|^(\S+::\S+) (?:FAILED|ERROR)\b")
 # A command longer than this is left out of the description; the error line matters more.
 _MAX_COMMAND_TOKENS = 8
 
@@ -37,6 +39,11 @@ def describe_check_failure(check: CheckSummary) -> str:
         reason = one_line(check.error or "no command to run")
         return clip_item(f"check skipped: {reason}", FAILURE_DESCRIPTION_TOKENS)
     lines = _error_lines(check) or [_exit_text(check)]
+    tests = _failing_tests(check.output or "")
+    if tests:  # which test failed, and its main error line: what a later feature can act on
+        more = f" (and {len(tests) - 1} more)" if len(tests) > 1 else ""
+        main = next((line for line in lines if not _FAILED_TEST.match(line)), lines[0])
+        return clip_item(f"{tests[0]}{more} failed: {main}", FAILURE_DESCRIPTION_TOKENS)
     short_command = command and estimate_tokens(command) <= _MAX_COMMAND_TOKENS
     prefix = f"`{command}` failed: " if short_command else ""
     # Whole lines while they fit; only the first is ever clipped.
@@ -56,6 +63,16 @@ def default_prevention(check: CheckSummary) -> str:
     if command and estimate_tokens(prevention) <= PREVENTION_TOKENS:
         return prevention
     return "make the check pass before reporting done"
+
+
+def _failing_tests(output: str) -> list[str]:
+    """The failing pytest tests the output names, in order, each once."""
+    found: list[str] = []
+    for line in output.splitlines():
+        match = _FAILED_TEST.match(line.strip())
+        if match and (name := match.group(1) or match.group(2)) not in found:
+            found.append(name)
+    return found
 
 
 def _error_lines(check: CheckSummary) -> list[str]:

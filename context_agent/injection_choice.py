@@ -1,9 +1,11 @@
 """Choosing what goes into a feature's `## Project Context` under the hard token budget.
 
-Order of work: up to 3 decisions within their share, up to 2 failures within theirs,
-constraints within theirs, then the summary gets what is left (at most its share), then more
-constraints if room remains. Items are chosen by relevance then recency and are always whole;
-the summary is cut at a line or sentence boundary. A last check of the rendered text makes the
+Order of work: the 3 most relevant decisions and the 2 most relevant failures, whole, then
+constraints within their share, then the summary gets what is left (at most its share), then
+more constraints if room remains. Items are chosen by relevance then recency and are always
+whole (the section shares are what the summary leaves them, not caps that cut an item); the
+summary is cut at a line or sentence boundary, and when the section is still over budget whole
+items go, least relevant first. A last check of the rendered text makes the
 2000-token limit hold whatever the estimator's rounding does.
 """
 
@@ -14,8 +16,6 @@ from typing import TypeVar
 
 from .budget import (
     CONSTRAINTS_BUDGET,
-    DECISIONS_BUDGET,
-    FAILURES_BUDGET,
     INJECTION_BUDGET,
     MAX_DECISIONS_SHOWN,
     MAX_FAILURES_SHOWN,
@@ -24,7 +24,7 @@ from .budget import (
 )
 from .context_injection import ContextInjection, InjectedConstraint, InjectedDecision, InjectedFailure
 from .interfaces import FeatureLike
-from .relevance import ItemFacts, focus_on, rank
+from .relevance import FeatureFocus, ItemFacts, focus_on, rank
 from .render import constraint_line, decision_line, failure_line, render_sections
 from .stores import Constraint, ContextStores, Decision, Failure, RunningSummary
 from .text import fit_lines, fit_lines_from_end
@@ -46,14 +46,12 @@ def build_injection(
     budget = INJECTION_BUDGET - max(0, reserved_tokens)
     focus = focus_on(feature_id, features)
     decisions = rank(stores.decisions.decisions, focus, _decision_facts, features)
-    failures = rank(stores.failures.failures, focus, _failure_facts, features)
+    failures = rank(_worth_showing(stores.failures.failures, focus), focus, _failure_facts, features)
     constraints = rank(stores.constraints.constraints, focus, _constraint_facts, features)
 
     injection = ContextInjection(feature_id=feature_id)
-    injection.decisions = _take(
-        decisions, _decision_line, DECISIONS_BUDGET, MAX_DECISIONS_SHOWN, _as_decision
-    )
-    injection.failures = _take(failures, _failure_line, FAILURES_BUDGET, MAX_FAILURES_SHOWN, _as_failure)
+    injection.decisions = [_as_decision(item) for item in decisions[:MAX_DECISIONS_SHOWN]]
+    injection.failures = [_as_failure(item) for item in failures[:MAX_FAILURES_SHOWN]]
     chosen = _take(constraints, _constraint_line, CONSTRAINTS_BUDGET, None, _as_constraint)
     _set_constraints(injection, chosen, constraints)
 
@@ -70,6 +68,17 @@ def build_injection(
     tokens = _enforce_total(injection, constraints, budget)
     injection.token_count = tokens if _has_content(injection) else 0
     return injection
+
+
+def _worth_showing(failures: Sequence[Failure], focus: FeatureFocus) -> list[Failure]:
+    """Leave out a feature's own latest failure (its retry prompt shows that check's result
+    already) and failures since resolved, unless they are of a feature this one builds on."""
+    own = [item for item in failures if item.feature_id == focus.feature_id]
+    latest = max(own, key=lambda item: item.seq) if own else None
+    return [
+        item for item in failures
+        if item is not latest and (not item.resolved or item.feature_id in focus.all_deps)
+    ]
 
 
 def summary_text(store: RunningSummary, budget: int) -> str:

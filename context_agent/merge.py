@@ -36,6 +36,7 @@ class MergeOutcome:
     new_constraints: int = 0
     retired_constraints: int = 0
     new_failures: int = 0
+    retired_failures: int = 0
     preventions: int = 0
     renewed_decisions: int = 0
     renewed_constraints: int = 0
@@ -50,6 +51,9 @@ def merge_answer(
     """Apply the answer's retirements and additions to `stores` (the summary is not touched)."""
     outcome = MergeOutcome()
     outcome.retired_decisions = retire_decisions(stores.decisions, answer.retired_decision_ids)
+    retired = set(answer.retired_failure_ids)
+    kept = [item for item in stores.failures.failures if item.id not in retired]
+    outcome.retired_failures, stores.failures.failures = len(stores.failures.failures) - len(kept), kept
     outcome.retired_constraints = retire_constraints(
         stores.constraints, answer.retired_constraint_ids, by=by, now=now
     )

@@ -217,18 +217,21 @@ def set_prevention(
     store: FailureMemory, feature_id: str, prevention: str,
     source: Literal["agent", "summarizer"],
 ) -> int:
-    """Give the feature's failures that still carry the default prevention this one (or, if
-    none does, its latest failure). Returns how many entries changed."""
+    """Mark the feature's failures resolved (it passed), and give those that still carry the
+    default prevention this one (or, if none does, its latest failure). Returns how many entries changed."""
     prevention = clip_item(prevention, PREVENTION_TOKENS)
     mine = [item for item in store.failures if item.feature_id == feature_id]
+    newly_resolved = [item for item in mine if not item.resolved]
+    for item in newly_resolved:
+        item.resolved = True
     if not prevention or not mine:
-        return 0
+        return len(newly_resolved)
     targets = [item for item in mine if item.prevention_source == "default"]
     if not targets:
         targets = [max(mine, key=lambda item: item.seq)]
     for item in targets:
         item.prevention, item.prevention_source = prevention, source
-    return len(targets)
+    return len(set(map(id, targets + newly_resolved)))
 
 
 def ingest_report(stores: ContextStores, feature_id: str, report: AgentReport, category: str, now: int) -> tuple[int, int]:

@@ -89,6 +89,8 @@ class Failure(_StoreModel):
     """`default` until the agent's passing attempt or the summarizer says what was learned."""
     created_at: int = 0
     seq: int = 0
+    resolved: bool = False
+    """Its feature has passed since: shown only to the features that build on it (`injection_choice`)."""
 
 
 class FailureMemory(_StoreModel):

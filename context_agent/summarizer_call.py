@@ -106,6 +106,10 @@ class SummarizerAnswer(_Answer):
     preventions: list[PreventionUpdate] = Field(
         description="Better preventions for stored failures whose prevention is the default."
     )
+    retired_failure_ids: list[str] = Field(
+        default_factory=list,
+        description="Ids of stored failures that no longer teach anything: fixed for good and unlikely to recur.",
+    )
 
 
 @cache
@@ -114,7 +118,24 @@ def answer_schema() -> JsonSchema:
     # Imported here: the SDK takes over a second to import, and only summarizing needs it.
     from anthropic import transform_schema
 
-    return transform_schema(SummarizerAnswer)
+    # Without the defaults: the SDK would move each into its field's description as "{default: }"
+    # or "{default: False}", noise the descriptions already say in words.
+    return transform_schema(_without_defaults(SummarizerAnswer.model_json_schema()))
+
+
+def _without_defaults(schema: JsonSchema) -> JsonSchema:
+    """`schema` with every `default` keyword left out, at any depth."""
+    cleaned: JsonSchema = {}
+    for key, value in schema.items():
+        if key == "default":
+            continue
+        if isinstance(value, dict):
+            cleaned[key] = _without_defaults(value)
+        elif isinstance(value, list):
+            cleaned[key] = [_without_defaults(item) if isinstance(item, dict) else item for item in value]
+        else:
+            cleaned[key] = value
+    return cleaned
 
 
 SYSTEM_PROMPT = f"""You keep the compressed memory of a software project that an autonomous \
@@ -138,6 +159,8 @@ consolidated constraint given in newConstraints.
 - newFailures: failures seen in the logs that failure memory lacks, with a prevention.
 - preventions: for stored failures marked (default prevention), a better prevention when the \
 logs show what fixed them.
+- retiredFailureIds: ids of stored failures that no longer teach anything (fixed for good, \
+unlikely to recur); they stop being shown to later features.
 A decision or constraint you give that states a stored one again (in any words) carries that \
 item's id in "restates", and "replaces": true only if your wording should replace the stored one.
 Only list changes. Stored items you do not retire stay as they are, so never repeat them."""

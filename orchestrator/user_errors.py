@@ -12,6 +12,7 @@ EXIT_OK = 0  # every selected feature passed (or nothing was selected)
 EXIT_FAILED = 1  # the run finished and some feature failed or was blocked
 EXIT_USAGE = 2  # bad usage, spec or configuration, or the API refused the key or model
 EXIT_STOPPED = 3  # stopped early by a limit or an API that stayed unreachable; state saved
+EXIT_NEEDS_REVIEW = 4  # the run finished, none failed, and some feature's check was reported defective
 EXIT_INTERRUPTED = 130  # SIGINT or SIGTERM; state saved
 EXIT_INTERNAL = 70  # a bug in orchestrate (sysexits' EX_SOFTWARE); state saved, resumable, to be reported
 

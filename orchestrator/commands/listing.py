@@ -67,7 +67,7 @@ def print_status(paths: ProjectPaths, json_output: bool, show_all: bool = False)
         ("feature", "status", "attempts", "tokens", "cost (USD)", "reason"), rows,
         title=shown(f"run {state.run_id} — {state.spec_path}"), right=_NUMBERS, max_width={"reason": _REASON_WIDTH},
     ))
-    counts = {s: state.count(s) for s in ("passed", "failed", "blocked", "pending", "in_progress")}
+    counts = {s: state.count(s) for s in ("passed", "failed", "needs_review", "blocked", "pending", "in_progress")}
     if len(rows) < len(state.features):
         sys.stdout.write(f"{len(state.features) - len(rows):,} passed features not listed (--all lists them)\n")
     sys.stdout.write(

@@ -70,6 +70,7 @@ def describe(event: Event, verbose: bool = False) -> str | None:
             f"    {event.id} {event.status.upper()} after {event.attempts} attempt(s), "
             f"{event.duration_ms / 1000:.1f}s, {event.tokens} tokens, {money(event.cost_usd)}"
             + (f"; its work is on branch {event.failed_branch}" if event.failed_branch else "")
+            + (f"; {event.reason}" if event.status == "needs_review" and event.reason else "")
         )
     if isinstance(event, RegressionCheck):
         if not verbose:

@@ -58,6 +58,7 @@ class ReportTotals(CamelModel):
     passed: int
     failed: int
     regressed: int = 0
+    needs_review: int = Field(0, alias="needs_review")  # spelled as the status it counts
     blocked: int
     pending: int
     in_progress: int = Field(alias="in_progress")  # spelled as the status it counts
@@ -102,7 +103,8 @@ def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> Run
             verification=entry.last_verification,
             models=list(entry.models),
         ))
-    counts = {s: sum(f.status == s for f in features) for s in ("passed", "failed", "regressed", "blocked", "pending", "in_progress")}
+    counts = {s: sum(f.status == s for f in features)
+              for s in ("passed", "failed", "regressed", "needs_review", "blocked", "pending", "in_progress")}
     totals = state.totals
     report = RunReport(
         run_id=state.run_id, project=loaded.spec.project, spec=str(loaded.path), spec_hash=loaded.sha256, outcome=result.outcome,

@@ -102,3 +102,19 @@ def differing(root: Path, first: str, second: str) -> set[str]:
     except CheckpointError:
         return set()
     return set(split_z(listed.stdout))
+
+
+def diff_stat(root: Path, limit: int) -> tuple[list[str], int]:
+    """What the tree holds beyond HEAD, one `path (+added -deleted)` or `path (new)` a line, at most
+    `limit` of them, and how many there are in all. Raises CheckpointError."""
+    safe = safe_config(root)
+    numstat = check_git(root, *safe, "diff", "--no-ext-diff", "--numstat", "-z", "--relative", head_or_empty(root), "--", ".")
+    lines: list[str] = []
+    for record in split_z(numstat.stdout):
+        added, _, rest = record.partition("\t")
+        deleted, _, path = rest.partition("\t")
+        if path and not is_ours(path):
+            lines.append(f"{path} (binary)" if added == "-" else f"{path} (+{added} -{deleted})")
+    new = check_git(root, *safe, "ls-files", "-z", "--others", "--exclude-standard", "--", ".")
+    lines += [f"{path} (new)" for path in split_z(new.stdout) if not is_ours(path)]
+    return lines[:limit], len(lines)

@@ -34,6 +34,10 @@ Rules:
 - Use only what exists now or what the feature itself is asked to build; no fixtures or helper
   modules that nobody will write. Keep each check self-contained.
 - verify runs exactly these files, from the project directory.
+- Before you submit, re-derive every expected value in your assertions by hand from the description
+  and acceptance criteria (count the items, do the arithmetic, spell out the exact string). A wrong
+  expected value still fails before the feature exists, so nothing catches it but you; it then fails
+  correct code, and the agent can only report the check as defective.
 """
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from orchestrator.store.atomic import write_text_atomic
+from orchestrator.store.atomic import write_report_atomic
 
 _FORBIDDEN_TOP = frozenset({".git", ".autonomous"})
 
@@ -60,7 +60,7 @@ class CheckFiles:
         for path, content in files.items():
             target = self.root / path
             target.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(target, content)
+            write_report_atomic(target, content)  # a project file: the umask's mode, not the state's 0600
 
     def rollback(self) -> None:
         """Remove every file written (the plan stopped before its spec was written)."""

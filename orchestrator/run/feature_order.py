@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.run_state import RESUMED_AFTER_INTERRUPT, RunState
 
-DONE = {"passed", "failed", "blocked", "skipped"}
+REVIEWED = "retried after its check was reported defective"
+DONE = {"passed", "failed", "blocked", "skipped", "needs_review"}
 
 
 def reconcile(
@@ -47,6 +48,10 @@ def reconcile(
             # Recomputed each run: the dependency may have been reset or fixed.
             entry.status = "pending"
             entry.reason = None
+        if entry.status == "needs_review":
+            # A person has had the chance to fix its check: fresh attempts, the old failure not fed back.
+            entry.status, entry.attempts, entry.last_verification = "pending", 0, None
+            entry.reason = REVIEWED
     for feature_id in resets:
         entry = state.feature(feature_id)
         entry.status = "pending"
@@ -70,6 +75,8 @@ def blocking_dependency(feature: Feature, state: RunState, selected: set[str]) -
     for dep in feature.depends_on:
         dep_state = state.features.get(dep)
         status = dep_state.status if dep_state else "pending"
+        if status == "needs_review":
+            return f"dependency {dep} needs review: its check was reported defective"
         if status in ("failed", "blocked", "skipped"):
             return f"dependency {dep} is {status}"
         if status != "passed" and dep not in selected:

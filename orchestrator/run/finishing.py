@@ -36,7 +36,7 @@ class PassFinisher:
         finishing = entry.finishing or PassToFinish()
         if report:
             self.context.record_report(feature_id, report)
-        if learned:
+        if learned is not None:  # it passed after failing: its failures are resolved, with what prevents them
             self.context.record_prevention(feature_id, learned)
         state.recent_completed = [*(x for x in state.recent_completed if x != feature_id), feature_id][-RECENT_KEPT:]
         if finishing.checkpoint_message and self.commit:
@@ -51,10 +51,10 @@ class PassFinisher:
             if entry.finishing is None:
                 continue
             report = logs.previous(feature_id)[1]
-            summary = report.get("summary") if report else None
+            prevention = report.get("prevention") if report else None
             learned = None
             if entry.attempts > 1:
-                learned = summary if isinstance(summary, str) and summary else f"attempt {entry.attempts} passed after the fix"
+                learned = prevention if isinstance(prevention, str) else ""
             self.finish(feature_id, report, learned)
 
     def _checkpoint(self, feature_id: str, finishing: PassToFinish) -> None:

@@ -40,6 +40,7 @@ from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.stop_reasons import internal_error_message, is_write_failure, write_failure_message
+from orchestrator.run.verdict import run_verdict
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.signals import signals_held
 from orchestrator.spec.feature_spec import Feature
@@ -165,7 +166,7 @@ class Runner:
             if regressed:
                 return EXIT_FAILED, "failed", (f"regressed on the final tree: {', '.join(regressed)} (their checks fail "
                                                "now); the next run rebuilds them with the failure fed back")
-            return (EXIT_OK, "passed", "") if self._all_passed() else (EXIT_FAILED, "failed", "")
+            return run_verdict({fid: self.books.status(fid) for fid in self.selected})
         except (LimitReached, ApiUnavailable) as err:
             return EXIT_STOPPED, "stopped", str(err)
         except ApiAuthError as err:
@@ -291,9 +292,6 @@ class Runner:
 
     def _attempts_for(self, feature: Feature) -> int:
         return self.config.max_attempts or self.spec.attempts_for(feature)
-
-    def _all_passed(self) -> bool:
-        return all(self.books.status(fid) == "passed" for fid in self.selected)
 
     def _emit_finished(self, result: RunResult) -> None:
         counts = {s: sum(self.books.status(fid) == s for fid in self.selected) for s in ("passed", "failed", "blocked")}

@@ -26,7 +26,8 @@ _SIGNALS = (
 # The regression guard's verdict is written to the agent ("your change ..., fix your change ...");
 # the user reads it as what happened, and that the agent was told.
 _TO_THE_AGENT = re.compile(
-    r"^your change broke feature (?P<rest>.*?); fix your change so that check passes again, without editing that check$",
+    r"^(?P<own>your feature's own check passed, but )?your change broke feature (?P<rest>.*?); "
+    r"fix your change so that check passes again, without editing that check$",
     re.DOTALL,
 )
 
@@ -36,7 +37,8 @@ def for_the_user(error: str | None) -> str | None:
     match = _TO_THE_AGENT.match(error or "")
     if match is None:
         return error
-    return f"the attempt broke feature {match['rest']}; the agent was sent back to fix its change, not that check"
+    own = "the feature's own check passed, but " if match["own"] else ""
+    return f"{own}the attempt broke feature {match['rest']}; the agent was sent back to fix its change, not that check"
 
 
 def error_excerpt(output: str | None, error: str | None = None, max_lines: int = 4, width: int = 160) -> list[str]:

@@ -23,10 +23,11 @@ from orchestrator.store.records import CamelModel as CamelModel  # where the sta
 # `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.
 # The reason of a feature found in_progress at the start of a run (its attempt was interrupted).
 RESUMED_AFTER_INTERRUPT = "resumed after an interrupted attempt"
-FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped", "regressed"]
+# `needs_review`: the agent reported the feature's check defective; a person reviews it, the next run retries.
+FeatureStatus = Literal["pending", "in_progress", "passed", "failed", "blocked", "skipped", "regressed", "needs_review"]
 STATE_VERSION = 1
 # A settled feature's check output is in its log; the state keeps output only for a retry.
-SETTLED_STATUSES = frozenset({"passed", "failed", "blocked", "skipped"})  # a feature no longer at work
+SETTLED_STATUSES = frozenset({"passed", "failed", "blocked", "skipped", "needs_review"})  # a feature no longer at work
 
 
 def now_ms() -> int:

@@ -30,6 +30,9 @@ if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the chec
 TOOL_NAME: Final = "bash"
 # Linux refuses a single argument over 128 KiB; say so plainly before exec does.
 MAX_COMMAND_CHARS = 100_000
+# Room left under the output cap for what is said around the output (the elision note, the exit
+# code, a timeout or survivors): the result then fits the cap and is cut once, here, its note whole.
+NOTES_ROOM = 600
 RESTART_NOTE = (
     "Shell restarted. Note: every command already runs in a fresh bash process in the project "
     "directory, so nothing (cd, variables, background processes) carries over between commands."
@@ -111,7 +114,7 @@ def run_command(command: str, ctx: ToolContext) -> CommandOutcome:
     except OSError as err:
         raise ToolError(f"could not start bash: {(err.strerror or str(err)).lower()}") from None
     return CommandOutcome(
-        output=capture.text(ctx.output_cap),
+        output=capture.text(max(ctx.output_cap - NOTES_ROOM, ctx.output_cap // 2)),
         exit_code=finished.exit_code,
         timed_out=finished.timed_out,
         survivors=finished.survivors,

@@ -86,7 +86,16 @@ def _view_range(raw: object, line_count: int) -> tuple[int, int]:
     return start, end
 
 
+SMALL_TREE = 100  # a directory with at most this many entries in all is listed at every depth
+
+
 def _listing(directory: Path, root: Path) -> str:
+    whole = _whole_tree(directory, root)
+    if whole is not None:  # small: every level, so `tests/features/` does not look empty
+        shown = relative(directory, root)
+        if not whole:
+            return f"{shown} is an empty directory (hidden entries are not listed)."
+        return f"Here are all the files and directories in {shown}, excluding hidden items:\n" + "\n".join(whole)
     entries: list[str] = []
     truncated = False
     for child in _children(directory):
@@ -106,6 +115,20 @@ def _listing(directory: Path, root: Path) -> str:
         + "\n".join(entries[:MAX_LISTING_ENTRIES])
         + note
     )
+
+
+def _whole_tree(directory: Path, root: Path) -> list[str] | None:
+    """Every entry under `directory` at any depth (links not followed), or None past `SMALL_TREE`."""
+    entries: list[str] = []
+    pending = [directory]
+    while pending:
+        for child in _children(pending.pop()):
+            entries.append(_entry(child, root))
+            if len(entries) > SMALL_TREE:
+                return None
+            if child.is_dir() and not child.is_symlink():
+                pending.append(child)
+    return sorted(entries)
 
 
 def _children(directory: Path) -> list[Path]:

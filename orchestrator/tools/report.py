@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from orchestrator.json_types import ToolInput
+from orchestrator.json_types import JsonObject, ToolInput
 from orchestrator.tools.context import Tool, ToolContext, ToolInputError, ToolResult
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
@@ -23,9 +23,29 @@ MAX_SUMMARY = 4000
 MAX_ITEM = 2000
 MAX_ITEMS = 50
 MAX_NOTES = 8000
+MAX_EVIDENCE = 2000
 # What the agent hears when its report is accepted (the built-in loop and Claude Code alike).
 REPORT_RECEIVED = "Report received. The orchestrator will now run the feature's check."
 
+
+
+class DefectiveCheck(BaseModel):
+    """The agent's claim that the feature's check itself is wrong, with where and why.
+
+    Used, it stops the feature's retries: the feature needs a person to review its check."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    file: str = Field(min_length=1, max_length=500)
+    """The check file (relative to the project), or the verify command when the command is wrong."""
+    line: int | None = Field(None, ge=1)
+    """The line of the wrong expectation, when there is one."""
+    evidence: str = Field(min_length=1, max_length=MAX_EVIDENCE)
+    """Why the check is wrong: what it expects, what is right, and how that was derived."""
+
+    def where(self) -> str:
+        """`file:line`, or the file alone."""
+        return f"{self.file}:{self.line}" if self.line else self.file
 
 
 class FeatureReport(BaseModel):
@@ -41,6 +61,10 @@ class FeatureReport(BaseModel):
     """Rules later features must respect (invariants, compatibility, limits)."""
     notes: str = Field("", max_length=MAX_NOTES)
     """Anything else worth knowing: open issues, follow-ups, caveats."""
+    prevention: str = Field("", max_length=MAX_ITEM, exclude_if=lambda value: not value)
+    """After a failed attempt: what caused the failure and how to avoid it, for later features."""
+    defective_check: DefectiveCheck | None = Field(None, exclude_if=lambda value: value is None)
+    """Set only when the check itself is wrong: the feature then waits for a person, not another attempt."""
 
     @field_validator("decisions", "constraints", mode="before")
     @classmethod
@@ -61,7 +85,7 @@ class FeatureReport(BaseModel):
                 raise ValueError(f"each item must be at most {MAX_ITEM} characters")
         return items
 
-    @field_validator("notes", mode="before")
+    @field_validator("notes", "prevention", mode="before")
     @classmethod
     def _notes_default(cls, value: Any) -> Any:
         return "" if value is None else value
@@ -126,9 +150,32 @@ def report_tool_definition() -> ToolParam:
                     "description": "Anything else: open issues, caveats, follow-ups.",
                     "maxLength": MAX_NOTES,
                 },
+                "prevention": {
+                    "type": "string", "maxLength": MAX_ITEM,
+                    "description": "Only after a failed attempt: its cause and how to avoid it, one sentence.",
+                },
+                "defective_check": defective_check_schema(),
             },
             "required": ["summary"],
         },
+    }
+
+
+def defective_check_schema() -> JsonObject:
+    """The `defective_check` property: for a check that is itself wrong (both agents' report tools)."""
+    return {
+        "type": "object",
+        "description": (
+            "Only if the check itself is wrong (an expected value contradicting the feature's description or "
+            "acceptance criteria, re-derived by hand), never because your code fails it. Stops the retries: a "
+            "person reviews the check."
+        ),
+        "properties": {
+            "file": {"type": "string", "description": "Check file, relative to the project."},
+            "line": {"type": "integer", "minimum": 1, "description": "Line of the wrong expectation."},
+            "evidence": {"type": "string", "maxLength": MAX_EVIDENCE, "description": "What it expects, what is right, why."},
+        },
+        "required": ["file", "evidence"],
     }
 
 

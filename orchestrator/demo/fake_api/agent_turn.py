@@ -18,6 +18,7 @@ FEATURE_HEADING = "## Feature"
 REPLAY_PREFIX = "WM_KIND="
 _FEATURE_ID = re.compile(r"^ID: (\S+)$", re.MULTILINE)
 _VERIFICATION = re.compile(r"^## Last Verification Result\s*$", re.MULTILINE)
+_PLAIN_OUTPUT = re.compile(r"^(`{3,})text\n(.*?)\n\1$", re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,8 @@ def tool_results_of(message: dict[str, Any]) -> list[ToolResult]:
 
 
 def parse_verification(text: str) -> dict[str, Any] | None:
-    """The JSON object right after a ``## Last Verification Result`` heading, if any."""
+    """The JSON object right after a ``## Last Verification Result`` heading, if any, with the
+    check's output (given after it as plain text) under ``output``."""
     match = _VERIFICATION.search(text)
     if not match:
         return None
@@ -115,10 +117,16 @@ def parse_verification(text: str) -> dict[str, Any] | None:
     if start < 0:
         return None
     try:
-        value, _ = json.JSONDecoder().raw_decode(rest[start:])
+        value, end = json.JSONDecoder().raw_decode(rest[start:])
     except json.JSONDecodeError:
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    if "output" not in value:  # the output follows the JSON as plain text, fenced, when there is any
+        section = rest[start + end:].split("\n## ", 1)[0]
+        found = _PLAIN_OUTPUT.search(section)
+        value["output"] = found.group(2) if found else ""
+    return value
 
 
 def agent_turn(request: dict[str, Any]) -> AgentTurn | None:

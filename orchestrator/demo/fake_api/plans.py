@@ -68,8 +68,10 @@ def report(
     decisions: Sequence[str] = (),
     constraints: Sequence[str] = (),
     notes: str = "",
+    prevention: str = "",
 ) -> Block:
-    """The custom ``report_feature`` tool with the agent's account of the feature."""
+    """The custom ``report_feature`` tool with the agent's account of the feature
+    (`prevention`, after a failed attempt, only when given)."""
     return tool_use(
         REPORT_TOOL,
         {
@@ -77,6 +79,7 @@ def report(
             "decisions": list(decisions),
             "constraints": list(constraints),
             "notes": notes,
+            **({"prevention": prevention} if prevention else {}),
         },
     )
 

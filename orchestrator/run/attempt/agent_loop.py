@@ -88,6 +88,10 @@ STOP_NOTES = {
     CUT_OFF: "the model's answer was cut off at max_tokens",
     "rejected": "the API rejected the request",
 }
+REPORT_REMINDER = (
+    "You ended your turn without calling `report_feature`. If the feature is done, call it now with your summary "
+    "(and `defective_check` if its check itself is wrong); if not, go on working."
+)
 CUT_TOOL_RESULT = (
     "Not run: your answer was cut off at max_tokens ({max_tokens} tokens) in the middle of this tool call, so its "
     "input is incomplete. Call the tool again with a shorter input (for a large file, write it in several steps)."
@@ -120,6 +124,7 @@ class _Loop:
         self.size = RequestSize(self.system, self.tools)
         self.outcome = AttemptOutcome(stop="max_turns", model=session.model)
         self.unknown_said: set[str] = set()
+        self.reminded = False  # one reminder to report, when a turn ends without the report
 
     def _request(self) -> tuple[ApiRequest, int]:
         rewritten: set[int] = set()
@@ -183,6 +188,10 @@ class _Loop:
     def _ended(self, stop_reason: str | None, text: str) -> bool:
         outcome = self.outcome
         outcome.stop = stop_reason if stop_reason in (CUT_OFF, REFUSAL, WINDOW_FULL) else "end_turn"
+        if outcome.stop == "end_turn" and not self.reminded:  # its summary would be lost: ask once
+            self.reminded = True
+            self.messages.append({"role": "user", "content": [{"type": "text", "text": REPORT_REMINDER}]})
+            return False
         note = stop_note(outcome.stop)
         if note is not None:
             outcome.error = note + (f": {text[:200]}" if text else "")

@@ -14,6 +14,7 @@ from context_agent.context_injection import ContextInjection
 from context_agent.feature_records import FeatureRecord
 from context_agent.project_memory import ContextAgent
 from context_agent.summarization import SummaryResult
+from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
@@ -38,6 +39,7 @@ class ContextView:
     def turn(
         self, feature: Feature, *, verification: CheckResult | None, recent_ids: Sequence[str],
         interrupted_attempt: int | None, regression_note: str = "", reserved_tokens: int = 0,
+        view: AttemptView = NO_VIEW,
     ) -> FeatureTurn:
         """`feature`'s turn: its strategy's context and its first user message; `reserved_tokens`
         of the context budget go to a note in the prompt (the Impact Agent's forward-looking line)."""
@@ -45,7 +47,7 @@ class ContextView:
             return feature_turn(
                 feature, self.spec, self.strategy.name, self.paths, injections=self, verification=verification,
                 recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
-                regression_note=regression_note, reserved_tokens=reserved_tokens,
+                regression_note=regression_note, reserved_tokens=reserved_tokens, view=view,
             )
 
     def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:

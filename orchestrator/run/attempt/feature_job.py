@@ -23,6 +23,7 @@ from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
+from orchestrator.run.attempt.agent_view import AttemptView, retry_note, unreported, workspace_section
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
@@ -34,13 +35,15 @@ from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import AttemptRecord, CheckResult
-from orchestrator.store.run_state import AwaitingCheck, PassToFinish, now_ms
+from orchestrator.store.run_state import AwaitingCheck, FeatureStatus, PassToFinish, now_ms
 from orchestrator.tools.context import ToolContext
+from orchestrator.tools.report import DefectiveCheck
 from orchestrator.tools.shell_policy import configured_policy
 
 RESUMED = "resumed after an interrupted attempt"
 FinishPass = Callable[[str, AgentReport | None, str | None], None]
-_ENDED = ("passed", "failed")  # failed after its check passed: its checkpoint could not be made (`finishing`)
+# failed after its check passed: its checkpoint could not be made (`finishing`); needs_review: its check is disputed
+_ENDED = ("passed", "failed", "needs_review")
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,7 @@ class FeatureJob:
         record = awaiting.record.model_copy() if awaiting.record else AttemptRecord(attempt=attempt)
         report = self.recorder.draft.report = awaiting.report or self.recorder.draft.report
         verification = self.check.run(attempt, reported=awaiting.report is not None, stop=str(record.stop))
-        learned = (awaiting.report or {}).get("summary")
+        learned = (awaiting.report or {}).get("prevention")
         return AttemptStep(record, verification, report, learned)
 
     def _attempt(self, attempt: int, interrupted: int | None) -> AttemptStep:
@@ -125,17 +128,19 @@ class FeatureJob:
         entry.awaiting_check = None
         self._start_attempt(attempt)
         # History is read before this attempt adds to the log: it holds what came before.
+        retry = retry_note(self.workspace, self.recorder.draft.report) if attempt > 1 else ""
         turn = self.context.turn(
             self.feature, verification=entry.last_verification if attempt > 1 or entry.reopened else None,
             recent_ids=self.recorder.books.state.recent_completed, interrupted_attempt=interrupted,
             regression_note=self.watch.note if self.watch else "",
             reserved_tokens=self.watch.note_tokens if self.watch else 0,
+            view=AttemptView(retry=retry, workspace=workspace_section(self.settings.environment.at(self.workspace))),
         )
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats
         outcome, verification = self._run_agent(attempt, turn)
-        report = outcome.report.model_dump() if outcome.report else self.recorder.draft.report
-        learned = outcome.report.summary if outcome.report else outcome.final_text
+        report = outcome.report.model_dump() if outcome.report else unreported(outcome.final_text) or self.recorder.draft.report
+        learned = outcome.report.prevention if outcome.report else None
         return AttemptStep(_attempt_record(attempt, outcome), verification, report, learned)
 
     def _start_attempt(self, attempt: int) -> None:
@@ -185,8 +190,11 @@ class FeatureJob:
         recorder.book()
         if step.verification.success:
             self._record_pass()
-            learned = (step.learned or f"attempt {attempt} passed after the fix") if attempt > 1 else None
-            self.finish_pass(self.feature.id, step.report, learned)
+            # After a failure, what the report says prevents it ("" keeps the default prevention);
+            # None: no failure to learn from.
+            self.finish_pass(self.feature.id, step.report, (step.learned or "") if attempt > 1 else None)
+        elif (defect := self._disputed(step)) is not None:
+            self._needs_review(defect)
         else:
             self.context.record_failure(self.feature.id, attempt, step.record.verification)
             entry.status = "pending"  # between attempts: nothing is running
@@ -218,10 +226,32 @@ class FeatureJob:
             entry.last_verification = entry.last_verification.model_copy(update={"output": ""})
         self.recorder.record()
 
+    def _disputed(self, step: AttemptStep) -> DefectiveCheck | None:
+        """The agent's claim that the check is wrong, when it is the feature's own check that failed."""
+        own = self.check.own
+        if own is None or own.success or not step.report or not step.report.get("defective_check"):
+            return None
+        try:
+            return DefectiveCheck.model_validate(step.report["defective_check"])
+        except ValueError:
+            return None
+
+    def _needs_review(self, defect: DefectiveCheck) -> None:
+        """No more attempts: a person reviews the check; the agent's evidence is printed and kept as the reason."""
+        self.recorder.events.warn(
+            f"{self.feature.id} needs review: the agent reports its check is defective at {defect.where()}: "
+            f"{defect.evidence} (fix the check if it is wrong, then run `orchestrate run` again: the feature is retried)",
+            id=self.feature.id,
+        )
+        self._settle_unpassed("needs_review", f"check reported defective at {defect.where()}: {defect.evidence}")
+
     def _fail(self) -> None:
+        self._settle_unpassed("failed", self.hopeless or f"check still failing after {self.recorder.entry.attempts} attempt(s)")
+
+    def _settle_unpassed(self, status: FeatureStatus, reason: str) -> None:
+        """End the feature without a pass: its work parked, its report kept, the books closed."""
         entry, recorder = self.recorder.entry, self.recorder
-        entry.status, entry.reopened = "failed", False
-        entry.reason = self.hopeless or f"check still failing after {entry.attempts} attempt(s)"
+        entry.status, entry.reopened, entry.reason = status, False, reason
         if self.watch:
             self.watch.failed(entry)
         if recorder.draft.report:

@@ -12,7 +12,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
 from orchestrator.run.attempt.strategies import InjectionSource, StrategyContext, StrategyInputs, strategy_named
+from orchestrator.run.checks.regression import OWN_CHECK_PASSED
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.paths import ProjectPaths
@@ -76,8 +78,10 @@ def project_section(spec: FeatureSpec) -> str:
     return f"# Project: {spec.project}" + (f"\n\n{spec.description}" if spec.description else "")
 
 
-def last_verification_section(verification: CheckResult | None) -> str:
-    """`## Last Verification Result`: only on a retry; the failure visible at a glance."""
+def last_verification_section(verification: CheckResult | None, retry: str = "") -> str:
+    """`## Last Verification Result`: only on a retry; the failure visible at a glance, the result's
+    fields on one JSON line, the output as plain text (escaped in JSON it is harder to read and dearer),
+    then `retry`: what the previous attempt left and said (`agent_view.retry_note`)."""
     if verification is None:
         return ""
     # Attempt 0: the check run again after the feature passed (final verification, `verify`, `combine`).
@@ -95,9 +99,26 @@ def last_verification_section(verification: CheckResult | None) -> str:
     lines = [] if verification.success else error_excerpt(verification.output, None)
     first = "".join(f"\n    {line}" for line in lines)
     first = f"\n\nIts first meaningful lines:{first}" if first else ""
-    body = json.dumps(verification.dump(), indent=2, ensure_ascii=False)
-    return (f"## Last Verification Result\n\n{glance}. Fix the cause before anything else.{first}\n\n"
-            f"```json\n{body}\n```")
+    if verification.error and verification.error.startswith(OWN_CHECK_PASSED):  # a regression: say it as it is
+        glance = f"Attempt {verification.attempt}: {verification.error[0].upper()}{verification.error[1:]}"
+    fields = {key: value for key, value in verification.dump().items() if key != "output"}
+    parts = [
+        "## Last Verification Result", f"{glance}. Fix the cause before anything else.{first}",
+        f"```json\n{json.dumps(fields, ensure_ascii=False)}\n```",
+    ]
+    if verification.output:
+        fence = "`" * max(3, _longest_backtick_run(verification.output) + 1)
+        parts.append(f"Its output (the tail):\n{fence}text\n{verification.output.rstrip(chr(10))}\n{fence}")
+    return "\n\n".join([*parts, retry] if retry else parts)
+
+
+def _longest_backtick_run(text: str) -> int:
+    """The longest run of backticks in `text`: the output's fence must be longer."""
+    longest = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    return longest
 
 
 def feature_section(feature: Feature, check_command: str | None) -> str:
@@ -130,14 +151,17 @@ def feature_prompt(
     strategy_sections: Sequence[str] = (),
     request_prefix: str = "",
     regression_note: str = "",
+    view: AttemptView = NO_VIEW,
 ) -> str:
     """The first user message: sections in the fixed order, each left out when empty.
-    `regression_note` is the assessment's line naming the checks that will be re-run."""
+    `regression_note` is the assessment's line naming the checks that will be re-run;
+    `view` what the agent is shown of its surroundings (`agent_view`)."""
     sections = [
         request_prefix,
-        last_verification_section(verification),
+        last_verification_section(verification, view.retry),
         feature_section(feature, spec.check_command(feature)),
         regression_note,
+        view.workspace,
         project_context,
         *strategy_sections,
     ]
@@ -165,6 +189,7 @@ def feature_turn(
     interrupted_attempt: int | None = None,
     regression_note: str = "",
     reserved_tokens: int = 0,
+    view: AttemptView = NO_VIEW,
 ) -> FeatureTurn:
     """Build `feature`'s turn under `strategy`; `injections` is the Context Agent (compressed),
     whose budget gives up `reserved_tokens` to `regression_note`'s forward-looking line."""
@@ -176,5 +201,6 @@ def feature_turn(
     prompt = feature_prompt(
         feature, spec, verification=verification, project_context=context.project_context,
         strategy_sections=context.sections, request_prefix=context.request_prefix, regression_note=regression_note,
+        view=view,
     )
     return FeatureTurn(prompt=prompt, context=context)

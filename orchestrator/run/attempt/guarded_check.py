@@ -35,6 +35,7 @@ class GuardedCheck:
         self.verifier, self.recorder, self.watch, self.strict = verifier, recorder, watch, strict
         self.influence = check_influence.InfluenceWatch(workspace, strict=strict, on_warning=recorder.events.warn)
         self.unrestored: protect.Guard | None = None  # an attempt's guard whose protected files stuck
+        self.own: CheckResult | None = None  # the last attempt's own check, before the regression guard's say
 
     def record_check_files(self) -> None:
         """The check's files, found before the first attempt and kept across kills and resumes."""
@@ -74,6 +75,7 @@ class GuardedCheck:
 
     def run(self, attempt: int, *, reported: bool, stop: str) -> CheckResult:
         """Run the feature's check; with none, the agent's report decides."""
+        self.own = None
         influencers = self.influence.after_attempt(self.feature.id, self.command)
         if influencers and self.strict:
             return check_influence.strict_refusal(self.command, attempt, influencers)
@@ -88,6 +90,7 @@ class GuardedCheck:
             # No check at all: the agent's report decides, and the log says it was not verified.
             result.success = reported
             result.error = None if reported else f"no check command and the agent did not report ({stop})"
+        self.own = result
         self.recorder.verified(result)  # as it happened: the own check, then the guard's re-runs of passed features
         guarded = self.watch.after_check(attempt, result, own_seconds) if self.watch else result
         if guarded is not result:  # it broke one: that failure is the attempt's verification

@@ -55,7 +55,24 @@ def prompt_line(assessment: Assessment, spec: FeatureSpec) -> str:
     """One short line naming the passed features whose checks will be re-run, or "" when none."""
     if not assessment.affected:
         return ""
-    shown = [f"{fid} (`{spec.check_command(spec.feature(fid))}`)" for fid in assessment.affected[:MAX_NAMED]]
+    named = assessment.affected[:MAX_NAMED]
+    commands = [spec.check_command(spec.feature(fid)) or "" for fid in named]
+    prefix = shared_prefix(commands)
+    shown = [f"{fid} (`{command[len(prefix):]}`)" for fid, command in zip(named, commands, strict=True)]
     more = f" and {len(assessment.affected) - MAX_NAMED} more" if len(assessment.affected) > MAX_NAMED else ""
-    return (f"Regression checks: after your check passes, the checks of {', '.join(shown)}{more} will be re-run; "
-            "run them yourself before reporting.")
+    each = f" (each command starts `{prefix.rstrip()}`)" if prefix else ""
+    return (f"Regression checks: after your check passes, the checks of {', '.join(shown)}{more}{each} will be "
+            "re-run; run them yourself before reporting.")
+
+
+def shared_prefix(commands: list[str], shortest: int = 20) -> str:
+    """The words every command starts with, when there are several and it is worth saying once
+    (at least `shortest` characters): a long shared prefix repeated per feature is hundreds of tokens."""
+    if len(commands) < 2:
+        return ""
+    common = commands[0]
+    for command in commands[1:]:
+        while not command.startswith(common):
+            common = common[:-1]
+    cut = common[: common.rfind(" ") + 1]  # at a word boundary, keeping the space
+    return cut if len(cut) >= shortest and all(len(command) > len(cut) for command in commands) else ""

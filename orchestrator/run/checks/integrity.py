@@ -172,7 +172,11 @@ class FeatureWatch:
         self.runs = round.runs
         self.integrity.rechecked(self.feature.id, self.runs, elapsed_ms(started), deferred=round.deferred)
         broken = failures(self.runs)
-        return broken_result(broken, attempt) if broken else result
+        if not broken:
+            return result
+        entry = self.integrity.guard.state.features.get(broken[0].feature_id)
+        shared = sorted(set(self.changed) & entry.footprint.files()) if entry and entry.footprint else []
+        return broken_result(broken, attempt, shared=shared, deferred=round.deferred)
 
     def hidden(self, command: str | None, attempt: int) -> CheckResult | None:
         """Before the check runs (its own outputs are not the work): the attempt's failure when

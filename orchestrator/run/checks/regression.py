@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -174,14 +174,22 @@ def failures(runs: Iterable[CheckRun]) -> list[CheckRun]:
     return [run for run in runs if not run.success]
 
 
-def broken_result(broken: list[CheckRun], attempt: int) -> CheckResult:
-    """The attempt's result when it broke passed features: the first one's check, command and output."""
+OWN_CHECK_PASSED = "your feature's own check passed"  # how a broken passed feature's result starts
+
+
+def broken_result(broken: list[CheckRun], attempt: int, *, shared: Sequence[str] = (), deferred: int = 0) -> CheckResult:
+    """The attempt's result when it broke passed features: the first one's check, command and output.
+    `shared`: the files the attempt changed that the broken feature's footprint holds; `deferred`: the
+    announced checks the guard's budget left to final verification."""
     first = broken[0].result
     why = first.error or (f"exit code {first.exit_code}" if first.exit_code is not None else "it failed")
     others = [run.feature_id for run in broken[1:]]
     also = f" (also broke: {', '.join(others)})" if others else ""
+    files = f"; you changed {', '.join(shared[:10])}, which feature {broken[0].feature_id} uses" if shared else ""
+    later = f"; {deferred} other announced check(s) were deferred to final verification" if deferred else ""
     return CheckResult(
         command=first.command, success=False, exit_code=first.exit_code, output=first.output, attempt=attempt,
-        error=f"your change broke feature {broken[0].feature_id}: its check failed ({why}){also}; "
+        error=f"{OWN_CHECK_PASSED}, but your change broke feature {broken[0].feature_id}: its check "
+              f"failed ({why}){also}{files}{later}; "
               "fix your change so that check passes again, without editing that check",
     )

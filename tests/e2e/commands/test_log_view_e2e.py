@@ -36,7 +36,7 @@ def test_logs_id_shows_each_attempt_its_tools_its_check_and_the_footprint(fake_a
                      r"stopped: reported", line) for line in attempts), attempts
     assert lines.count("    str_replace_based_edit_tool: create lib.py") == 2
     assert "    check `test -f two.txt` passed" in lines
-    assert f"    check `{CHECK_1}` FAILED (exit 1): the attempt broke feature feat-01" in "\n".join(lines)
+    assert f"    check `{CHECK_1}` FAILED (exit 1): the feature's own check passed, but the attempt broke feature feat-01" in "\n".join(lines)
     assert "fix your change" not in shown.stdout  # what the agent was told is not quoted to the user
     assert "    regression: 1 check(s) re-run, 1 FAILED (feat-01)" in lines
     raw = run_cli(["logs", "feat-02", "--json"], repo)

@@ -124,7 +124,8 @@ def memory_plan(project: Path, snapshots: dict[str, dict[str, Any]]):
             return [edit_create(f"features/{fid}.txt", content)]
         if turn.step == 1:
             if fid == FAILS_FIRST and retry:
-                return [report(RETRY_SUMMARY, DECISIONS[fid], [CONSTRAINTS[fid]], notes=RETRY_NOTES)]
+                return [report(RETRY_SUMMARY, DECISIONS[fid], [CONSTRAINTS[fid]], notes=RETRY_NOTES,
+                               prevention=RETRY_NOTES)]
             return [report(f"Built {fid} of the widget service.", DECISIONS.get(fid, []),
                            [CONSTRAINTS[fid]] if fid in CONSTRAINTS else [])]
         return [text(f"{fid} is done.")]
@@ -262,7 +263,8 @@ def test_twelve_feature_run_keeps_what_matters_through_three_summarizations(fake
     assert not stores["active-constraints"]["retired"]
 
     # The failed-first feature is in failure memory, described from the check's output, with
-    # what its passing attempt reported as the prevention (not the summarizer's, not the default).
+    # what its passing attempt reported as the prevention (its `prevention` field; not the summarizer's,
+    # not the default).
     failures = [f for f in stores["failure-memory"]["failures"] if f["featureId"] == FAILS_FIRST]
     assert len(failures) == 1
     assert "is not ready" in failures[0]["description"]
@@ -274,7 +276,8 @@ def test_twelve_feature_run_keeps_what_matters_through_three_summarizations(fake
     assert stores["running-summary"]["summary"] == summarizer.summaries[-1]
 
     # Every prompt from the second on carries the context within budget, listing every
-    # constraint active at that point; the twelfth also shows the failure to avoid.
+    # constraint active at that point; the failure to avoid is not shown once its feature has
+    # passed, as none of the later features builds on it (issue 42).
     injection_tokens = {}
     for index, fid in enumerate(ids[1:], start=2):
         section = project_context(first_prompt(fake_api, fid))
@@ -284,7 +287,7 @@ def test_twelve_feature_run_keeps_what_matters_through_three_summarizations(fake
         assert sorted(listed) == sorted(CONSTRAINTS[f] for f in ids[: index - 1]), fid
         assert len(block_lines(section, "**Key Decisions:**")) <= 3
     twelfth = project_context(first_prompt(fake_api, "feat-12"))
-    assert failures[0]["description"] in "\n".join(block_lines(twelfth, "**Recent Failures to Avoid:**"))
+    assert not block_lines(twelfth, "**Recent Failures to Avoid:**")
     assert "not shown" not in twelfth
     assert "## Project Context" not in first_prompt(fake_api, "feat-01")
 

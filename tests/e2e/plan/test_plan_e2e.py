@@ -182,3 +182,18 @@ def test_max_cost_stops_before_the_cap_is_passed_and_writes_nothing(fake_api, pr
     assert result.code == 3
     assert "cost cap" in result.stderr and "no spec written" in result.stderr
     assert fake_api.calls == 0 and list(project.iterdir()) == []
+
+
+def test_check_files_get_the_umask_mode_and_the_writer_is_asked_to_re_derive_values(fake_api, project, description):
+    fake_api.tool_answers = ScriptedToolAnswers({
+        "submit_spec": [{"project": "calc", "description": "d", "features": [feature("calc-add", "Addition", [])]}],
+        "submit_checks": [check_answer("calc-add", REAL_ADD)],
+    })
+
+    result = run_cli(["plan", str(description), "--write-checks"], project, fake_api)
+
+    assert result.code == 0, result.stderr
+    check_file = project / "tests/features/test_calc_add.py"
+    assert check_file.stat().st_mode & 0o777 == 0o644  # the tests' umask is 022, as a user's usually is
+    check_system = json.dumps(fake_api.forced_tool_calls[1].body["system"])
+    assert "re-derive every expected value" in check_system

@@ -70,8 +70,11 @@ def test_failed_check_is_fed_back_and_the_retry_passes(fake_api, project):
     assert "## Last Verification Result" not in first_prompt(fake_api, "feat-01", 0)
     retry = first_prompt(fake_api, "feat-01", 1)
     assert retry.startswith("## Last Verification Result")
-    fed_back = json.loads(retry.split("```json\n", 1)[1].split("\n```", 1)[0])
-    assert list(fed_back) == ["command", "success", "exitCode", "output", "error", "skipped", "attempt"]
+    fields = retry.split("```json\n", 1)[1].split("\n```", 1)[0]
+    fed_back = json.loads(fields)
+    assert "\n" not in fields  # the command, the exit code and the rest on one line
+    assert list(fed_back) == ["command", "success", "exitCode", "error", "skipped", "attempt"]
+    assert "```text\nexpected value 42 in value.txt\n```" in retry  # the output as plain text, not escaped JSON
     assert fed_back["success"] is False and fed_back["exitCode"] == 1 and fed_back["attempt"] == 1
     log = read_json(project / ".autonomous/logs/feat-01.json")
     assert log["attempts"] == 2 and log["status"] == "passed"

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from orchestrator.demo.fake_api.agent_turn import parse_verification
 from tests.cli_helpers import file_tree, first_prompt, read_json, run_cli, write_spec
 from orchestrator.demo.fake_api.plans import bash, edit_create, report, text, tool_use
 
@@ -90,7 +91,9 @@ def _tool_results(fake: Any, feature_id: str) -> dict[str, tuple[str, bool]]:
 
 
 def _last_verification(prompt: str) -> dict[str, Any]:
-    return json.loads(prompt.split("```json\n", 1)[1].split("\n```", 1)[0])
+    found = parse_verification(prompt)  # the fields, with the output given after them as plain text
+    assert found is not None, prompt
+    return found
 
 
 @pytest.fixture

@@ -99,15 +99,17 @@ def test_decisions_from_dependencies_and_the_same_area_come_before_newer_unrelat
     assert [d.feature_id for d in decisions] == ["todo-store", "todo-model", "navbar"]
 
 
-def test_on_a_retry_the_feature_s_own_failure_comes_first(tmp_path: Path) -> None:
+def test_on_a_retry_the_feature_s_earlier_failure_comes_first_and_its_latest_is_left_to_the_retry(tmp_path: Path) -> None:
     agent = ContextAgent(tmp_path, features=[_feature("a"), _feature("b"), _feature("c")])
     agent.record_failure("a", 1, {"command": "pytest -q", "exitCode": 1, "output": "E   KeyError: 'a'"})
     agent.record_failure("b", 1, {"command": "pytest -q", "exitCode": 1, "output": "E   KeyError: 'b'"})
     agent.record_failure("c", 1, {"command": "pytest -q", "exitCode": 1, "output": "E   KeyError: 'c'"})
+    agent.record_failure("a", 2, {"command": "pytest -q", "exitCode": 1, "output": "E   IndexError: 'a'"})
 
     failures = agent.get_injection("a").failures
 
-    assert [f.feature_id for f in failures] == ["a", "c"]  # its own, then the most recent
+    # Its earlier failure, then the most recent other one; its latest is the retry's Last Verification Result.
+    assert [(f.feature_id, "KeyError" in f.description) for f in failures] == [("a", True), ("c", True)]
 
 
 def test_all_active_constraints_are_listed_when_they_fit(tmp_path: Path) -> None:

@@ -38,9 +38,9 @@ def test_a_failed_check_is_remembered_by_its_error_line_not_the_noise(tmp_path: 
     agent = ContextAgent(tmp_path)
     agent.record_failure("todo-model", 1, _check(PYTEST_FAILURE))
 
-    failure = agent.get_injection("todo-model").failures[0]
+    failure = agent.get_injection("todo-api").failures[0]
 
-    assert failure.description == "`pytest -q` failed: AttributeError: 'Todo' object has no attribute 'done'"
+    assert failure.description == "tests/test_model.py::test_done failed: AttributeError: 'Todo' object has no attribute 'done'"
     assert failure.prevention == "make `pytest -q` pass before reporting done"
 
 
@@ -51,8 +51,8 @@ def test_the_passing_attempt_s_lesson_replaces_the_default_prevention(tmp_path: 
 
     agent.record_prevention("todo-model", "Give Todo a done field defaulting to False.")
 
-    failures = agent.get_injection("todo-model").failures
-    assert [f.prevention for f in failures] == ["Give Todo a done field defaulting to False."] * 2
+    failures = _stored(ProjectPaths.for_project(tmp_path).context.failure_memory, "failures")
+    assert [f["prevention"] for f in failures] == ["Give Todo a done field defaulting to False."] * 2
 
 
 def test_the_same_failure_on_every_retry_takes_one_slot(tmp_path: Path) -> None:

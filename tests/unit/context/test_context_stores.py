@@ -39,7 +39,10 @@ def test_recorded_memory_is_there_for_a_new_agent_on_the_same_project(tmp_path: 
 
     assert [d.text for d in injection.decisions] == ["Todo ids are UUID4 strings"]
     assert [c.description for c in injection.constraints] == ["Standard library only"]
-    assert injection.failures[0].prevention == "Return a list, not a generator."
+    # Resolved (todo-model passed since), so no longer injected into an unrelated feature; stored still.
+    assert injection.failures == []
+    (kept,) = json.loads(ProjectPaths.for_project(tmp_path).context.failure_memory.read_text())["failures"]
+    assert kept["prevention"] == "Return a list, not a generator." and kept["resolved"] is True
     assert "Added the Todo model." in injection.summary
     assert events == []
 

@@ -152,7 +152,7 @@ def test_a_summarizer_failure_gives_a_prevention_to_the_failure_it_explains(tmp_
 
     result = agent.summarize(["a"], "every-5")
 
-    failures = agent.get_injection("a").failures
+    failures = agent.get_injection("b").failures
     assert len(failures) == 1 and failures[0].prevention == "Check the id key exists"
     assert result.new_failures == 0 and result.preventions == 1
 

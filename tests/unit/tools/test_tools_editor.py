@@ -62,16 +62,26 @@ def test_a_bad_view_range_is_an_error_not_a_crash(ctx: ToolContext, bad: object)
     assert "view_range" in result.content
 
 
-def test_view_of_a_directory_lists_two_levels_without_hidden_entries(ctx: ToolContext, project: Path) -> None:
+def test_view_of_a_small_directory_lists_every_level_without_hidden_entries(ctx: ToolContext, project: Path) -> None:
     (project / "src" / "pkg" / "deep").mkdir(parents=True)
-    (project / "src" / "pkg" / "deep" / "too_deep.py").write_text("")
+    (project / "src" / "pkg" / "deep" / "deeper.py").write_text("")
     (project / ".env").write_text("X=1")
     result = edit(ctx, command="view", path=".")
     assert not result.is_error
     lines = result.content.splitlines()[1:]
     assert "src/" in lines and "src/app.py" in lines and "src/pkg/" in lines
-    assert "tests/test_app.py" in lines
-    assert not any("too_deep" in line or ".autonomous" in line or ".env" in line for line in lines)
+    assert "tests/test_app.py" in lines and "src/pkg/deep/deeper.py" in lines  # small: every level
+    assert not any(".autonomous" in line or ".env" in line for line in lines)
+
+
+def test_view_of_a_big_directory_lists_two_levels(ctx: ToolContext, project: Path) -> None:
+    (project / "src" / "pkg" / "deep").mkdir(parents=True)
+    for index in range(120):
+        (project / "src" / "pkg" / "deep" / f"m{index}.py").write_text("")
+    result = edit(ctx, command="view", path=".")
+    lines = result.content.splitlines()[1:]
+    assert "up to 2 levels deep" in result.content and "src/pkg/" in lines
+    assert not any("deep/" in line for line in lines)
 
 
 def test_empty_file_and_missing_file(ctx: ToolContext, project: Path) -> None:

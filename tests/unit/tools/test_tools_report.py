@@ -75,7 +75,7 @@ def test_the_tool_definitions_match_the_sdk_types() -> None:
     assert set(report) <= set(ToolParam.__annotations__)
     schema = report["input_schema"]
     assert schema["type"] == "object" and schema["required"] == ["summary"]
-    assert set(schema["properties"]) == {"summary", "decisions", "constraints", "notes"}
+    assert set(schema["properties"]) == {"summary", "decisions", "constraints", "notes", "prevention", "defective_check"}
     json.dumps(tool_definitions())  # plain JSON, ready to send
 
 
@@ -84,3 +84,15 @@ def test_the_definitions_are_identical_every_time_and_a_fresh_copy() -> None:
     assert first == second and first is not second
     first[2]["input_schema"]["properties"].clear()
     assert tool_definitions()[2]["input_schema"]["properties"]
+
+
+def test_claude_codes_report_tool_takes_a_defective_check_too():
+    pytest.importorskip("claude_agent_sdk")
+    from orchestrator.claude_code.report_server import ReportInbox
+
+    inbox = ReportInbox()
+    answer = inbox.receive({"summary": "done", "defective_check": {
+        "file": "tests/test_x.py", "line": 12, "evidence": "expects 10 tokens for an expression with 8"}})
+
+    assert not answer.get("is_error") and inbox.report is not None and inbox.report.defective_check is not None
+    assert inbox.report.defective_check.where() == "tests/test_x.py:12"

@@ -54,8 +54,7 @@ class InProcessModel(StreamsCreate):
 
     def create(self, **request: Any) -> Message:
         self.requests.append(request)
-        last = request["messages"][-1]
-        if isinstance(last["content"], list) and any(b.get("type") == "tool_result" for b in last["content"]):
+        if _is_tool_turn(request):  # a tool's result, or the reminder to report: the attempt's work is done
             return _message([{"type": "text", "text": "done"}], "end_turn")
         attempt = sum(1 for r in self.requests if not _is_tool_turn(r))
         command = f"echo work > attempt-{attempt}.txt"
@@ -64,8 +63,8 @@ class InProcessModel(StreamsCreate):
 
 
 def _is_tool_turn(request: dict[str, Any]) -> bool:
-    content = request["messages"][-1]["content"]
-    return isinstance(content, list) and any(b.get("type") == "tool_result" for b in content)
+    """Any request of an attempt but its first (which holds the prompt alone)."""
+    return len(request["messages"]) > 1
 
 
 def _prompt_text(request: dict[str, Any]) -> str:

@@ -81,6 +81,9 @@ def test_a_break_of_feature_1_is_fed_back_and_fixed_and_the_final_tree_passes(fa
     retry = first_prompt(fake_api, "feat-02", 1)
     fed = json.loads(retry.split("```json\n", 1)[1].split("\n```", 1)[0])
     assert fed["command"] == CHECK_1 and "your change broke feature feat-01" in fed["error"]
+    # Said as it is (issue 42): its own check passed, which file broke whose check.
+    assert "Attempt 1: Your feature's own check passed, but your change broke feature feat-01" in retry
+    assert "you changed lib.py, which feature feat-01 uses" in retry and "FAILED with exit code" not in retry
     assert "Regression checks:" in first_prompt(fake_api, "feat-02", 0) and "feat-01" in first_prompt(fake_api, "feat-02", 0)
     events = result.events()
     checks = [e for e in events if e["type"] == "regression_check"]

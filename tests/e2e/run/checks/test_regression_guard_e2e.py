@@ -13,7 +13,7 @@ def test_checks_run_at_once_keep_their_order_and_a_failure_names_the_broken_feat
     runs = run_checks([("a", "true"), ("b", "echo bad; exit 3"), ("c", "true")], tmp_path, check_runner(unsandboxed(tmp_path), 5.0), 3)
     assert [(run.feature_id, run.success) for run in runs] == [("a", True), ("b", False), ("c", True)]
     result = broken_result([runs[1]], attempt=2)
-    assert result.error is not None and result.error.startswith("your change broke feature b")
+    assert result.error is not None and result.error.startswith("your feature's own check passed, but your change broke feature b")
     assert result.command == "echo bad; exit 3" and "bad" in result.output and not result.success
 
 
