@@ -20,11 +20,11 @@ from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.plan_output import NO_RUNNER_FOUND, print_dry_run, print_result
 from orchestrator.config import RunConfig
 from orchestrator.plan.check_writer import CheckSettings, FeatureCheck, sweep, write_check
-from orchestrator.plan.file_map import project_file_map
 from orchestrator.plan.planner import PlanInvalid, PlannedSpec, PlannerSettings, plan_spec
 from orchestrator.plan.result import planned_spec_json, with_checks
 from orchestrator.plan.runners import DEFAULT_RUNNER, detect_runner
 from orchestrator.plan.written_checks import CheckFiles
+from orchestrator.run.attempt.agent_view import project_file_map
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.atomic import write_text_atomic

@@ -9,7 +9,6 @@ Owns:
                   put in dependency order
     planner       phase 1: chunk by chunk, answers validated like any spec and repaired by
                   feeding the problems back, a bounded number of times
-    file_map      the compact map of an existing project's files the prompts carry
     runners       whether the project (or the description) has a test runner
     red           run a check on the current tree and say whether it fails for the right reason
     check_files   the check files written into the project: confined, never replacing its

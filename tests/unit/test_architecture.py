@@ -16,7 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("orchestrator", "context_agent")
 MAX_FUNCTION_LINES = 60
-MAX_MODULE_LINES = 300
+# Modules are sized by concept, not by a line count: past 600 lines is a signal to look (split it where
+# it holds two ideas, or list it below with the reason it is one), not a target to cut to.
+MAX_MODULE_LINES = 600
 # What is still over a rule, and why: a ratchet. An entry that no longer breaks its rule fails
 # `test_the_known_exceptions_still_need_to_be_there`, so the list can only shrink.
 KNOWN_LONG_MODULES: dict[str, str] = {}
