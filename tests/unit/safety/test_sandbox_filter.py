@@ -9,9 +9,16 @@ import ctypes.util
 import struct
 
 import pytest
+
 from orchestrator.safety.net_proxy import host_allowed
 from orchestrator.safety.sandbox_init import (
-    ARCHES, DENIED, MOUNT_CALLS, SOCKET_FAMILIES, SYSCALLS, UNSUPPORTED, filter_program,
+    ARCHES,
+    DENIED,
+    MOUNT_CALLS,
+    SOCKET_FAMILIES,
+    SYSCALLS,
+    UNSUPPORTED,
+    filter_program,
 )
 
 ALLOW, EPERM, ENOSYS, EAFNOSUPPORT = 0x7FFF0000, 0x00050001, 0x00050026, 0x00050061
@@ -27,9 +34,9 @@ def run(program: bytes, arch: int, nr: int, *args: int) -> int:
     rules = [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
     accumulator, pc = 0, 0
     while True:
-        code, jt, jf, k = rules[pc]
+        code, jt, jf, k = (int(field) for field in rules[pc])
         if code == 0x20:  # BPF_LD | BPF_W | BPF_ABS
-            accumulator = struct.unpack_from("=I", data, k)[0]
+            accumulator = int(struct.unpack_from("=I", data, k)[0])
         elif code == 0x06:  # BPF_RET | BPF_K
             return k
         elif code in (0x15, 0x35, 0x45):  # JEQ, JGE, JSET with a constant
