@@ -61,8 +61,6 @@ echo "attack-done $tag"
 exit $escaped
 """
 CHECK = "bash attack.sh check-{id} && test -f features/{id}.txt"
-# For a run whose checks only set the stage (verify's test): the attacks run, their failure is ignored.
-STAGE_CHECK = "bash attack.sh stage-{id}; test -f features/{id}.txt"
 
 
 @dataclass
@@ -129,25 +127,16 @@ def _assert_held(target: Target, fake: Any, result: Any) -> None:
     assert result.code == 0, result.stdout[-2000:] + result.stderr[-2000:]
 
 
-def test_no_attack_on_the_boundary_works_in_the_serial_run(fake_api: Any, target: Target) -> None:
-    """Mode: the serial run, the agent's shell and the check."""
+def test_no_attack_on_the_boundary_works_in_the_serial_run_nor_in_verify(fake_api: Any, target: Target) -> None:
+    """Modes: the serial run (the agent's shell and the check), then `orchestrate verify` (the check).
+    One test for both, to keep the attack tests' second run as a user short: before the fix the
+    run's own check already fails (verify's alone was seen failing too, every attack but
+    `umount .autonomous` escaping from its checkout)."""
     fake_api.plans["feat-01"] = _attacking_agent(target.script())
     write_spec(target.spec.parent, 1, verify=CHECK)
     result = run_cli(["run", str(target.spec), "--sandbox", "bwrap"], target.project, fake_api, **target.env())
     _assert_held(target, fake_api, result)
-
-
-def test_no_attack_on_the_boundary_works_in_verifys_checks(fake_api: Any, target: Target) -> None:
-    """Mode: `orchestrate verify`, the check alone (the run before it only sets the stage)."""
-    fake_api.plans["feat-01"] = _attacking_agent(target.script())
-    write_spec(target.spec.parent, 1, verify=STAGE_CHECK)
-    staged = run_cli(["run", str(target.spec), "--sandbox", "bwrap"], target.project, fake_api, **target.env())
-    assert staged.code == 0, staged.stdout[-2000:] + staged.stderr[-2000:]
-    for leftover in target.planted():  # whatever a leaky sandbox let the stage plant: verify must not plant it again
-        leftover.unlink()
-    write_spec(target.spec.parent, 1, verify=CHECK)
-    verified = run_cli(["verify", "--spec", str(target.spec), "--sandbox", "bwrap"], target.project, fake_api,
-                       **target.env())
+    verified = run_cli(["verify", "--sandbox", "bwrap"], target.project, fake_api, **target.env())
     assert verified.code == 0, verified.stdout[-3000:] + verified.stderr[-2000:]
     assert target.planted() == []
 
