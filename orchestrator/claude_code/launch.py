@@ -7,8 +7,10 @@ variables (no secrets), an empty home of its own, the API endpoint (the metering
 dummy key), and the few variables the SDK itself sets for the CLI. On a Claude plan (no
 endpoint) the CLI keeps the user's home instead, where its own sign-in lives. With a bubblewrap sandbox
 the CLI runs inside it, like the agent's commands: the workspace writable, the protected paths
-read-only, the real home hidden, and each command of the agent in a nested one that masks the
-CLI's sign-in (`sign_in.shell_prefix`, through `CLAUDE_CODE_SHELL_PREFIX`). The wrapper also
+read-only, the real home hidden, no capability (as root too: the CLI then runs as another uid
+in a user namespace, `sandbox.NESTING_UID`), and each command of the agent in a nested one that
+masks the CLI's sign-in (`sign_in.shell_prefix`, through `CLAUDE_CODE_SHELL_PREFIX`) and installs
+the sandbox's whole seccomp filter again (the CLI's own lets it make the nested namespaces). The wrapper also
 starts a session of its own and dies with its parent, and every process it leads carries the
 attempt's marker, so that an interrupt or the attempt's end leaves none of them running (`orchestrator.safety.descendants`).
 """
@@ -33,6 +35,7 @@ from orchestrator.claude_code.sign_in import shell_prefix
 from orchestrator.safety.descendants import CommandProcesses
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.sandbox_init import PROXY_PORT
+from orchestrator.safety.socket_filter import filter_bytes
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 PLAN_HOSTS = ("api.anthropic.com", "*.anthropic.com", "claude.ai")  # a Claude plan: the API and the sign-in's
@@ -98,8 +101,10 @@ class CliLaunch:
         sandbox = self.environment.sandbox
         if not sandbox.active:
             return None
-        path = self.directory / "shell-prefix"
-        path.write_text(shell_prefix(sandbox.bwrap, shutil.which("bash") or "/bin/bash", self.home,
+        path, seccomp = self.directory / "shell-prefix", self.directory / "seccomp.bpf"
+        seccomp.write_bytes(filter_bytes())  # the sandbox's whole filter, for each agent command
+        seccomp.chmod(0o400)
+        path.write_text(shell_prefix(sandbox.bwrap, shutil.which("bash") or "/bin/bash", self.home, seccomp,
                                      self._commands_proxy()), encoding="utf-8")
         path.chmod(0o500)  # and read-only in the sandbox: the agent cannot take the mask off
         return path
@@ -136,12 +141,13 @@ class CliLaunch:
         sandbox = self.environment.sandbox
         if not sandbox.active:
             return [str(self.cli)]
-        visible = (self.cli.parent, *([self.shell_prefix] if self.shell_prefix else []))
+        prefix = [self.shell_prefix, self.shell_prefix.with_name("seccomp.bpf")] if self.shell_prefix else []
+        visible = (self.cli.parent, *prefix)
         if self.endpoint is None:  # its sign-in in the user's home, and Anthropic's hosts: its own, not its commands'
             sign_in = tuple(path for path in (self.home / ".claude", self.home / ".claude.json") if path.exists())
             sandbox = dataclasses.replace(sandbox, read=(*sandbox.read, *visible), write=(*sandbox.write, *sign_in))
             return sandbox.wrap([str(self.cli)], self.environment.workspace,
-                                own_hosts=(*sandbox.allow_hosts, *PLAN_HOSTS))
+                                own_hosts=(*sandbox.allow_hosts, *PLAN_HOSTS), nests=True)
         address = urllib.parse.urlsplit(self.endpoint.base_url)
         host, port = address.hostname or "", address.port or (443 if address.scheme == "https" else 80)
         loopback = host in LOOPBACK
@@ -150,7 +156,8 @@ class CliLaunch:
             # An endpoint elsewhere (no proxy in between) is one more host its proxy lets through.
             allow_hosts=sandbox.allow_hosts if loopback or not host else (*sandbox.allow_hosts, host),
         )
-        return sandbox.wrap([str(self.cli)], self.environment.workspace, forward_ports=[port] if loopback else [])
+        return sandbox.wrap([str(self.cli)], self.environment.workspace, forward_ports=[port] if loopback else [],
+                            nests=True)
 
     def __enter__(self) -> CliLaunch:
         return self

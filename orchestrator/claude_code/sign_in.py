@@ -100,13 +100,17 @@ def _static_prefix(pattern: str) -> str:
     return "/".join(parts) or ("/" if pattern.startswith("/") else "")
 
 
-def shell_prefix(bwrap: str, shell: str, home: Path, environment: Mapping[str, str | None] | None = None) -> str:
+def shell_prefix(
+    bwrap: str, shell: str, home: Path, seccomp: Path, environment: Mapping[str, str | None] | None = None,
+) -> str:
     """The script for `CLAUDE_CODE_SHELL_PREFIX`: runs the command line the CLI gives it (one
-    argument) in a nested bubblewrap with the sign-in in `home` masked, none of the CLI's
-    credentials in its environment (`CLI_CREDENTIALS`) and `environment`'s variables set (None:
-    removed). The nested PID namespace also keeps the commands off the CLI's own bridges to the
-    metering proxy and to its hosts (`sandbox_init.own_connection`). The files are looked at when
-    each command runs: in api-key mode the CLI makes them after the script is written."""
+    argument) in a nested bubblewrap with the sign-in in `home` masked, no capability, the
+    sandbox's whole seccomp filter (the file `seccomp`; the CLI's own sandbox lets it make the
+    namespaces this needs), none of the CLI's credentials in its environment (`CLI_CREDENTIALS`)
+    and `environment`'s variables set (None: removed). The nested PID namespace also keeps the
+    commands off the CLI's own bridges to the metering proxy and to its hosts
+    (`sandbox_init.own_connection`). The files are looked at when each command runs: in api-key
+    mode the CLI makes them after the script is written."""
     claude, account, snapshots = (shlex.quote(str(home / name)) for name in (*SIGN_IN_NAMES, SHELL_SNAPSHOTS))
     variables = [f"--unsetenv {name}" for name in CLI_CREDENTIALS]
     variables += [f"--setenv {name} {shlex.quote(value)}" if value is not None else f"--unsetenv {name}"
@@ -114,12 +118,12 @@ def shell_prefix(bwrap: str, shell: str, home: Path, environment: Mapping[str, s
     return f"""#!/bin/sh
 # Written by orchestrate for one Claude Code attempt: each agent command without the CLI's sign-in.
 command="$1"
-set -- --dev-bind / / --unshare-pid --proc /proc --die-with-parent
+set -- --dev-bind / / --unshare-pid --proc /proc --die-with-parent --cap-drop ALL
 set -- "$@" {" ".join(variables)}
 if [ -d {claude} ]; then
   set -- "$@" --tmpfs {claude}
   if [ -d {snapshots} ]; then set -- "$@" --ro-bind {snapshots} {snapshots}; fi
 fi
 if [ -e {account} ]; then set -- "$@" --ro-bind /dev/null {account}; fi
-exec {shlex.quote(bwrap)} "$@" -- {shlex.quote(shell)} -c "$command"
+exec {shlex.quote(bwrap)} "$@" --seccomp 9 -- {shlex.quote(shell)} -c "$command" 9<{shlex.quote(str(seccomp))}
 """

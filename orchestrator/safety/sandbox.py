@@ -11,8 +11,12 @@ The shell deny-list guesses at spellings; a namespace does not have to. Under bu
   and the paths the user lists in `[sandbox] read` / `write`;
 - there is no network unless `[sandbox] network = true` (only a private loopback), except the
   hosts `[sandbox] allow_hosts` lists, through this program's proxy (`net_proxy`);
-- no Unix socket can be opened (a seccomp filter, `sandbox_init`): a host service listening on
-  a socket file (`docker.sock`, an ssh-agent, the session bus) is out of reach, network or not;
+- no capability is kept (`--cap-drop ALL`: bubblewrap started by root would otherwise keep them
+  all, and `umount` or a remount would undo every mount above), and a seccomp filter
+  (`sandbox_init`) refuses the mount family, new namespaces, the keyring, `bpf`, ptrace and the
+  socket families a build does not need: no Unix socket can be opened, so a host service
+  listening on a socket file (`docker.sock`, an ssh-agent, the session bus) is out of reach,
+  network or not, and no `AF_VSOCK` one (a hypervisor's services);
 - a new PID namespace: when the command's shell exits, everything it started dies with it,
   `setsid` or not (and with the orchestrator, through `--die-with-parent`).
 
@@ -52,6 +56,8 @@ _TOOLCHAIN_VARIABLES = ("PYENV_ROOT", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "V
 # Never shown from a home, whatever the PATH says.
 _PRIVATE_IN_HOME = frozenset({".ssh", ".aws", ".config", ".gnupg", ".docker", ".kube", ".azure", ".netrc"})
 _PROBE_TIMEOUT = 15.0
+# Who a command that nests bubblewrap runs as when orchestrate runs as root (`_nesting_flags`).
+NESTING_UID = 65532
 
 MountKind = Literal["tmpfs", "ro", "rw"]
 
@@ -84,15 +90,20 @@ class Sandbox:
     def active(self) -> bool:
         return self.kind == "bwrap"
 
-    def wrap(self, argv: Sequence[str], workspace: Path, forward_ports: Sequence[int] = (),
-             own_hosts: Sequence[str] = ()) -> list[str]:
+    def wrap(
+        self, argv: Sequence[str], workspace: Path, forward_ports: Sequence[int] = (),
+        own_hosts: Sequence[str] = (), *, nests: bool = False,
+    ) -> list[str]:
         """`argv` as it runs in the sandbox, with `workspace` writable and its working directory;
         `forward_ports` of the host's loopback reachable on the sandbox's (`port_forward`), and
         `own_hosts` through a proxy of its own: both for `argv`'s own processes only, not for the
-        commands it runs in a sandbox nested in this one (Claude Code's shell prefix)."""
+        commands it runs in a sandbox nested in this one (Claude Code's shell prefix).
+        `nests`: the command starts a bubblewrap of its own for each of its commands (that shell
+        prefix), which installs the whole filter there: it may make namespaces."""
         if not self.active:
             return list(argv)
-        command = [self.bwrap, *_namespace_flags(self.network), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        command = [self.bwrap, *_namespace_flags(self.network), *(_nesting_user() if nests else []),
+                   "--ro-bind", "/", "/", *(_nesting_dev() if nests else ["--dev", "/dev"]), "--proc", "/proc"]
         for kind, path in self._mounts(Path(workspace)):
             command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, path)
         init: list[str] = []
@@ -108,9 +119,10 @@ class Sandbox:
             command += ["--ro-bind", forward_socket(port), inside]
             init += ["--forward", str(port), inside]
         if init:  # the first program forks the bridges, then installs the filter itself
-            return [*command, "--chdir", str(workspace), "--", *init_command(), *init, "--", *argv]
+            nesting = ["--namespaces"] if nests else []
+            return [*command, "--chdir", str(workspace), "--", *init_command(), *nesting, *init, "--", *argv]
         # bwrap installs the filter (read from fd 9, which sh opens): no Python start-up per command.
-        return with_filter([*command, "--chdir", str(workspace), "--", *argv])
+        return with_filter([*command, "--chdir", str(workspace), "--", *argv], namespaces=nests)
 
     def _mounts(self, workspace: Path) -> list[tuple[MountKind, Path]]:
         """Mounts in the order they must be made: a deeper path lies on top of a shallower one."""
@@ -132,8 +144,30 @@ NO_SANDBOX = Sandbox("none", "no sandbox asked for")
 
 
 def _namespace_flags(network: bool) -> list[str]:
-    flags = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    # Started by root, bwrap would keep every capability unless told (as a user it keeps none).
+    flags = ["--die-with-parent", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+             "--unshare-cgroup-try"]
     return flags if network else [*flags, "--unshare-net"]
+
+
+def _nesting_user() -> list[str]:
+    """For a sandbox whose command starts bubblewrap again: started by root, that inner bwrap
+    needs a user namespace of its own, and with no capability left root may not map its uid 0
+    into one (the kernel asks for CAP_SETFCAP). So the command runs as `NESTING_UID` in a user
+    namespace that maps it to root outside (its files stay root's). A user's bwrap makes one anyway."""
+    return ["--unshare-user", "--uid", str(NESTING_UID), "--gid", str(NESTING_UID)] if os.geteuid() == 0 else []
+
+
+def _nesting_dev() -> list[str]:
+    """Its /dev: under bwrap's own `--dev` the inner one cannot mount its /proc (as root), so
+    /dev is assembled here: the same devices, without a terminal's."""
+    dev = ["--tmpfs", "/dev", "--dir", "/dev/shm"]
+    for name in ("null", "zero", "full", "random", "urandom", "tty"):
+        dev += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        dev += ["--symlink", target, f"/dev/{name}"]
+    return dev
 
 
 def _within(path: Path, directory: Path) -> bool:

@@ -1,4 +1,4 @@
-"""How the Unix-socket filter (`sandbox_init`) reaches every sandboxed command.
+"""How the seccomp filter (`sandbox_init`) reaches every sandboxed command.
 
 Without a proxy, bwrap installs it: `with_filter` puts `/bin/sh` in front, which opens the
 filter's file on fd 9 for `bwrap --seccomp 9` (no Python starts per command). With
@@ -26,32 +26,40 @@ PROXY_INSIDE = "/tmp/.orchestrate-proxy.sock"
 _FD = "9"
 
 _lock = threading.Lock()
-_written: list[Path] = []
+_written: dict[bool, Path] = {}
 
 
 class FilterUnavailable(UsageError):
     """No filter for this machine's architecture (exit 2 where bwrap was asked for)."""
 
 
-def with_filter(bwrap_argv: list[str]) -> list[str]:
-    """`bwrap_argv` (bwrap first) with the filter installed by bwrap before the command runs."""
-    return ["/bin/sh", "-c", f'exec "$@" {_FD}<"$0"', str(filter_file()), bwrap_argv[0], "--seccomp", _FD,
-            *bwrap_argv[1:]]
+def with_filter(bwrap_argv: list[str], *, namespaces: bool = False) -> list[str]:
+    """`bwrap_argv` (bwrap first) with the filter installed by bwrap before the command runs;
+    `namespaces`: the variant that lets the command make namespaces (it nests a bubblewrap)."""
+    return ["/bin/sh", "-c", f'exec "$@" {_FD}<"$0"', str(filter_file(namespaces=namespaces)), bwrap_argv[0],
+            "--seccomp", _FD, *bwrap_argv[1:]]
 
 
-def filter_file() -> Path:
+def filter_bytes(*, namespaces: bool = False) -> bytes:
+    """The filter for this machine; `FilterUnavailable` on one it has no system call numbers for."""
+    arch = machine()
+    if arch not in ARCHES:
+        raise FilterUnavailable(f"no seccomp filter for this machine ({arch})")
+    return filter_program(arch, namespaces=namespaces)
+
+
+def filter_file(*, namespaces: bool = False) -> Path:
     """The filter's file, written at first use (and again if it was removed)."""
     with _lock:
-        if _written and _written[0].is_file():
-            return _written[0]
-        arch = machine()
-        if arch not in ARCHES:
-            raise FilterUnavailable(f"no Unix-socket filter for this machine ({arch})")
+        known = _written.get(namespaces)
+        if known is not None and known.is_file():
+            return known
+        program = filter_bytes(namespaces=namespaces)
         directory = Path(tempfile.mkdtemp(prefix="orchestrate-seccomp-"))
         atexit.register(shutil.rmtree, directory, True)
-        path = directory / "unix-sockets.bpf"
-        path.write_bytes(filter_program(arch))
-        _written[:] = [path]
+        path = directory / ("nesting.bpf" if namespaces else "sandbox.bpf")
+        path.write_bytes(program)
+        _written[namespaces] = path
         return path
 
 

@@ -122,12 +122,14 @@ def test_the_shell_prefix_runs_a_command_line_with_the_sign_in_masked(tmp_path: 
     import subprocess
 
     from orchestrator.claude_code.sign_in import shell_prefix
+    from orchestrator.safety.socket_filter import filter_bytes
 
     home = _signed_in_home(tmp_path / "home")
     (home / ".claude" / "shell-snapshots").mkdir()
     (home / ".claude" / "shell-snapshots" / "snapshot.sh").write_text("greet() { echo hello-from-snapshot; }\n")
-    script = tmp_path / "prefix"
-    script.write_text(shell_prefix(shutil.which("bwrap") or "bwrap", "/bin/bash", home))
+    script, seccomp = tmp_path / "prefix", tmp_path / "seccomp.bpf"
+    seccomp.write_bytes(filter_bytes())
+    script.write_text(shell_prefix(shutil.which("bwrap") or "bwrap", "/bin/bash", home, seccomp))
     script.chmod(0o700)
     line = (f"source {home}/.claude/shell-snapshots/snapshot.sh && greet; cat {home}/.claude/.credentials.json; "
             f"cat {home}/.claude.json; ls -A {home}/.claude; echo \"$0\" && pwd")

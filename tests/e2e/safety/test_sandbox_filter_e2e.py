@@ -4,20 +4,22 @@ proxy's allow-list, which refuses before it connects. Only 127.0.0.1 and `localh
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import threading
 from pathlib import Path
+
 import pytest
+
 from orchestrator.safety.net_proxy import proxy_socket
 from orchestrator.safety.sandbox import choose_sandbox
 from tests.e2e.safety.test_sandbox import bwrap_problem
 
-
-
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no usable sandbox: {bwrap_problem()}")
 
 PROBE = """
+import shutil
 import socket
 def attempt(make):
     try:
@@ -95,3 +97,32 @@ def test_the_proxy_tunnels_to_a_listed_host_and_refuses_others_without_connectin
         assert got == [b"hello"]
     finally:
         server.close()
+
+
+# In a sandbox: its capabilities, then whether a new user namespace (with root's capabilities
+# over it) lets it undo the sandbox's mounts: remount / read-write, unmount or write .autonomous.
+NESTED_ATTACK = (
+    "awk '/^CapEff/ {print \"capeff\", $2}' /proc/self/status; "
+    "unshare -Urm sh -c 'mount -o remount,rw,bind / && echo remounted; umount -l .autonomous && echo unmounted; "
+    "echo forged > .autonomous/state && echo forged; touch /etc/orchestrate-attack-probe && echo wrote-etc; echo in-a-namespace'; true"
+)
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="util-linux's unshare is not installed")
+@pytest.mark.parametrize("nests", [False, True], ids=["command", "nesting (the Claude Code CLI)"])
+def test_no_capability_and_no_namespace_undoes_the_sandboxs_mounts(tmp_path: Path, nests: bool) -> None:
+    """A command may not make a user namespace at all; the Claude Code CLI's sandbox may (its
+    shell prefix nests a bubblewrap), but the mounts it was given are locked in there."""
+    (tmp_path / ".autonomous").mkdir()
+    (tmp_path / ".autonomous" / "state").write_text("the run's\n")
+    sandbox = choose_sandbox("bwrap", tmp_path)
+    result = subprocess.run(sandbox.wrap(["sh", "-c", NESTED_ATTACK], tmp_path, nests=nests), capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "capeff 0000000000000000"
+    assert not {"remounted", "unmounted", "forged", "wrote-etc"} & set(lines), result.stdout
+    assert ("in-a-namespace" in lines) == nests, result.stdout + result.stderr
+    assert (tmp_path / ".autonomous" / "state").read_text() == "the run's\n"
+    assert not Path("/etc/orchestrate-attack-probe").exists()

@@ -60,7 +60,8 @@ def test_other_paths_are_left_to_the_other_rules(home, tool, tool_input):
 
 
 def test_the_shell_prefix_masks_only_what_exists_and_runs_the_command_line_it_is_given(tmp_path):
-    script = shell_prefix("/usr/bin/bwrap", "/bin/bash", tmp_path / "my home")
+    script = shell_prefix("/usr/bin/bwrap", "/bin/bash", tmp_path / "my home", tmp_path / "filter.bpf")
     assert script.startswith("#!/bin/sh\n") and "'" + str(tmp_path / "my home" / ".claude") + "'" in script
     assert "--tmpfs" in script and "--ro-bind /dev/null" in script and "--unshare-pid --proc /proc" in script
-    assert script.rstrip().endswith('/bin/bash -c "$command"')
+    assert "--cap-drop ALL" in script  # root's bubblewrap would keep them all
+    assert script.rstrip().endswith(f'--seccomp 9 -- /bin/bash -c "$command" 9<{tmp_path / "filter.bpf"}')

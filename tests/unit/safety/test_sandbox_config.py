@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,20 @@ def test_the_mounts_hide_home_and_tmp_then_open_the_project_then_close_its_state
     assert argv[-4:] == ["--", "bash", "-c", "true"]
     networked = Sandbox("bwrap", "test", network=True).wrap(["true"], project)
     assert "--unshare-net" not in networked
+
+
+@pytest.mark.parametrize("network", [False, True], ids=["no network", "network"])
+@pytest.mark.parametrize("nests", [False, True], ids=["command", "nesting"])
+@pytest.mark.parametrize("euid", [0, 1000], ids=["root", "user"])
+def test_every_sandbox_drops_every_capability_and_installs_the_filter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, network: bool, nests: bool, euid: int,
+) -> None:
+    """Started by root, bwrap would keep them all: `--cap-drop ALL` in each variant, before the command."""
+    monkeypatch.setattr("os.geteuid", lambda: euid)
+    argv = Sandbox("bwrap", "test", network=network).wrap(["true"], tmp_path, nests=nests)
+    bwrap = argv[4:argv.index("--")]  # after `/bin/sh -c 'exec "$@" 9<"$0"' FILTER`
+    assert argv[4] == "bwrap" and bwrap[1:3] == ["--seccomp", "9"]
+    assert ("--cap-drop", "ALL") in itertools.pairwise(bwrap)
+    # Root's nesting sandbox runs as another uid (root with no capability may not map uid 0 again).
+    assert ("--uid" in bwrap) == (nests and euid == 0)
+    assert Path(argv[3]).name == ("nesting.bpf" if nests else "sandbox.bpf")

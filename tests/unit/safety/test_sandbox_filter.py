@@ -1,28 +1,110 @@
-"""The sandbox's Unix-socket filter and its proxy, piece by piece: the BPF program for each
-machine, what a command inside can and cannot open (both ways the filter is installed), and the
-proxy's allow-list, which refuses before it connects. Only 127.0.0.1 and `localhost` are used."""
+"""The sandbox's seccomp filter, as a program: run by a small BPF interpreter here for each
+machine, it answers each system call as the kernel would; its call numbers are held to
+libseccomp's own tables where the library is installed. And the proxy's allow-list."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import struct
+
 import pytest
+
 from orchestrator.safety.net_proxy import host_allowed
-from orchestrator.safety.sandbox_init import ARCHES, filter_program
+from orchestrator.safety.sandbox_init import (
+    ARCHES,
+    DENIED,
+    MOUNT_CALLS,
+    SOCKET_FAMILIES,
+    SYSCALLS,
+    UNSUPPORTED,
+    filter_program,
+)
+
+ALLOW, EPERM, ENOSYS, EAFNOSUPPORT = 0x7FFF0000, 0x00050001, 0x00050026, 0x00050061
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_ALG, AF_VSOCK = 1, 2, 10, 16, 17, 38, 40
+CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWTIME, SIGCHLD = 0x10000000, 0x00020000, 0x80, 17
+FORK_FLAGS = 0x01200000 | SIGCHLD  # CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD: glibc's fork()
+THREAD_FLAGS = 0x003D0F00  # pthread_create's clone flags
 
 
+def run(program: bytes, arch: int, nr: int, *args: int) -> int:
+    """What the kernel would answer: the program run on struct seccomp_data (no JIT, same rules)."""
+    data = struct.pack("=iIQ6Q", nr, arch, 0, *(list(args) + [0] * (6 - len(args))))
+    rules = [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
+    accumulator, pc = 0, 0
+    while True:
+        code, jt, jf, k = (int(field) for field in rules[pc])
+        if code == 0x20:  # BPF_LD | BPF_W | BPF_ABS
+            accumulator = int(struct.unpack_from("=I", data, k)[0])
+        elif code == 0x06:  # BPF_RET | BPF_K
+            return k
+        elif code in (0x15, 0x35, 0x45):  # JEQ, JGE, JSET with a constant
+            taken = {0x15: accumulator == k, 0x35: accumulator >= k, 0x45: bool(accumulator & k)}[code]
+            pc += jt if taken else jf
+        else:
+            raise AssertionError(f"unexpected instruction {code:#x} at {pc}")
+        pc += 1
 
 
 @pytest.mark.parametrize("arch", sorted(ARCHES))
-def test_the_filter_checks_the_architecture_first_and_ends_allowing(arch: str) -> None:
-    program = filter_program(arch)
-    rules = [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
-    assert rules[0] == (0x20, 0, 0, 4)  # load the architecture
-    assert rules[1][3] == ARCHES[arch].audit and rules[2][0] == 0x06  # another one: refused
-    assert rules[-1] == (0x06, 0, 0, 0x7FFF0000)
-    assert (0x15, 0, 3, ARCHES[arch].socket_nr) in rules and (0x15, 0, 1, 1) in rules  # socket(AF_UNIX, ...)
-    for index, (code, jt, jf, _k) in enumerate(rules):  # every jump lands inside the program
-        if code in (0x15, 0x35):
-            assert index + 1 + max(jt, jf) < len(rules)
+def test_the_filter_refuses_what_no_build_needs_and_lets_the_rest_through(arch: str) -> None:
+    program, audit, nr = filter_program(arch), ARCHES[arch].audit, SYSCALLS[arch]
+    for name in (*MOUNT_CALLS, *DENIED, "setns"):
+        if name in nr:
+            assert run(program, audit, nr[name]) == EPERM, name
+    for name in (*UNSUPPORTED, "clone3"):
+        assert run(program, audit, nr[name]) == ENOSYS, name
+    assert run(program, audit, nr["socket"], AF_UNIX, 1) == EPERM
+    for family in (AF_VSOCK, AF_PACKET, AF_ALG, 0x100000000 | AF_VSOCK):
+        assert run(program, audit, nr["socket"], family, 1) == EAFNOSUPPORT, family
+    for family in (AF_INET, AF_INET6, AF_NETLINK):
+        assert run(program, audit, nr["socket"], family, 1) == ALLOW, family
+    assert SOCKET_FAMILIES == (AF_INET, AF_INET6, AF_NETLINK)
+    for flags in (CLONE_NEWUSER, CLONE_NEWNS | SIGCHLD, CLONE_NEWUSER | CLONE_NEWNS):
+        assert run(program, audit, nr["clone"], flags) == EPERM
+        assert run(program, audit, nr["unshare"], flags) == EPERM
+    assert run(program, audit, nr["unshare"], CLONE_NEWTIME) == EPERM
+    for flags in (FORK_FLAGS, THREAD_FLAGS):
+        assert run(program, audit, nr["clone"], flags) == ALLOW
+    assert run(program, audit, nr["unshare"], 0x00000400) == ALLOW  # CLONE_FILES: nothing new
+    for harmless in (0, 1, 2, 3, 59 if arch == "x86_64" else 221):  # read, write, open/close, execve
+        assert run(program, audit, harmless) == ALLOW
+    assert run(program, 0x40000003, 102) == EPERM  # i386's socketcall: another machine's calls
+    if ARCHES[arch].x32:
+        assert run(program, audit, 0x40000000 | nr["socket"], AF_UNIX) == EPERM
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHES))
+def test_a_nesting_sandbox_may_make_namespaces_and_mounts_but_nothing_else_changes(arch: str) -> None:
+    program, audit, nr = filter_program(arch, namespaces=True), ARCHES[arch].audit, SYSCALLS[arch]
+    for name in (*MOUNT_CALLS, "setns", "clone3"):
+        assert run(program, audit, nr[name]) == ALLOW, name
+    assert run(program, audit, nr["clone"], CLONE_NEWUSER | CLONE_NEWNS) == ALLOW
+    assert run(program, audit, nr["unshare"], CLONE_NEWUSER) == ALLOW
+    for name in DENIED:
+        if name in nr:
+            assert run(program, audit, nr[name]) == EPERM, name
+    assert run(program, audit, nr["socket"], AF_VSOCK) == EAFNOSUPPORT
+    assert run(program, audit, nr["socket"], AF_UNIX) == EPERM
+
+
+def _libseccomp() -> ctypes.CDLL | None:
+    found = ctypes.util.find_library("seccomp")
+    return ctypes.CDLL(found) if found else None
+
+
+@pytest.mark.skipif(_libseccomp() is None, reason="libseccomp is not installed (Debian: libseccomp2)")
+@pytest.mark.parametrize("arch", sorted(ARCHES))
+def test_the_call_numbers_are_libseccomps(arch: str) -> None:
+    library = _libseccomp()
+    assert library is not None
+    resolve = library.seccomp_syscall_resolve_name_arch
+    resolve.argtypes, resolve.restype = [ctypes.c_uint32, ctypes.c_char_p], ctypes.c_int
+    for name, number in SYSCALLS[arch].items():
+        assert resolve(ARCHES[arch].audit, name.encode()) == number, name
+    for name in ("iopl", "ioperm", "uselib"):  # none on aarch64: the filter leaves them out there
+        assert (name in SYSCALLS[arch]) == (resolve(ARCHES[arch].audit, name.encode()) >= 0), name
 
 
 def test_the_allow_list_matches_names_exactly_or_subdomains_of_a_wildcard() -> None:
@@ -32,5 +114,3 @@ def test_the_allow_list_matches_names_exactly_or_subdomains_of_a_wildcard() -> N
     assert not host_allowed("pythonhosted.org", listed)  # the wildcard is for subdomains
     assert not host_allowed("evilpypi.org", listed) and not host_allowed("pypi.org.evil.com", listed)
     assert not host_allowed("localhost", listed) and not host_allowed("127.0.0.2", listed)
-
-
