@@ -16,11 +16,14 @@ from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
 from orchestrator.llm.conversation import text_of
+from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView, workspace_section
 from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.first_request import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
+from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.safety.redaction import redact
+from orchestrator.safety.sandbox import SandboxUnavailable
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.event_kinds import Summarization
@@ -65,8 +68,10 @@ def print_context(
             raise UsageError(f"unknown feature {feature_id!r} (ids: {', '.join(spec.ids()[:10])}{'…' if len(spec.ids()) > 10 else ''})") from None
     recent = state.recent_completed if state else []
     agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: warn(f"context agent: {d.get('message') or k}"))
+    view = _first_attempt_view(paths, config, loaded)
     for name in (STRATEGIES if strategy == "all" else (strategy,)):
-        turn = feature_turn(feature, spec, name, paths, injections=agent, recent_ids=recent, depth=config.context_depth)
+        turn = feature_turn(feature, spec, name, paths, injections=agent, recent_ids=recent, depth=config.context_depth,
+                            view=view)
         ctx, prompt = turn.context, turn.prompt
         injection, section = ctx.injection, ctx.project_context
         history_tokens = sum(estimate_tokens(text_of(m)) for m in ctx.history)
@@ -99,6 +104,16 @@ def print_context(
 def _runs_no_check(command: str, workspace: Path) -> CheckResult:
     """The assessment asks the guard which checks it would re-run; it never runs one."""
     raise RuntimeError(f"the assessment runs no check (asked to run {command!r} in {workspace})")
+
+
+def _first_attempt_view(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> AttemptView:
+    """What a first attempt is shown of the workspace (`## Workspace`), as a run here would show it;
+    nothing where a run could not start its sandbox (the run would say so)."""
+    try:
+        environment = command_environment(config, paths.root, loaded.path, lambda _warning: None)
+    except SandboxUnavailable:
+        return NO_VIEW
+    return AttemptView(workspace=workspace_section(environment))
 
 
 def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, config: RunConfig) -> str:
