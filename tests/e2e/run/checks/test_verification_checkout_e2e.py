@@ -1,0 +1,183 @@
+"""Verification checkouts through the CLI: outside the project, standing in for it in the sandbox,
+with the user's environment (the ignored files no run made) and never the run's.
+
+Issue 40 break 7: final verification's checkout lived in `.autonomous/verify/`, and its sandbox
+left the live project readable, so committed code could load the agent's ignored `build/impl.py`
+from the live tree (exit 0, a check that fails on a clean clone). Issue 41: the checkout lacked
+the ignored files the user made before the run (an `*.egg-info` of `pip install -e .`), so honest
+work ended `regressed`; and `verify` checked HEAD alone, passing a broken uncommitted file.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.demo.fake_api.plans import bash, edit_create, report, text
+from orchestrator.safety.sandbox import probe_bwrap
+from tests.cli_helpers import read_json, run_cli
+
+CHECK = "python3 -m pytest -q tests/test_calc.py"
+REAL_TEST = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+HONEST = "def add(a, b):\n    return a + b\n"
+# The committed module finds the agent's code in the live tree: beside itself there (`../build`),
+# from the old checkout in `.autonomous/verify/` (`../../../build`), or by the live path itself.
+REACH_BACK = """import importlib.util
+import pathlib
+
+here = pathlib.Path(__file__).resolve().parent
+for candidate in (here / "../build/impl.py", here / "../../../build/impl.py", pathlib.Path({live!r}) / "build/impl.py"):
+    if candidate.exists():
+        spec = importlib.util.spec_from_file_location("impl", candidate)
+        impl = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(impl)
+        add = impl.add
+        break
+else:
+    def add(a, b):
+        return 0
+"""
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def _bwrap_works() -> bool:
+    found = shutil.which("bwrap")
+    return found is not None and probe_bwrap(found) is None
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A project directory the sandbox does not hide on its own (not under /tmp or a home), as a
+    project in a user's work directory is."""
+    base = Path(tempfile.mkdtemp(prefix="orchestrate-test-", dir="/var/tmp"))
+    try:
+        yield base / "project"
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _project(root: Path, ignore: str = "__pycache__/\n") -> Path:
+    (root / "tests").mkdir(parents=True)
+    _git(root, "init", "-q")
+    _git(root, "config", "user.name", "t")
+    _git(root, "config", "user.email", "t@example.com")
+    (root / ".gitignore").write_text(ignore)
+    (root / "tests/test_calc.py").write_text(REAL_TEST)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "init")
+    return root
+
+
+def _spec(root: Path, check: str = CHECK) -> Path:
+    path = root.parent / "spec.json"
+    feature = {"id": "feat-01", "name": "add", "description": "add(a, b) in pkg/calc.py", "verify": check,
+               "max_attempts": 1}
+    path.write_text(json.dumps({"project": "p", "features": [feature]}))
+    return path
+
+
+def _plan(files: dict[str, str], command: str | None = None) -> Any:
+    steps = [[edit_create(path, content) for path, content in files.items()]]
+    if command is not None:
+        steps.append([bash(command)])
+    steps += [[report("done")], [text("ok")]]
+    return lambda turn: steps[min(turn.step, len(steps) - 1)]
+
+
+def _feature(root: Path) -> dict[str, Any]:
+    return read_json(root / ".autonomous/state/execution-state.json")["features"]["feat-01"]
+
+
+MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")),
+         "none"]
+
+
+@pytest.mark.attack
+@pytest.mark.parametrize("sandbox", MODES)
+def test_committed_code_cannot_reach_back_into_the_live_tree_from_final_verification(fake_api, outside_tmp, sandbox):
+    """Every mode: with bubblewrap the live path itself leads into the checkout; without a sandbox
+    (full access by the user's choice) the checkout is outside the project, so relative paths miss."""
+    root = _project(outside_tmp)
+    live = str(root) if sandbox == "bwrap" else "/nonexistent"
+    fake_api.plans["feat-01"] = _plan(
+        {"build/impl.py": HONEST, "pkg/__init__.py": "", "pkg/calc.py": REACH_BACK.format(live=live)},
+        "printf 'build/\\n' >> .gitignore")
+
+    result = run_cli(["run", str(_spec(root)), "--json", "--sandbox", sandbox], root, fake_api)
+
+    assert result.code == 1, result.stdout[-3000:] + result.stderr
+    entry = _feature(root)
+    assert entry["status"] == "regressed", entry
+    assert "assert 0 == 3" in entry["lastVerification"]["output"]
+    assert "build/impl.py" in entry["reason"] and "left out" in entry["reason"]  # said why it may fail there
+    assert "build/impl.py" not in _git(root, "ls-files") and (root / "build/impl.py").is_file()
+    assert not (root / ".autonomous/verify").exists()
+
+
+@pytest.mark.attack
+@pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")
+def test_verify_after_a_run_leaves_out_the_ignored_files_the_run_made(fake_api, outside_tmp):
+    root = _project(outside_tmp)
+    fake_api.plans["feat-01"] = _plan(
+        {"build/impl.py": HONEST, "pkg/__init__.py": "", "pkg/calc.py": REACH_BACK.format(live=str(root))},
+        "printf 'build/\\n' >> .gitignore")
+    assert run_cli(["run", str(_spec(root)), "--no-final-verify"], root, fake_api).code == 0
+
+    verify = run_cli(["verify"], root)
+
+    assert verify.code == 1 and "assert 0 == 3" in verify.stdout, verify.stdout + verify.stderr
+    assert "build/impl.py" in verify.stderr and "left out" in verify.stderr
+
+
+EGG_TEST = "import importlib.metadata\n\n\ndef test_has_version():\n    assert importlib.metadata.version('mylib') == '1.2.3'\n"
+
+
+def test_the_users_editable_install_is_carried_into_final_verification(fake_api, tmp_path):
+    """`pip install -e .` before the run left `mylib.egg-info/` in the tree (ignored); the
+    project's own test reads the version from it. It used to end `regressed`."""
+    root = _project(tmp_path / "project", ignore="__pycache__/\n*.egg-info/\n")
+    (root / "tests/test_version.py").write_text(EGG_TEST)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "version test")
+    egg = root / "mylib.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: mylib\nVersion: 1.2.3\n")
+    (egg / "top_level.txt").write_text("mylib\n")
+    fake_api.plans["feat-01"] = _plan({"mylib/__init__.py": "", "pkg/__init__.py": "", "pkg/calc.py": HONEST})
+
+    result = run_cli(["run", str(_spec(root, "python3 -m pytest -q tests")), "--json"], root, fake_api)
+
+    assert result.code == 0, result.stdout[-3000:] + result.stderr
+    final = [event for event in result.events() if event["type"] == "final_verification"]
+    assert final[0]["tree"] == "clean-checkout" and final[0]["passed"] == 1
+    assert run_cli(["verify"], root).code == 0
+
+
+def test_verify_checks_what_you_have_and_committed_checks_head(fake_api, tmp_path):
+    root = _project(tmp_path / "project")
+    fake_api.plans["feat-01"] = _plan({"pkg/__init__.py": "", "pkg/calc.py": HONEST})
+    assert run_cli(["run", str(_spec(root))], root, fake_api).code == 0
+    (root / "pkg/calc.py").write_text("def add(a, b):\n    return a - b\n")  # broken, not committed
+    status = _git(root, "status", "--porcelain")
+    index = (root / ".git/index").read_bytes()
+
+    mine = run_cli(["verify"], root)
+    strict = run_cli(["verify", "--committed"], root)
+
+    assert mine.code == 1 and "FAILED" in mine.stdout and "uncommitted changes" in mine.stdout, mine.stdout + mine.stderr
+    assert strict.code == 0 and "--committed" in strict.stderr, strict.stdout + strict.stderr
+    assert _git(root, "--no-optional-locks", "status", "--porcelain") == status
+    assert (root / ".git/index").read_bytes() == index
+    (root / "pkg/extra.py").write_text("")  # an untracked file goes in too
+    data = json.loads(run_cli(["verify", "--json"], root).stdout)
+    assert sorted(data["uncommitted"]) == ["pkg/calc.py", "pkg/extra.py"]
