@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.run.checks.check_pool import CheckRunner, check_runner, run_checks
+from orchestrator.git.run_git import run_git
+from orchestrator.run.checks.check_pool import CheckRunner, check_runner, in_checkout, run_checks
 from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.safety.environment import CommandEnvironment
@@ -45,16 +46,20 @@ class CheckSettings:
 
 def verify_combined(
     workspace: Path, spec: FeatureSpec, state: RunState, settings: CheckSettings, events: EventSink, logs: FeatureLogs,
+    *, live: Path,
 ) -> dict[str, CheckResult]:
     """Re-run every passed feature's check in `workspace`, mark the failing ones `regressed`,
-    emit `final_verification`; the failed results by feature id."""
+    emit `final_verification`; the failed results by feature id. In the sandbox the integration
+    worktree is mounted where the live repository of `live` (the project) is: the checks see the
+    combined tree, never the live one."""
     started = time.monotonic()
     checks = [(f.id, command) for f in spec.features
               if state.feature(f.id).status == "passed" and (command := spec.check_command(f))]
     # `workspace` is the integration worktree, reset and cleaned at the tip: a clean checkout, once
     # committed bytecode is gone. It is reset before every use, so nothing is put back.
     drop_bytecode(workspace)
-    runs = run_checks(checks, workspace, settings.runner(), settings.jobs, events.warn, put_back=False)
+    runner = in_checkout(settings.runner(), _top(workspace), _top(live))
+    runs = run_checks(checks, workspace, runner, settings.jobs, events.warn, put_back=False)
     failed = {run.feature_id: run.result for run in runs if not run.success}
     for fid, result in failed.items():
         entry = state.feature(fid)
@@ -71,3 +76,9 @@ def verify_combined(
         duration_ms=int((time.monotonic() - started) * 1000), tree=CLEAN_CHECKOUT,
     ))
     return failed
+
+
+def _top(directory: Path) -> Path | None:
+    """The top level of the git work tree `directory` lies in; None when git cannot say."""
+    result = run_git(directory, "rev-parse", "--show-toplevel")
+    return Path(result.stdout.strip()) if result.returncode == 0 and result.stdout.strip() else None

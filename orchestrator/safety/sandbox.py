@@ -83,6 +83,18 @@ class Sandbox:
     def active(self) -> bool:
         return self.kind == "bwrap"
 
+    def hides(self, path: Path) -> str | None:
+        """Why the existing `path` (resolved, outside the project) is out of sight in the sandbox:
+        "private" (a home's `.ssh`, `.aws`, ...: never shown unless the user lists it) or
+        "hidden" (under a home or the fresh /tmp, and not shown read-only); None when visible."""
+        if not self.active or any(_within(path, shown) for shown in self.read):
+            return None
+        for home in self.hidden:
+            if _within(path, home) and path != home:
+                return "private" if path.relative_to(home).parts[0] in _PRIVATE_IN_HOME else "hidden"
+        fresh = [Path("/tmp").resolve(), *(Path(tmp) for tmp in _private_tmp_dirs())]
+        return "hidden" if any(_within(path, tmp) for tmp in fresh) else None
+
     def wrap(
         self, argv: Sequence[str], workspace: Path, forward_ports: Sequence[int] = (), *,
         stand_in: StandIn | None = None,

@@ -11,6 +11,7 @@ work ended `regressed`; and `verify` checked HEAD alone, passing a broken uncomm
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -181,3 +182,41 @@ def test_verify_checks_what_you_have_and_committed_checks_head(fake_api, tmp_pat
     (root / "pkg/extra.py").write_text("")  # an untracked file goes in too
     data = json.loads(run_cli(["verify", "--json"], root).stdout)
     assert sorted(data["uncommitted"]) == ["pkg/calc.py", "pkg/extra.py"]
+
+
+ACCEPTANCE = "from pkg.calc import add\n\n\ndef test_accepted():\n    assert add(2, 2) == 4\n"
+
+
+@pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")
+def test_a_check_file_kept_outside_the_project_is_readable_in_the_sandbox(fake_api, tmp_path):
+    """Hidden acceptance tests in a directory of their own (here under /tmp, which the sandbox
+    replaces with an empty one), neither in the project nor beside the spec."""
+    root = _project(tmp_path / "project")
+    accept = tmp_path / "acceptance"
+    accept.mkdir()
+    (accept / "test_accept.py").write_text(ACCEPTANCE)
+    (tmp_path / "specs").mkdir()
+    spec = _spec(root, f"python3 -m pytest -q -p no:cacheprovider {accept / 'test_accept.py'}")
+    spec = spec.rename(tmp_path / "specs/spec.json")
+    fake_api.plans["feat-01"] = _plan({"pkg/__init__.py": "", "pkg/calc.py": HONEST})
+
+    result = run_cli(["run", str(spec), "--sandbox", "bwrap"], root, fake_api)
+
+    assert result.code == 0, result.stdout[-3000:] + result.stderr
+    assert run_cli(["verify", "--sandbox", "bwrap"], root).code == 0
+
+
+@pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")
+def test_a_check_naming_a_private_file_of_the_home_refuses_to_start_and_names_the_setting(fake_api, tmp_path):
+    root = _project(tmp_path / "project")
+    home = Path(os.environ["HOME"])  # the test's own (tests/conftest.py), which the CLI gets too
+    (home / ".ssh").mkdir(exist_ok=True)
+    (home / ".ssh/known_hosts").write_text("host\n")
+    spec = _spec(root, f"grep -q host {home / '.ssh/known_hosts'}")
+
+    result = run_cli(["run", str(spec), "--sandbox", "bwrap"], root, fake_api)
+
+    assert result.code == 2, result.stdout + result.stderr
+    said = [line for line in result.stderr.splitlines() if "known_hosts" in line]
+    assert len(said) == 1 and "[sandbox] read" in said[0]
+    assert fake_api.calls == 0  # refused before any model call
