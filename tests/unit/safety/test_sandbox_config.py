@@ -8,7 +8,7 @@ import pytest
 
 from orchestrator.config import ConfigError
 from orchestrator.config_layers import load_config, setting_origins
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, StandIn, choose_sandbox
 
 
 def test_the_sandbox_table_gives_the_mode_and_its_options(tmp_path: Path) -> None:
@@ -85,3 +85,35 @@ def test_the_mounts_hide_home_and_tmp_then_open_the_project_then_close_its_state
     assert argv[-4:] == ["--", "bash", "-c", "true"]
     networked = Sandbox("bwrap", "test", network=True).wrap(["true"], project)
     assert "--unshare-net" not in networked
+
+
+def _binds(argv: list[str]) -> list[tuple[str, str, str]]:
+    """(flag, source, destination) of each bind after the root one, in order."""
+    return [(flag, argv[i + 1], argv[i + 2]) for i, flag in enumerate(argv)
+            if flag in ("--ro-bind", "--bind") and argv[i + 1] != "/"]
+
+
+def test_a_verification_checkout_is_mounted_where_the_live_repository_is_and_nothing_live_on_top(tmp_path: Path) -> None:
+    live, checkout, outside = tmp_path / "live", tmp_path / "checkout", tmp_path / "acceptance"
+    for directory in (live / "specs", live / ".git", checkout / "app", outside):
+        directory.mkdir(parents=True)
+    (checkout / "app/orchestrate.toml").write_text("")
+    sandbox = Sandbox("bwrap", "test", read=(live / "specs", outside), write=(live / "out",))
+    (live / "out").mkdir()
+    argv = sandbox.wrap(["true"], checkout / "app", stand_in=StandIn(checkout, live))
+    binds = _binds(argv)
+    assert ("--bind", str(checkout), str(live)) in binds
+    assert ("--ro-bind", str(checkout / "app/orchestrate.toml"), str(live / "app/orchestrate.toml")) in binds
+    assert ("--ro-bind", str(outside), str(outside)) in binds  # outside the project: as before
+    assert all(not destination.startswith(str(live) + "/") or source.startswith(str(checkout))
+               for _, source, destination in binds), binds  # the spec's directory, `.git`, `out`: not mounted
+    assert argv[argv.index("--chdir") + 1] == str(live / "app")
+
+
+def test_a_path_is_hidden_under_a_home_or_tmp_and_private_in_a_homes_secret_directories(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    sandbox = Sandbox("bwrap", "test", hidden=(home,), read=(home / ".pyenv",))
+    assert sandbox.hides(home / ".ssh/id") == "private" and sandbox.hides(home / "acceptance/t.py") == "hidden"
+    assert sandbox.hides(home / ".pyenv/bin/python") is None and sandbox.hides(Path("/usr/bin/env")) is None
+    assert sandbox.hides(Path("/tmp/x/test_x.py")) == "hidden"
+    assert NO_SANDBOX.hides(home / ".ssh/id") is None
