@@ -13,7 +13,6 @@ raises too) are caught in `run()` alone, which saves state and maps them to exit
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
-from orchestrator.run.checks.carried_files import run_began, run_ended
+from orchestrator.run.checks.carried_files import record_run_time
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.check_pool import check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import verification_tree
@@ -119,7 +118,8 @@ class Runner:
     def run(self) -> RunResult:
         started = time.monotonic()
         self._load_state()
-        self._record_time(run_began)  # before any agent works: the ignored files made from now on are the run's
+        # Before any agent works: the ignored files made from now on are the run's.
+        record_run_time(self.paths.run_times, ended=False, on_warning=self.events.warn)
         self.books.start_spend()
         self.events.emit(RunStarted(
             run_id=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
@@ -172,16 +172,8 @@ class Runner:
             self._job(feature).run()
             self._maybe_summarize()
 
-    def _record_time(self, record: Callable[[Path], None]) -> None:
-        try:
-            record(self.paths.run_times)
-        except LinkRefused:
-            raise
-        except OSError as err:
-            self.events.warn(f"could not record the run's times ({err}): verification carries fewer ignored files")
-
     def _save_final(self, exit_code: int, outcome: str, message: str) -> tuple[int, str, str]:
-        self._record_time(run_ended)
+        record_run_time(self.paths.run_times, ended=True, on_warning=self.events.warn)
         self.state.stop_reason = message or None
         self.books.book_totals()
         try:

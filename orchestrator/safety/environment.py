@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from orchestrator.safety.sandbox import PROTECTED_NAMES, Sandbox, StandIn
+from orchestrator.safety.sandbox import PROTECTED_NAMES, Sandbox
+from orchestrator.safety.stand_in import StandIn
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from typing import Literal
 from orchestrator.safety.net_proxy import proxy_socket
 from orchestrator.safety.port_forward import forward_socket
 from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
+from orchestrator.safety.stand_in import StandIn
 from orchestrator.user_errors import UsageError
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
@@ -150,24 +151,6 @@ class Sandbox:
 
 
 NO_SANDBOX = Sandbox("none", "no sandbox asked for")
-
-
-@dataclass(frozen=True)
-class StandIn:
-    """A verification checkout (`checkout`, outside the project) standing in for the live
-    repository (`live`): in the sandbox the checkout is mounted where the live one is, so the
-    live tree is out of sight and absolute paths (an editable install's) lead into the checkout."""
-
-    checkout: Path
-    live: Path
-
-    def inside(self, path: Path) -> Path:
-        """Where `path` (in the checkout) is seen in the sandbox."""
-        return self.live / path.relative_to(self.checkout)
-
-    def source(self, inside: Path) -> Path:
-        """The checkout's path that is seen at `inside`."""
-        return self.checkout / inside.relative_to(self.live)
 
 
 def _namespace_flags(network: bool) -> list[str]:

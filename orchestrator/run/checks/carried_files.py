@@ -26,10 +26,11 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from context_agent.files import LinkRefused
 from orchestrator.git.run_git import CheckpointError, check_git
 from orchestrator.git.tree import is_ours, split_z
 from orchestrator.store.atomic import write_json_atomic
@@ -99,6 +100,16 @@ def run_began(path: Path) -> None:
 def run_ended(path: Path) -> None:
     """Record at `path` that the run that began last ends now."""
     RunTimes.load(path).ended(time.time_ns()).save(path)
+
+
+def record_run_time(path: Path, *, ended: bool, on_warning: Callable[[str], None]) -> None:
+    """`run_ended` or `run_began`; a file that cannot be written is a warning (a planted link is not)."""
+    try:
+        (run_ended if ended else run_began)(path)
+    except LinkRefused:
+        raise
+    except OSError as err:
+        on_warning(f"could not record the run's times ({err}): verification carries fewer ignored files")
 
 
 @dataclass

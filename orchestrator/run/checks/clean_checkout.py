@@ -81,13 +81,18 @@ def verification_tree(
     if not committed or not is_git_repo(workspace):
         yield VerificationTree(workspace, WORKING_TREE)
         return
-    checkout = None
     try:
         checkout = _private_directory(workspace)
+    except OSError as err:
+        on_warning(f"final verification runs in the working tree: no clean checkout of the final commit ({err})")
+        yield VerificationTree(workspace, WORKING_TREE)
+        return
+    try:
         tree = _check_out(workspace, checkout, RunTimes.load(run_times), with_changes)
-    except (CheckpointError, OSError) as err:
-        if checkout is not None:
-            remove_tree(checkout)
+    except BaseException as err:  # Ctrl-C too: the half-written checkout goes
+        remove_tree(checkout)
+        if not isinstance(err, (CheckpointError, OSError)):
+            raise
         on_warning(f"final verification runs in the working tree: no clean checkout of the final commit ({err})")
         yield VerificationTree(workspace, WORKING_TREE)
         return
@@ -97,13 +102,20 @@ def verification_tree(
         remove_tree(checkout)
 
 
-def _private_directory(workspace: Path) -> Path:
-    """A new 0700 directory for `workspace`'s checkout, outside it; those a kill left behind removed."""
+def checkout_base(workspace: Path) -> tuple[Path, str]:
+    """The directory `workspace`'s checkouts are made in (the temporary one, never inside the
+    project), and the start of their names there."""
     key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
     base = Path(tempfile.gettempdir()).resolve()
     if base == workspace.resolve() or workspace.resolve() in base.parents:
         base = Path("/tmp")
-    for leftover in base.glob(f"{CHECKOUT_PREFIX}{key}-*"):
+    return base, f"{CHECKOUT_PREFIX}{key}-"
+
+
+def _private_directory(workspace: Path) -> Path:
+    """A new 0700 directory for `workspace`'s checkout, outside it; those a kill left behind removed."""
+    base, prefix = checkout_base(workspace)
+    for leftover in base.glob(f"{prefix}*"):
         try:
             info = leftover.lstat()
         except OSError:
@@ -111,7 +123,7 @@ def _private_directory(workspace: Path) -> Path:
         if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
             remove_tree(leftover)
     _remove_legacy(workspace)
-    return Path(tempfile.mkdtemp(prefix=f"{CHECKOUT_PREFIX}{key}-", dir=base))
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 
 def _remove_legacy(workspace: Path) -> None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +24,9 @@ from typing import Any
 import pytest
 
 from orchestrator.demo.fake_api.plans import bash, edit_create, report, text
+from orchestrator.run.checks.clean_checkout import checkout_base
 from orchestrator.safety.sandbox import probe_bwrap
-from tests.cli_helpers import read_json, run_cli
+from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli
 
 CHECK = "python3 -m pytest -q tests/test_calc.py"
 REAL_TEST = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
@@ -220,3 +223,30 @@ def test_a_check_naming_a_private_file_of_the_home_refuses_to_start_and_names_th
     said = [line for line in result.stderr.splitlines() if "known_hosts" in line]
     assert len(said) == 1 and "[sandbox] read" in said[0]
     assert fake_api.calls == 0  # refused before any model call
+
+
+SLOW_WHEN_ASKED = "if [ -f slow ]; then touch started; sleep 20; fi; python3 -m pytest -q tests/test_calc.py"
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "kill -9"])
+def test_an_interrupted_verification_leaves_no_checkout_behind_past_the_next_one(fake_api, tmp_path, how):
+    root = _project(tmp_path / "project")
+    fake_api.plans["feat-01"] = _plan({"pkg/__init__.py": "", "pkg/calc.py": HONEST})
+    assert run_cli(["run", str(_spec(root, SLOW_WHEN_ASKED))], root, fake_api).code == 0
+    (root / "slow").write_text("")  # untracked: `verify` takes it into its checkout, `--committed` does not
+    base, prefix = checkout_base(root)
+    proc = subprocess.Popen(orchestrate_command("verify"), cwd=root, env=cli_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(base.glob(f"{prefix}*/started")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(base.glob(f"{prefix}*/started")), "the check never started"
+    proc.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
+    proc.communicate(timeout=30)
+
+    if how == "ctrl-c":
+        assert proc.returncode == 130 and not list(base.glob(f"{prefix}*"))
+    else:
+        assert list(base.glob(f"{prefix}*"))  # what a kill -9 leaves ...
+        assert run_cli(["verify", "--committed"], root).code == 0
+        assert not list(base.glob(f"{prefix}*"))  # ... the next verification removes
