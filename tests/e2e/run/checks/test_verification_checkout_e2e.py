@@ -19,17 +19,14 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from orchestrator.demo.fake_api.plans import bash, edit_create, report, text
 from orchestrator.run.checks.clean_checkout import checkout_base
 from orchestrator.safety.sandbox import probe_bwrap
-from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli
+from tests.cli_helpers import cli_env, orchestrate_command, run_cli
+from tests.e2e.run.checks.test_clean_verify_e2e import CHECK, REAL_TEST, _feature, _plan
 
-CHECK = "python3 -m pytest -q tests/test_calc.py"
-REAL_TEST = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 HONEST = "def add(a, b):\n    return a + b\n"
 # The committed module finds the agent's code in the live tree: beside itself there (`../build`),
 # from the old checkout in `.autonomous/verify/` (`../../../build`), or by the live path itself.
@@ -88,18 +85,6 @@ def _spec(root: Path, check: str = CHECK) -> Path:
                "max_attempts": 1}
     path.write_text(json.dumps({"project": "p", "features": [feature]}))
     return path
-
-
-def _plan(files: dict[str, str], command: str | None = None) -> Any:
-    steps = [[edit_create(path, content) for path, content in files.items()]]
-    if command is not None:
-        steps.append([bash(command)])
-    steps += [[report("done")], [text("ok")]]
-    return lambda turn: steps[min(turn.step, len(steps) - 1)]
-
-
-def _feature(root: Path) -> dict[str, Any]:
-    return read_json(root / ".autonomous/state/execution-state.json")["features"]["feat-01"]
 
 
 MODES = [pytest.param("bwrap", marks=pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")),
