@@ -66,10 +66,11 @@ def _verify(
     loaded = _spec(state, spec_path)
     wanted = _only(only, loaded, state)
     started = time.monotonic()
-    runner = check_runner(_environment(config, paths, loaded), config.check_timeout)
+    environment = _environment(config, paths, loaded)
+    runner = check_runner(environment, config.check_timeout)
     # As a run's final verification: in a checkout outside the project where there is a commit.
     with verification_tree(paths.root, paths.run_times, committed=config.commit, on_warning=_warn,
-                           with_changes=not committed) as tree:
+                           with_changes=not committed, share_dirs=environment.sandbox.active) as tree:
         if committed:
             _warn_uncommitted(paths, tree)
         runs = verify_passed(tree, loaded.spec, state, runner=runner,

@@ -223,6 +223,7 @@ class Runner:
             return []
         with verification_tree(
             self.workspace, self.paths.run_times, committed=self.config.commit, on_warning=self.events.warn,
+            share_dirs=self.environment.sandbox.active,
         ) as tree:
             return final_verification(
                 tree, self.spec, self.books, self.parts.logs, self.events, runner=self.check_runner,

@@ -42,11 +42,13 @@ class CommandEnvironment:
         """The same sandbox and variables for another workspace (a worktree, a scratch tree)."""
         return replace(self, workspace=workspace)
 
-    def standing_in(self, checkout: Path, live: Path) -> CommandEnvironment:
+    def standing_in(
+        self, checkout: Path, live: Path, shared: tuple[tuple[Path, Path], ...] = ()
+    ) -> CommandEnvironment:
         """The same sandbox and variables for commands in `checkout`, a verification checkout of the
         repository at `live`: inside the sandbox the checkout is where the live tree was, and the
-        live tree is nowhere (`orchestrator.run.checks.clean_checkout`)."""
-        return replace(self, stand_in=StandIn(checkout, live))
+        live tree is nowhere but the `shared` directories, read-only (`orchestrator.run.checks.clean_checkout`)."""
+        return replace(self, stand_in=StandIn(checkout, live, shared))
 
     @property
     def seen_workspace(self) -> Path:

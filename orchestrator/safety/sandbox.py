@@ -144,6 +144,7 @@ class Sandbox:
             source = stand_in.source(workspace)
             mounts.append(("rw", stand_in.live, stand_in.checkout))
             mounts += [("ro", workspace / name, source / name) for name in PROTECTED_NAMES if (source / name).exists()]
+            mounts += [("ro", stand_in.inside(place), live_dir) for live_dir, place in stand_in.shared]
         # After the protected ones: a user who lists `.git` under `write` means it.
         mounts += [("rw", path, path) for path in self.write if path.exists() and not _within(path, live)]
         # Stable: at equal depth the later mount wins, as listed above.

@@ -38,6 +38,7 @@ from orchestrator.store.atomic import write_json_atomic
 RUN_TIMES_NAME = "run-times.json"
 MAX_FILES = 50_000
 MAX_BYTES = 2 * 1024**3
+SHARE_MIN_FILES = 200
 # A file's change time comes from the kernel's coarse clock, which may lag the run's own by a tick.
 _MARGIN_NS = 2_000_000_000
 _BYTECODE = (".pyc", ".pyo")
@@ -120,6 +121,8 @@ class Carried:
     left_out: list[str] = field(default_factory=list)
     """Ignored files not carried (made or changed during a run, past the limits, unreadable)."""
     reasons: dict[str, int] = field(default_factory=dict)
+    shared: list[tuple[Path, Path]] = field(default_factory=list)
+    """(live directory, its place in the checkout): shown read-only there in the sandbox, not copied."""
 
     def leave_out(self, path: str, reason: str) -> None:
         self.left_out.append(path)
@@ -135,29 +138,40 @@ class Carried:
         return f"ignored files left out of the verification checkout ({why}): {names}"
 
 
-def carry_ignored(project: Path, target: Path, times: RunTimes) -> Carried:
+def carry_ignored(project: Path, target: Path, times: RunTimes, *, share_dirs: bool = False) -> Carried:
     """Copy `project`'s ignored files that no run made or changed into `target` (the project's
-    directory in the checkout). Bytecode and orchestrate's own files never come along."""
+    directory in the checkout). Bytecode and orchestrate's own files never come along.
+
+    `share_dirs` (checks run in the sandbox): an ignored directory of at least `SHARE_MIN_FILES`
+    files none of which a run made or changed (bytecode included) is not copied but shown
+    read-only at its place in the checkout (`Carried.shared`): a `.venv` or `node_modules` costs
+    no copy, and no check can write into it."""
     carried, budget = Carried(), [MAX_FILES, MAX_BYTES]
-    for relative, info in _ignored_files(project):
-        if relative.endswith(_BYTECODE):
+    for relative, is_dir in _ignored_entries(project):
+        found = list(_walk(project, project / relative)) if is_dir else _one(project, relative)
+        if is_dir and share_dirs and len(found) >= SHARE_MIN_FILES and _make_dirs(target, relative) \
+                and not any(times.during_a_run(info.st_ctime_ns) for _, info in found):
+            carried.shared.append((project / relative, target / relative))
             continue
-        if times.during_a_run(info.st_ctime_ns):
-            carried.leave_out(relative, "made or changed during a run")
-        elif budget[0] <= 0 or budget[1] < info.st_size:
-            carried.leave_out(relative, f"past the limit of {MAX_FILES} files or {MAX_BYTES >> 30} GiB")
-        elif _copy(project / relative, target, relative, info):
-            budget[0] -= 1
-            budget[1] -= info.st_size
-            carried.copied += 1
-        else:
-            carried.leave_out(relative, "could not be copied")
+        for name, info in found:
+            if name.endswith(_BYTECODE) or "__pycache__" in name.split("/"):
+                continue
+            if times.during_a_run(info.st_ctime_ns):
+                carried.leave_out(name, "made or changed during a run")
+            elif budget[0] <= 0 or budget[1] < info.st_size:
+                carried.leave_out(name, f"past the limit of {MAX_FILES} files or {MAX_BYTES >> 30} GiB")
+            elif _copy(project / name, target, name, info):
+                budget[0] -= 1
+                budget[1] -= info.st_size
+                carried.copied += 1
+            else:
+                carried.leave_out(name, "could not be copied")
     return carried
 
 
-def _ignored_files(project: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """(path relative to `project`, lstat) of every ignored regular file and link, bytecode
-    directories skipped; an ignored directory is walked here, without following links."""
+def _ignored_entries(project: Path) -> Iterator[tuple[str, bool]]:
+    """(path relative to `project`, whether it is a directory) of each ignored entry git lists:
+    an ignored directory is one entry (git does not walk it); never orchestrate's own or bytecode."""
     try:
         listed = check_git(project, "ls-files", "-z", "--others", "--ignored", "--exclude-standard",
                            "--directory", "--", ".").stdout
@@ -168,23 +182,29 @@ def _ignored_files(project: Path) -> Iterator[tuple[str, os.stat_result]]:
         if not relative or is_ours(relative) or "__pycache__" in relative.split("/"):
             continue
         path = project / relative
-        if entry.endswith("/") and path.is_dir() and not path.is_symlink():
-            yield from _walk(project, path)
-        else:
-            info = _lstat(path)
-            if info is not None and (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                yield relative, info
+        yield relative, entry.endswith("/") and path.is_dir() and not path.is_symlink()
+
+
+def _one(project: Path, relative: str) -> list[tuple[str, os.stat_result]]:
+    info = _lstat(project / relative)
+    return [(relative, info)] if info is not None and _carried_kind(info) else []
 
 
 def _walk(project: Path, directory: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """(path relative to `project`, lstat) of every regular file and link below `directory`,
+    bytecode included, links not followed."""
     for current, dirs, names in os.walk(directory):
         links = [name for name in dirs if os.path.islink(os.path.join(current, name))]
-        dirs[:] = sorted(name for name in dirs if name != "__pycache__" and name not in links)
+        dirs[:] = sorted(name for name in dirs if name not in links)
         for name in sorted([*names, *links]):
             path = os.path.join(current, name)
             info = _lstat(Path(path))
-            if info is not None and (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+            if info is not None and _carried_kind(info):
                 yield os.path.relpath(path, project), info
+
+
+def _carried_kind(info: os.stat_result) -> bool:
+    return stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -199,19 +219,27 @@ def _copy(source: Path, target: Path, relative: str, info: os.stat_result) -> bo
     when it cannot be made, or a directory on the way there is a link (committed, it may lead anywhere)."""
     destination = target / relative
     try:
-        directory = target
-        for part in Path(relative).parent.parts:
-            directory = directory / part
-            if directory.is_symlink():
-                return False
-            if not directory.exists():
-                directory.mkdir()
-        if os.path.lexists(destination):
+        if not _make_dirs(target, str(Path(relative).parent)) or os.path.lexists(destination):
             return False
         if stat.S_ISLNK(info.st_mode):
             os.symlink(os.readlink(source), destination)
         else:
             shutil.copy2(source, destination, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def _make_dirs(target: Path, relative: str) -> bool:
+    """`target`/`relative` a directory, made part by part; False where a part is a link or no directory."""
+    directory = target
+    try:
+        for part in Path(relative).parts:
+            directory = directory / part
+            if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+                return False
+            if not directory.exists():
+                directory.mkdir()
     except OSError:
         return False
     return True

@@ -59,13 +59,16 @@ class PoolRunner:
         return run_check_recorded(command, environment, attempt=0, timeout=self.timeout)
 
 
-def in_checkout(runner: CheckRunner, checkout: Path | None, live: Path | None) -> CheckRunner:
+def in_checkout(
+    runner: CheckRunner, checkout: Path | None, live: Path | None, shared: Sequence[tuple[Path, Path]] = ()
+) -> CheckRunner:
     """`runner` for checks in a verification checkout at `checkout` that stands in for the live
-    repository at `live`: in the sandbox the checkout is mounted over the live tree
-    (`CommandEnvironment.standing_in`). A runner that is not the real one (a test's) is kept."""
+    repository at `live`: in the sandbox the checkout is mounted over the live tree, with the
+    `shared` directories read-only in it (`CommandEnvironment.standing_in`). A runner that is not
+    the real one (a test's) is kept."""
     if checkout is None or live is None or not isinstance(runner, PoolRunner):
         return runner
-    return PoolRunner(runner.environment.standing_in(checkout, live), runner.timeout)
+    return PoolRunner(runner.environment.standing_in(checkout, live, tuple(shared)), runner.timeout)
 
 
 def check_runner(environment: CommandEnvironment, timeout: float = DEFAULT_TIMEOUT) -> CheckRunner:

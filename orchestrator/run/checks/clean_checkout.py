@@ -73,11 +73,13 @@ class VerificationTree:
 @contextmanager
 def verification_tree(
     workspace: Path, run_times: Path, *, committed: bool, on_warning: Callable[[str], None],
-    with_changes: bool = False,
+    with_changes: bool = False, share_dirs: bool = False,
 ) -> Iterator[VerificationTree]:
     """A checkout of `workspace`'s HEAD (`with_changes`: and of its uncommitted changes) with its
-    carried ignored files (`run_times`: when runs worked there), when `committed` (checkpoints
-    are made) and git can make one; else the working tree. The checkout is gone when the block ends."""
+    carried ignored files (`run_times`: when runs worked there; `share_dirs`: the checks run in the
+    sandbox, untouched ignored directories are shown there read-only rather than copied), when
+    `committed` (checkpoints are made) and git can make one; else the working tree. The checkout
+    is gone when the block ends."""
     if not committed or not is_git_repo(workspace):
         yield VerificationTree(workspace, WORKING_TREE)
         return
@@ -88,7 +90,7 @@ def verification_tree(
         yield VerificationTree(workspace, WORKING_TREE)
         return
     try:
-        tree = _check_out(workspace, checkout, RunTimes.load(run_times), with_changes)
+        tree = _check_out(workspace, checkout, RunTimes.load(run_times), with_changes, share_dirs)
     except BaseException as err:  # Ctrl-C too: the half-written checkout goes
         remove_tree(checkout)
         if not isinstance(err, (CheckpointError, OSError)):
@@ -134,7 +136,9 @@ def _remove_legacy(workspace: Path) -> None:
         run_git(workspace, "worktree", "prune")
 
 
-def _check_out(workspace: Path, checkout: Path, times: RunTimes, with_changes: bool) -> VerificationTree:
+def _check_out(
+    workspace: Path, checkout: Path, times: RunTimes, with_changes: bool, share_dirs: bool
+) -> VerificationTree:
     commit = check_git(workspace, "rev-parse", "--verify", "HEAD^{commit}").stdout.strip()
     prefix = check_git(workspace, "rev-parse", "--show-prefix").stdout.strip()
     top = Path(check_git(workspace, "rev-parse", "--show-toplevel").stdout.strip())
@@ -148,7 +152,7 @@ def _check_out(workspace: Path, checkout: Path, times: RunTimes, with_changes: b
     drop_bytecode(checkout)
     path = checkout / prefix if prefix else checkout
     path.mkdir(parents=True, exist_ok=True)
-    carried = carry_ignored(workspace, path, times)
+    carried = carry_ignored(workspace, path, times, share_dirs=share_dirs)
     return VerificationTree(path, CLEAN_CHECKOUT, commit, checkout, top, changes, carried)
 
 

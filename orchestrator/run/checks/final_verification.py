@@ -44,7 +44,7 @@ def verify_passed(
 ) -> list[CheckRun]:
     """Re-run the passed features' checks in `tree`, up to `concurrency` at once."""
     checks = passed_checks(spec, state, only)
-    return run_checks(checks, tree.path, in_checkout(runner, tree.checkout, tree.live), concurrency, on_warning,
+    return run_checks(checks, tree.path, in_checkout(runner, tree.checkout, tree.live, tree.carried.shared), concurrency, on_warning,
                       put_back=not tree.scratch, on_progress=on_progress)
 
 

@@ -101,9 +101,14 @@ def test_a_verification_checkout_is_mounted_where_the_live_repository_is_and_not
     (checkout / "app/orchestrate.toml").write_text("")
     sandbox = Sandbox("bwrap", "test", read=(live / "specs", outside), write=(live / "out",))
     (live / "out").mkdir()
-    argv = sandbox.wrap(["true"], checkout / "app", stand_in=StandIn(checkout, live))
+    (live / "app/.venv").mkdir(parents=True)
+    shared = ((live / "app/.venv", checkout / "app/.venv"),)
+    argv = sandbox.wrap(["true"], checkout / "app", stand_in=StandIn(checkout, live, shared))
     binds = _binds(argv)
     assert ("--bind", str(checkout), str(live)) in binds
+    # an ignored directory no run touched: the live one, read-only, at its place in the checkout
+    assert ("--ro-bind", str(live / "app/.venv"), str(live / "app/.venv")) in binds
+    binds.remove(("--ro-bind", str(live / "app/.venv"), str(live / "app/.venv")))
     assert ("--ro-bind", str(checkout / "app/orchestrate.toml"), str(live / "app/orchestrate.toml")) in binds
     assert ("--ro-bind", str(outside), str(outside)) in binds  # outside the project: as before
     assert all(not destination.startswith(str(live) + "/") or source.startswith(str(checkout))

@@ -91,3 +91,43 @@ def test_a_committed_link_in_the_checkout_is_never_followed_and_the_limits_hold(
     assert list(elsewhere.iterdir()) == []
     assert carried.copied == 1 and len(carried.left_out) == 3
     assert "could not be copied" in carried.describe() and "past the limit" in carried.describe()
+
+
+def _venv(root: Path) -> Path:
+    venv = root / "build/venv"
+    for index in range(carried_files.SHARE_MIN_FILES):
+        (venv / f"lib/pkg{index % 10}").mkdir(parents=True, exist_ok=True)
+        (venv / f"lib/pkg{index % 10}/m{index}.py").write_text("")
+    return venv
+
+
+def test_a_big_ignored_directory_no_run_touched_is_shared_read_only_not_copied(project: Path, tmp_path: Path) -> None:
+    (project / ".gitignore").write_text((project / ".gitignore").read_text() + "venv/\n")
+    venv = _venv(project).rename(project / "venv")
+    (venv / "lib/pkg0/__pycache__").mkdir()
+    (venv / "lib/pkg0/__pycache__/m0.cpython-311.pyc").write_bytes(b"the user's bytecode")
+    times = _run_begins(project)
+    target = tmp_path / "checkout"
+    target.mkdir()
+
+    carried = carry_ignored(project, target, times, share_dirs=True)
+
+    assert carried.shared == [(venv, target / "venv")]
+    assert (target / "venv").is_dir() and not list((target / "venv").iterdir())  # a mount point, nothing copied
+    assert carry_ignored(project, tmp_path, times).shared == []  # without the sandbox: copied
+
+
+@pytest.mark.parametrize("touched", ["lib/pkg3/m3.py", "lib/pkg0/__pycache__/m0.cpython-311.pyc"])
+def test_an_ignored_directory_a_run_touched_anywhere_is_copied_file_by_file(project: Path, tmp_path: Path, touched: str) -> None:
+    (project / ".gitignore").write_text((project / ".gitignore").read_text() + "venv/\n")
+    venv = _venv(project).rename(project / "venv")
+    times = _run_begins(project)
+    (venv / touched).parent.mkdir(exist_ok=True)
+    (venv / touched).write_text("the agent's")  # a forged .pyc, or a changed module
+    target = tmp_path / "checkout"
+    target.mkdir()
+
+    carried = carry_ignored(project, target, times, share_dirs=True)
+
+    assert carried.shared == [] and not (target / "venv" / touched).exists()
+    assert (target / "venv/lib/pkg1/m1.py").is_file()
