@@ -15,8 +15,10 @@ read at run start, `orchestrate verify` after a run leaves out what that run mad
 the user rebuilt between runs is carried again.
 
 Bounded: the ignored entries come from `git ls-files --others --ignored --directory` (an ignored
-directory is one entry, git does not list its files), then at most `MAX_FILES` files and
-`MAX_BYTES` bytes are looked at (stat, no read) and copied; what lies past that is left out.
+directory is one entry, git does not list its files), whose files are looked at (lstat, no read).
+With the sandbox, an ignored directory of `SHARE_MIN_FILES` files or more that no run touched
+(bytecode included) is shown read-only in the checkout rather than copied (a `.venv`); at most
+`MAX_FILES` files and `MAX_BYTES` bytes are copied, and what lies past that is left out.
 """
 
 from __future__ import annotations
