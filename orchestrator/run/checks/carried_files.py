@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ RUN_TIMES_NAME = "run-times.json"
 MAX_FILES = 50_000
 MAX_BYTES = 2 * 1024**3
 SHARE_MIN_FILES = 200
-# A file's change time comes from the kernel's coarse clock, which may lag the run's own by a tick.
+# The end of a run is taken a little late: a file written in its last moments is the run's.
 _MARGIN_NS = 2_000_000_000
 _BYTECODE = (".pyc", ".pyo")
 
@@ -73,7 +74,7 @@ class RunTimes:
     def begun(self, now_ns: int) -> RunTimes:
         """These spans with a run starting now: one left open by a kill ends now."""
         closed = [(start, now_ns if end is None else end) for start, end in self.spans]
-        return RunTimes(_merged([*closed, (now_ns - _MARGIN_NS, None)]))
+        return RunTimes(_merged([*closed, (now_ns, None)]))
 
     def ended(self, now_ns: int) -> RunTimes:
         """These spans with the open one (the run now ending) closed now."""
@@ -97,12 +98,25 @@ def _merged(spans: list[tuple[int, int | None]]) -> tuple[tuple[int, int | None]
 
 def run_began(path: Path) -> None:
     """Record at `path` that a run begins now (its files made from now on are the run's)."""
-    RunTimes.load(path).begun(time.time_ns()).save(path)
+    RunTimes.load(path).begun(_file_system_now(path.parent)).save(path)
 
 
 def run_ended(path: Path) -> None:
     """Record at `path` that the run that began last ends now."""
-    RunTimes.load(path).ended(time.time_ns()).save(path)
+    RunTimes.load(path).ended(max(time.time_ns(), _file_system_now(path.parent))).save(path)
+
+
+def _file_system_now(directory: Path) -> int:
+    """Now, by the clock the file system stamps change times with (coarser than `time.time_ns`, and
+    behind it by up to a tick): the change time of a file made now. A file `pip install -e .` wrote
+    a moment before the run is the user's; one written after is the run's."""
+    directory.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=".run-time-", dir=directory)
+    try:
+        return os.fstat(handle).st_ctime_ns
+    finally:
+        os.close(handle)
+        os.unlink(name)
 
 
 def record_run_time(path: Path, *, ended: bool, on_warning: Callable[[str], None]) -> None:
