@@ -68,15 +68,20 @@ def verify_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print the results as one JSON object."),
     junit: Path | None = typer.Option(None, "--junit", metavar="PATH", help="Write a JUnit XML file here."),
     reopen: bool = typer.Option(False, "--reopen", help="Mark failing features regressed: the next run rebuilds them."),
+    committed: bool = typer.Option(
+        False, "--committed", help="Verify HEAD alone, leaving out your uncommitted changes (as a run's final verification)."),
     project_dir: Path | None = ProjectDirOption,
     sandbox: str | None = CheckSandboxOption,
 ) -> None:
-    """Re-run the passed features' checks on the current tree (no model): exit 0 all pass, 1 any fails."""
+    """Re-run the passed features' checks on what you have (no model): HEAD, your uncommitted changes and
+    your untracked files, in a checkout outside the project with your unchanged ignored files; exit 0 all
+    pass, 1 any fails."""
     from orchestrator.commands.verify import verify_command
 
     paths = open_project(project_dir)
     config = load_config({"sandbox": sandbox}, paths.root)
-    raise typer.Exit(verify_command(paths, config, spec, only=only, json_output=json_output, junit=junit, reopen=reopen))
+    raise typer.Exit(verify_command(paths, config, spec, only=only, json_output=json_output, junit=junit, reopen=reopen,
+                                    committed=committed))
 
 @app.command(cls=Command)
 def summarize(

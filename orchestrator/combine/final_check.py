@@ -14,7 +14,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.run.checks.check_pool import CheckRunner, check_runner, run_checks
+from orchestrator.git.run_git import run_git
+from orchestrator.run.checks.carried_files import RunTimes, carry_ignored
+from orchestrator.run.checks.check_pool import CheckRunner, check_runner, in_checkout, run_checks
 from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.safety.environment import CommandEnvironment
@@ -46,22 +48,30 @@ class CheckSettings:
 
 def verify_combined(
     workspace: Path, spec: FeatureSpec, state: RunState, settings: CheckSettings, events: EventSink, logs: FeatureLogs,
+    *, live: Path, run_times: Path,
 ) -> dict[str, CheckResult]:
     """Re-run every passed feature's check in `workspace`, mark the failing ones `regressed`,
-    emit `final_verification`; the failed results by feature id."""
+    emit `final_verification`; the failed results by feature id. In the sandbox the integration
+    worktree is mounted where the live repository of `live` (the project) is: the checks see the
+    combined tree, never the live one. As in a run's final verification, it carries the project's
+    ignored files no run made or changed (`run_times`; `orchestrator.run.checks.carried_files`)."""
     started = time.monotonic()
     checks = [(f.id, command) for f in spec.features
               if state.feature(f.id).status == "passed" and (command := spec.check_command(f))]
     # `workspace` is the integration worktree, reset and cleaned at the tip: a clean checkout, once
-    # committed bytecode is gone. It is reset before every use, so nothing is put back.
+    # committed bytecode is gone. It is reset and cleaned before every use (`git clean -x` removes
+    # what was carried in), so nothing is put back.
     drop_bytecode(workspace)
-    runs = run_checks(checks, workspace, settings.runner(), settings.jobs, events.warn, put_back=False)
+    carried = carry_ignored(live, workspace, RunTimes.load(run_times), share_dirs=settings.environment.sandbox.active)
+    runner = in_checkout(settings.runner(), _top(workspace), _top(live), carried.shared)
+    runs = run_checks(checks, workspace, runner, settings.jobs, events.warn, put_back=False)
     failed = {run.feature_id: run.result for run in runs if not run.success}
     for fid, result in failed.items():
         entry = state.feature(fid)
         entry.status = "regressed"  # passed in its shard; the next run rebuilds it with this failure fed back
         entry.reason = (f"final verification: its check fails on the combined tree "
-                        f"({failure_reason(result.output, result.error, result.exit_code)})")
+                        f"({failure_reason(result.output, result.error, result.exit_code)})"
+                        + (f"; {carried.describe()}" if carried.left_out else ""))
         entry.last_verification = result
         log = logs.read(fid)
         if log is not None:
@@ -73,3 +83,9 @@ def verify_combined(
         failures=[CheckFailure.of(fid, result) for fid, result in failed.items()],
     ))
     return failed
+
+
+def _top(directory: Path) -> Path | None:
+    """The top level of the git work tree `directory` lies in; None when git cannot say."""
+    result = run_git(directory, "rev-parse", "--show-toplevel")
+    return Path(result.stdout.strip()) if result.returncode == 0 and result.stdout.strip() else None

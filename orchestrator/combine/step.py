@@ -94,7 +94,8 @@ class Combiner:
         self._union_books(state, artifacts)
         if self.final_verify:
             outcome.final_failures = verify_combined(landing.tree_at_tip(), self.loaded.spec, state, self.checks,
-                                                     self.events, FeatureLogs(self.paths))
+                                                     self.events, FeatureLogs(self.paths), live=self.paths.root,
+                                                     run_times=self.paths.run_times)
         else:  # as a run with --no-final-verify: no checks, no `final_verification` event
             self.on_line("final verification skipped (final_verify is off: --no-final-verify, "
                          "orchestrate.toml or ORCHESTRATE_FINAL_VERIFY)")

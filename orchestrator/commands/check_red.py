@@ -14,6 +14,7 @@ import sys
 
 from orchestrator.config import RunConfig
 from orchestrator.plan.red import red_check
+from orchestrator.run.checks.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.paths import ProjectPaths
@@ -29,7 +30,7 @@ def run_pending_checks(loaded: LoadedSpec, paths: ProjectPaths, config: RunConfi
     """Run every pending feature's check once; one line each on stdout, a warning for each not red."""
     state = StateStore(paths, on_warning=_warn).load() if paths.root.is_dir() else None
     done = {fid for fid, entry in (state.features.items() if state else []) if entry.status == "passed"}
-    environment = command_environment(config, paths.root, loaded.path, _warn)  # SandboxUnavailable: exit 2
+    environment = command_environment(config, paths.root, loaded.path, _warn, checks=spec_checks(loaded.spec))  # SandboxUnavailable: exit 2
     spec = loaded.spec
     counts = {"red": 0, "vacuous": 0, "broken": 0, "unchecked": 0}
     for feature in spec.features:

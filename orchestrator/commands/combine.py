@@ -27,6 +27,7 @@ from orchestrator.config import RunConfig
 from orchestrator.git.branch_worktree import current_branch, recorded_branch
 from orchestrator.git.checkpoint import exclude_run_state, is_git_repo
 from orchestrator.git.run_git import CheckpointError
+from orchestrator.run.checks.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import check_variables, sandbox_for
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import LoadedSpec
@@ -54,7 +55,7 @@ def combine_command(
     started = time.monotonic()
     if not is_git_repo(paths.root):
         raise UsageError(f"combine: {paths.root} is not a git repository (run it in a clone of the project)")
-    sandbox = sandbox_for(config, paths.root, loaded.path)  # SandboxUnavailable is a UsageError: exit 2, nothing done
+    sandbox = sandbox_for(config, paths.root, loaded.path, spec_checks(loaded.spec))  # SandboxUnavailable is a UsageError: exit 2, nothing done
     artifacts = [Artifact(directory) for directory in artifact_dirs]
     check_artifact_set(artifacts, loaded.sha256, str(loaded.path))
     branch = config.branch or current_branch(paths.root)

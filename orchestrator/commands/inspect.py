@@ -21,9 +21,9 @@ from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.first_request import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
+from orchestrator.run.checks.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.safety.redaction import redact
-from orchestrator.safety.sandbox import SandboxUnavailable
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.event_kinds import Summarization
@@ -110,8 +110,9 @@ def _first_attempt_view(paths: ProjectPaths, config: RunConfig, loaded: LoadedSp
     """What a first attempt is shown of the workspace (`## Workspace`), as a run here would show it;
     nothing where a run could not start its sandbox (the run would say so)."""
     try:
-        environment = command_environment(config, paths.root, loaded.path, lambda _warning: None)
-    except SandboxUnavailable:
+        environment = command_environment(config, paths.root, loaded.path, lambda _warning: None,
+                                          checks=spec_checks(loaded.spec))
+    except UsageError:  # no sandbox here, or a check names a private file: the run would stop and say so
         return NO_VIEW
     return AttemptView(workspace=workspace_section(environment))
 

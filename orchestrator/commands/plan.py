@@ -82,7 +82,7 @@ def plan_command(request: PlanRequest, config: RunConfig) -> int:
     except OSError as err:
         raise UsageError(f"cannot create {err.filename}: {err.strerror}") from err
     # The model writes the checks: they run where `run` would run them (SandboxUnavailable: exit 2).
-    environment = command_environment(config, root.resolve(), request.output, _progress)
+    environment = command_environment(config, root.resolve(), request.output, _progress, checks=())
     checks_settings = CheckSettings(
         config.model, config.max_output_tokens, runner or DEFAULT_RUNNER, config.check_timeout,
         environment=environment, file_map=file_map,

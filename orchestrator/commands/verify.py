@@ -1,7 +1,10 @@
-"""`orchestrate verify`: re-run the passed features' checks on the last commit, without the model.
+"""`orchestrate verify`: re-run the passed features' checks on what you have, without the model.
 
-As a run's final verification: in a clean checkout of HEAD (`.autonomous/verify/`), or in the working
-tree where there is no commit (not a git repository, `commit = false`).
+In a checkout outside the project (`orchestrator.run.checks.clean_checkout`) of HEAD plus your
+uncommitted changes to tracked files and your untracked files that are not ignored (through a
+private index: your index and tree are untouched), with the project's ignored files that no run
+made or changed; `--committed`: of HEAD alone, as a run's final verification. In the working tree
+where there is no commit (not a git repository, `commit = false`).
 
 Exit 0 when every check passes, 1 when any fails (each named), 2 on a usage problem. With
 `--reopen` the failing features become `regressed`, so the next `orchestrate run` rebuilds
@@ -23,7 +26,7 @@ from orchestrator.git.repository_guard import refuse_foreign_git
 from orchestrator.git.state_guard import refuse_planted_state
 from orchestrator.run.checks.check_pool import CheckRun, check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import VerificationTree, uncommitted, verification_tree
-from orchestrator.run.checks.final_verification import mark_regressed, passed_checks, verify_passed
+from orchestrator.run.checks.final_verification import left_out_note, mark_regressed, passed_checks, verify_passed
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
@@ -43,21 +46,22 @@ def _warn(message: str) -> None:
 
 def verify_command(
     paths: ProjectPaths, config: RunConfig, spec_path: Path | None, *, only: str | None, json_output: bool,
-    junit: Path | None, reopen: bool,
+    junit: Path | None, reopen: bool, committed: bool = False,
 ) -> int:
     """Re-run the checks; print, write the JUnit file, mark regressions when asked; the exit code."""
     try:
         # A run writing the same state at the same time would lose one side's changes; checks
         # running beside a run's agent would see half-done work.
         with RunLock(paths.lock_file, on_warning=_warn):
-            return _verify(paths, config, spec_path, only=only, json_output=json_output, junit=junit, reopen=reopen)
+            return _verify(paths, config, spec_path, only=only, json_output=json_output, junit=junit, reopen=reopen,
+                           committed=committed)
     except LockHeld as err:
         raise UsageError(f"cannot verify now: {err}") from err
 
 
 def _verify(
     paths: ProjectPaths, config: RunConfig, spec_path: Path | None, *, only: str | None, json_output: bool,
-    junit: Path | None, reopen: bool,
+    junit: Path | None, reopen: bool, committed: bool,
 ) -> int:
     refuse_planted_state(paths.root)  # a cloned `.autonomous/`: its verify checkout could lead anywhere
     refuse_foreign_git(paths.root)  # an agent's `git init` in a project that had no repository: never read
@@ -68,16 +72,22 @@ def _verify(
     loaded = _spec(state, spec_path)
     wanted = _only(only, loaded, state)
     started = time.monotonic()
-    runner = check_runner(_environment(config, paths, loaded), config.check_timeout)
-    # As a run's final verification: in a clean checkout of the last commit where there is one.
-    with verification_tree(paths.root, paths.verify_checkout, committed=config.commit, on_warning=_warn) as tree:
-        _warn_uncommitted(paths, tree)
+    environment = _environment(config, paths, loaded)
+    runner = check_runner(environment, config.check_timeout)
+    # As a run's final verification: in a checkout outside the project where there is a commit.
+    with verification_tree(paths.root, paths.run_times, committed=config.commit, on_warning=_warn,
+                           with_changes=not committed, share_dirs=environment.sandbox.active) as tree:
+        if committed:
+            _warn_uncommitted(paths, tree)
         runs = verify_passed(tree, loaded.spec, state, runner=runner,
                              concurrency=config.check_concurrency or default_concurrency(), only=wanted, on_warning=_warn)
     failed = [run for run in runs if not run.success]
+    note = left_out_note(tree, runs)
+    if note:
+        _warn(note)
     if reopen and failed:
         for run in failed:
-            mark_regressed(state, run)
+            mark_regressed(state, run, note)
             _update_log(paths, state, run.feature_id)
         store.save(state)
     duration = time.monotonic() - started
@@ -94,8 +104,8 @@ def _warn_uncommitted(paths: ProjectPaths, tree: VerificationTree) -> None:
     left_out = uncommitted(paths.root)
     if left_out:
         shown = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
-        _warn(f"verifying commit {tree.commit[:12]}; changes not committed are not part of it ({shown}): "
-              "commit them to have them verified")
+        _warn(f"verifying commit {tree.commit[:12]} (--committed); changes not committed are not part of it "
+              f"({shown}): leave out --committed to verify them too")
 
 
 def _spec(state: RunState, spec_path: Path | None) -> LoadedSpec:
@@ -130,6 +140,8 @@ def _update_log(paths: ProjectPaths, state: RunState, feature_id: str) -> None:
 
 
 def _where(tree: VerificationTree) -> str:
+    if tree.commit is not None and tree.changes:
+        return f"a clean checkout of commit {tree.commit[:12]} with your uncommitted changes ({len(tree.changes)} file(s))"
     if tree.commit is not None:
         return f"a clean checkout of commit {tree.commit[:12]}"
     return "the working tree (no commit to check out: not a git repository, or checkpoints are off)"
@@ -155,6 +167,7 @@ def _text(runs: list[CheckRun], reopen: bool, duration: float, tree: Verificatio
 def _json(runs: list[CheckRun], reopen: bool, tree: VerificationTree) -> str:
     data = {
         "checked": len(runs), "passed": sum(run.success for run in runs), "tree": tree.kind, "commit": tree.commit,
+        "uncommitted": list(tree.changes), "left_out": tree.carried.left_out[:100],
         "failed": [run.feature_id for run in runs if not run.success], "reopened": reopen,
         "results": [{**run.record().dump(), "output": run.result.output} for run in runs],
     }
@@ -186,6 +199,7 @@ def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
 
 def _environment(config: RunConfig, paths: ProjectPaths, loaded: LoadedSpec) -> CommandEnvironment:
     """The checks run in the environment a run would give them (`--sandbox` / orchestrate.toml)."""
+    from orchestrator.run.checks.outside_reads import spec_checks
     from orchestrator.run.sandbox_setting import command_environment
 
-    return command_environment(config, paths.root, loaded.path, _warn)  # SandboxUnavailable: exit 2
+    return command_environment(config, paths.root, loaded.path, _warn, checks=spec_checks(loaded.spec))  # SandboxUnavailable: exit 2

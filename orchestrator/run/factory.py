@@ -14,6 +14,7 @@ from orchestrator.llm.streaming import SdkClient
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView, feature_reader
 from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.checks.outside_reads import spec_checks
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
@@ -35,7 +36,7 @@ def build_parts(
     the store."""
     store = store or StateStore(paths, on_warning=events.warn)
     # SandboxUnavailable: exit 2, nothing run. Every command the model causes runs in this one.
-    environment = command_environment(config, paths.root, loaded.path, events.warn)
+    environment = command_environment(config, paths.root, loaded.path, events.warn, checks=spec_checks(loaded.spec))
     spend = Spend()
     client = ModelClient(config.client_settings(), sdk, spend, on_retry=events.warn, journal=store.record_spend,
                          on_output=events.output_arriving)

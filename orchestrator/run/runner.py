@@ -27,6 +27,7 @@ from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
+from orchestrator.run.checks.carried_files import record_run_time
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.check_pool import check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import verification_tree
@@ -130,6 +131,8 @@ class Runner:
     def run(self) -> RunResult:
         started = time.monotonic()
         self._load_state()
+        # Before any agent works: the ignored files made from now on are the run's.
+        record_run_time(self.paths.run_times, ended=False, on_warning=self.events.warn)
         self.books.start_spend()
         self.events.emit(RunStarted(
             run_id=self.state.run_id, spec=str(self.loaded.path), project=str(self.paths.root),
@@ -195,6 +198,7 @@ class Runner:
             self._maybe_summarize()
 
     def _save_final(self, exit_code: int, outcome: str, message: str) -> tuple[int, str, str]:
+        record_run_time(self.paths.run_times, ended=True, on_warning=self.events.warn)
         self.state.stop_reason = message or None
         self.books.book_totals()
         try:
@@ -243,7 +247,8 @@ class Runner:
         if not self.config.final_verify:
             return []
         with verification_tree(
-            self.workspace, self.paths.verify_checkout, committed=self.config.commit, on_warning=self.events.warn,
+            self.workspace, self.paths.run_times, committed=self.config.commit, on_warning=self.events.warn,
+            share_dirs=self.environment.sandbox.active,
         ) as tree:
             return final_verification(
                 tree, self.spec, self.books, self.parts.logs, self.events, runner=self.check_runner,

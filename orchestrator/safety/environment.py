@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from orchestrator.safety.sandbox import PROTECTED_NAMES, Sandbox
+from orchestrator.safety.stand_in import StandIn
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class CommandEnvironment:
     """Bubblewrap, or none (`orchestrator.safety.sandbox`)."""
     variables: Mapping[str, str] = field(repr=False)
     """All a command sees of the environment: no secrets (`orchestrator.safety.secrets`)."""
+    stand_in: StandIn | None = None
+    """A verification checkout shown in the sandbox where the live project is (the workspace lies in it)."""
 
     @property
     def protected(self) -> tuple[Path, ...]:
@@ -39,10 +42,25 @@ class CommandEnvironment:
         """The same sandbox and variables for another workspace (a worktree, a scratch tree)."""
         return replace(self, workspace=workspace)
 
+    def standing_in(
+        self, checkout: Path, live: Path, shared: tuple[tuple[Path, Path], ...] = ()
+    ) -> CommandEnvironment:
+        """The same sandbox and variables for commands in `checkout`, a verification checkout of the
+        repository at `live`: inside the sandbox the checkout is where the live tree was, and the
+        live tree is nowhere but the `shared` directories, read-only (`orchestrator.run.checks.clean_checkout`)."""
+        return replace(self, stand_in=StandIn(checkout, live, shared))
+
+    @property
+    def seen_workspace(self) -> Path:
+        """The workspace's path as its commands see it (in a stand-in, the live path)."""
+        if self.stand_in is not None and self.sandbox.active:
+            return self.stand_in.inside(self.workspace)
+        return self.workspace
+
     def with_variables(self, variables: Mapping[str, str]) -> CommandEnvironment:
         """The same workspace and sandbox with `variables` instead (the agent's shell adds some)."""
         return replace(self, variables=variables)
 
     def argv(self, command: str) -> list[str]:
         """`bash -c command` as it runs here: inside the sandbox, in the workspace."""
-        return self.sandbox.wrap(["bash", "-c", command], self.workspace)
+        return self.sandbox.wrap(["bash", "-c", command], self.workspace, stand_in=self.stand_in)

@@ -41,6 +41,7 @@ from typing import Literal
 from orchestrator.safety.net_proxy import proxy_socket
 from orchestrator.safety.port_forward import forward_socket
 from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
+from orchestrator.safety.stand_in import StandIn
 from orchestrator.user_errors import UsageError
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
@@ -90,22 +91,37 @@ class Sandbox:
     def active(self) -> bool:
         return self.kind == "bwrap"
 
+    def hides(self, path: Path) -> str | None:
+        """Why the existing `path` (resolved, outside the project) is out of sight in the sandbox:
+        "private" (a home's `.ssh`, `.aws`, ...: never shown unless the user lists it) or
+        "hidden" (under a home or the fresh /tmp, and not shown read-only); None when visible."""
+        if not self.active or any(_within(path, shown) for shown in self.read):
+            return None
+        for home in self.hidden:
+            if _within(path, home) and path != home:
+                return "private" if path.relative_to(home).parts[0] in _PRIVATE_IN_HOME else "hidden"
+        fresh = [Path("/tmp").resolve(), *(Path(tmp) for tmp in _private_tmp_dirs())]
+        return "hidden" if any(_within(path, tmp) for tmp in fresh) else None
+
     def wrap(
         self, argv: Sequence[str], workspace: Path, forward_ports: Sequence[int] = (),
-        own_hosts: Sequence[str] = (), *, nests: bool = False,
+        own_hosts: Sequence[str] = (), *, nests: bool = False, stand_in: StandIn | None = None,
     ) -> list[str]:
         """`argv` as it runs in the sandbox, with `workspace` writable and its working directory;
         `forward_ports` of the host's loopback reachable on the sandbox's (`port_forward`), and
         `own_hosts` through a proxy of its own: both for `argv`'s own processes only, not for the
         commands it runs in a sandbox nested in this one (Claude Code's shell prefix).
         `nests`: the command starts a bubblewrap of its own for each of its commands (that shell
-        prefix), which installs the whole filter there: it may make namespaces."""
+        prefix), which installs the whole filter there: it may make namespaces.
+        `stand_in`: `workspace` lies in a verification checkout, shown where the live project is."""
         if not self.active:
             return list(argv)
         command = [self.bwrap, *_namespace_flags(self.network), *(_nesting_user() if nests else []),
                    "--ro-bind", "/", "/", *(_nesting_dev() if nests else ["--dev", "/dev"]), "--proc", "/proc"]
-        for kind, path in self._mounts(Path(workspace)):
-            command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, path)
+        if stand_in is not None:
+            workspace = stand_in.inside(Path(workspace))
+        for kind, path, source in self._mounts(Path(workspace), stand_in):
+            command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, source, path)
         init: list[str] = []
         if self.allow_hosts and not self.network:
             # Into the fresh /tmp, mounted above: the bridge's end of the proxy, the only socket file in reach.
@@ -124,18 +140,29 @@ class Sandbox:
         # bwrap installs the filter (read from fd 9, which sh opens): no Python start-up per command.
         return with_filter([*command, "--chdir", str(workspace), "--", *argv], namespaces=nests)
 
-    def _mounts(self, workspace: Path) -> list[tuple[MountKind, Path]]:
-        """Mounts in the order they must be made: a deeper path lies on top of a shallower one."""
-        mounts: list[tuple[MountKind, Path]] = [("tmpfs", Path("/tmp"))]
-        mounts += [("tmpfs", Path(tmp)) for tmp in _private_tmp_dirs()]
-        mounts += [("tmpfs", home) for home in self.hidden]
+    def _mounts(self, workspace: Path, stand_in: StandIn | None = None) -> list[tuple[MountKind, Path, Path]]:
+        """Mounts (kind, where, from) in the order they must be made: a deeper path lies on top of
+        a shallower one. With `stand_in`, the checkout is mounted over the live project, and no
+        path of the live project is mounted on top of it (a spec or a `[sandbox]` path in it)."""
+        mounts: list[tuple[MountKind, Path, Path]] = [("tmpfs", Path("/tmp"), Path("/tmp"))]
+        mounts += [("tmpfs", Path(tmp), Path(tmp)) for tmp in _private_tmp_dirs()]
+        mounts += [("tmpfs", home, home) for home in self.hidden]
+        live = stand_in.live if stand_in is not None else workspace
         # Reads only make things visible; inside the workspace they would make them read-only.
-        mounts += [("ro", path) for path in self.read if path.exists() and not _within(path, workspace)]
-        mounts.append(("rw", workspace))
-        # A file too: a worktree's `.git` names its repository, and must not be pointed elsewhere.
-        mounts += [("ro", workspace / name) for name in PROTECTED_NAMES if (workspace / name).exists()]
+        mounts += [("ro", path, path) for path in self.read
+                   if path.exists() and not _within(path, workspace) and not _within(path, live)]
+        if stand_in is None:
+            mounts.append(("rw", workspace, workspace))
+            # A file too: a worktree's `.git` names its repository, and must not be pointed elsewhere.
+            mounts += [("ro", workspace / name, workspace / name) for name in PROTECTED_NAMES
+                       if (workspace / name).exists()]
+        else:
+            source = stand_in.source(workspace)
+            mounts.append(("rw", stand_in.live, stand_in.checkout))
+            mounts += [("ro", workspace / name, source / name) for name in PROTECTED_NAMES if (source / name).exists()]
+            mounts += [("ro", stand_in.inside(place), live_dir) for live_dir, place in stand_in.shared]
         # After the protected ones: a user who lists `.git` under `write` means it.
-        mounts += [("rw", path) for path in self.write if path.exists()]
+        mounts += [("rw", path, path) for path in self.write if path.exists() and not _within(path, live)]
         # Stable: at equal depth the later mount wins, as listed above.
         return sorted(mounts, key=lambda mount: len(mount[1].parts))
 
@@ -174,8 +201,8 @@ def _within(path: Path, directory: Path) -> bool:
     return path == directory or directory in path.parents
 
 
-def _bind(kind: MountKind, path: Path) -> list[str]:
-    return ["--ro-bind" if kind == "ro" else "--bind", str(path), str(path)]
+def _bind(kind: MountKind, source: Path, path: Path) -> list[str]:
+    return ["--ro-bind" if kind == "ro" else "--bind", str(source), str(path)]
 
 
 def _private_tmp_dirs() -> list[str]:

@@ -11,7 +11,7 @@ Layout of `<project>/.autonomous/` (see `.autonomous.example/README.md`):
     memory/working-memory.jsonl     working-memory log (every strategy)
     events.jsonl                    event log: what happened, one JSON object a line
     backups/                        corrupted files set aside, never deleted
-    verify/                         final verification's clean checkout (only while it runs)
+    state/run-times.json            when runs began and ended (which ignored files a run made)
 
 `--fresh` moves the whole directory aside to `<project>/.autonomous.bak-<time>/`, which git is
 told to ignore like `.autonomous/` itself.
@@ -101,9 +101,9 @@ class ProjectPaths:
         return self.autonomous / "events.jsonl"
 
     @property
-    def verify_checkout(self) -> Path:
-        """Final verification's clean checkout of the final commit (there only while it runs)."""
-        return self.autonomous / "verify"
+    def run_times(self) -> Path:
+        """When runs began and ended: the ignored files verification leaves out (`carried_files`)."""
+        return self.state_dir / "run-times.json"
 
     @property
     def backups_dir(self) -> Path:

@@ -98,17 +98,19 @@ def plan_batches(commands: Sequence[str], concurrency: int) -> tuple[list[Batch]
 
 def run_batched(
     commands: Sequence[str], workspace: Path, runner: RecordedRunner, concurrency: int,
-    on_done: Callable[[str], None] = lambda _command: None,
+    on_done: Callable[[str], None] = lambda _command: None, *, seen_at: Path | None = None,
 ) -> dict[str, Timed]:
     """Each command's result: from a combined pytest run where it settles there, else from its own
-    run. `on_done` hears each command as its result is settled (from the checks' threads)."""
+    run. `on_done` hears each command as its result is settled (from the checks' threads).
+    `seen_at`: where the checks see `workspace` (a verification checkout, in the sandbox)."""
     batches, alone = plan_batches(commands, concurrency)
+    seen = seen_at or workspace
 
     def combined(batch: Batch) -> dict[str, Timed]:
         started = time.monotonic()
-        result, record = runner(batch.command(), workspace, {ONLY_VARIABLE: batch.wanted(workspace)})
+        result, record = runner(batch.command(), workspace, {ONLY_VARIABLE: batch.wanted(seen)})
         share = int((time.monotonic() - started) * 1000 / len(batch.members))
-        passed = settled(batch, result, record, workspace)
+        passed = settled(batch, result, record, seen)
         for command in passed:
             on_done(command)
         return {command: (verdict, share) for command, verdict in passed.items()}

@@ -59,6 +59,12 @@ def check_file_keys(project_root: Path, verify_command: str | None) -> list[str]
     return [key_of(path, root) for path in protected_files(root, verify_command, [])]
 
 
+def named_words(command: str) -> list[str]:
+    """The words of `command` that may name files it reads, relative to the project root (a
+    `cd dir` applied): what `outside_reads` looks at outside the project."""
+    return _command_paths(command)
+
+
 def _command_paths(command: str) -> list[str]:
     """Words of the command that could be paths, relative to the project root.
 

@@ -59,6 +59,18 @@ class PoolRunner:
         return run_check_recorded(command, environment, attempt=0, timeout=self.timeout)
 
 
+def in_checkout(
+    runner: CheckRunner, checkout: Path | None, live: Path | None, shared: Sequence[tuple[Path, Path]] = ()
+) -> CheckRunner:
+    """`runner` for checks in a verification checkout at `checkout` that stands in for the live
+    repository at `live`: in the sandbox the checkout is mounted over the live tree, with the
+    `shared` directories read-only in it (`CommandEnvironment.standing_in`). A runner that is not
+    the real one (a test's) is kept."""
+    if checkout is None or live is None or not isinstance(runner, PoolRunner):
+        return runner
+    return PoolRunner(runner.environment.standing_in(checkout, live, tuple(shared)), runner.timeout)
+
+
 def check_runner(environment: CommandEnvironment, timeout: float = DEFAULT_TIMEOUT) -> CheckRunner:
     """The real runner: `run_check` in the run's `environment` moved to the given workspace, with its timeout."""
     return PoolRunner(environment, timeout)
@@ -133,7 +145,8 @@ def _run_all(
 
     commands = list(dict.fromkeys(command for _, command in checks))
     if isinstance(runner, PoolRunner):
-        done = run_batched(commands, workspace, runner.recorded, concurrency, on_done=counter.add)
+        done = run_batched(commands, workspace, runner.recorded, concurrency, on_done=counter.add,
+                           seen_at=runner.environment.at(workspace).seen_workspace)
     else:
         done = dict(zip(commands, parallel(one, commands, concurrency), strict=True))
     return [CheckRun(feature_id, *done[command]) for feature_id, command in checks]

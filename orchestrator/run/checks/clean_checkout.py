@@ -1,33 +1,50 @@
-"""The tree final verification runs in: a clean checkout of the final commit, in `.autonomous/verify/`.
+"""The tree verification runs in: a checkout of the final commit, outside the project.
 
-Exit 0 promises that each passed feature's check passes on a clean checkout of the final commit,
-so that is where the checks run again: a detached git worktree of the workspace's HEAD, holding
-exactly what is committed. No ignored or untracked file comes along (a module the agent left out
-of its commit, a forged `__pycache__/*.pyc`), and bytecode that was committed (`*.pyc`,
-`__pycache__/`) is deleted from the checkout before any check runs, so Python and pytest compile
-from the sources. The checkout is removed afterwards (and at the next verification if a kill
-left it behind).
+Exit 0 promises that each passed feature's check passes on a fresh clone of the final commit set
+up as the user set up the project, so that is where final verification and `orchestrate verify`
+run the checks again (docs/verification.md):
 
-Where there is no commit to check out (not a git repository, `--no-commit`, no commit yet), or git
-cannot make the worktree, the checks run in the working tree as before, and the caller is told.
-Git runs as checkpoints run it (`git_safety`): no hooks, no repository-config programs.
+- the commit's files (`verify` without `--committed`: plus the uncommitted changes to tracked
+  files and the untracked files that are not ignored, read through a private index: the user's
+  index and tree are left alone), written by git into a private temporary directory
+  (`orchestrate-verify-<project key>-*`, mode 0700), never inside the project;
+- plus the project's ignored files that no run made or changed (`carried_files`): the user's
+  environment (an egg-info, a generated `_version.py`, a compiled extension, a `.venv`);
+- never bytecode: `__pycache__/`, `*.pyc` and `*.pyo` are deleted before any check runs.
+
+In the sandbox the checkout is mounted where the live repository is (`StandIn`): the live tree
+is out of sight (code that reaches back to it finds the checkout), and absolute paths into the
+project (an editable install's) lead into the checkout. The checkout has no `.git`: nothing of
+the live repository is in reach. It is removed afterwards, and at the next verification of the
+project if a kill left it behind.
+
+Where there is no commit (not a git repository, `--no-commit`, no commit yet), or git cannot
+write the checkout, the checks run in the working tree as before, and the caller is told.
+Git runs through `run_git`, with the repository's own config neutralized (`safe_config`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
-from orchestrator.store.atomic import refuse_links, remove_no_follow
+from orchestrator.git.tree import TreeSnapshot
+from orchestrator.run.checks.carried_files import Carried, RunTimes, carry_ignored
+from orchestrator.store.paths import STATE_DIR_NAME
 
 CLEAN_CHECKOUT = "clean-checkout"
 WORKING_TREE = "working-tree"
+CHECKOUT_PREFIX = "orchestrate-verify-"
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,13 @@ class VerificationTree:
     """`clean-checkout` or `working-tree`."""
     commit: str | None = None
     """The commit checked out (None in the working tree)."""
+    checkout: Path | None = None
+    """The checkout's root, standing in for `live` (the live repository's top level)."""
+    live: Path | None = None
+    changes: tuple[str, ...] = ()
+    """Uncommitted changes verified with the commit (`orchestrate verify` without `--committed`)."""
+    carried: Carried = field(default_factory=Carried)
+    """The project's ignored files the checkout got, and those it did not."""
 
     @property
     def scratch(self) -> bool:
@@ -48,40 +72,109 @@ class VerificationTree:
 
 @contextmanager
 def verification_tree(
-    workspace: Path, checkout_dir: Path, *, committed: bool, on_warning: Callable[[str], None],
+    workspace: Path, run_times: Path, *, committed: bool, on_warning: Callable[[str], None],
+    with_changes: bool = False, share_dirs: bool = False,
 ) -> Iterator[VerificationTree]:
-    """A clean checkout of `workspace`'s HEAD at `checkout_dir` when `committed` (checkpoints are made)
-    and git can make one; else the working tree. The checkout is gone when the block ends."""
+    """A checkout of `workspace`'s HEAD (`with_changes`: and of its uncommitted changes) with its
+    carried ignored files (`run_times`: when runs worked there; `share_dirs`: the checks run in the
+    sandbox, untouched ignored directories are shown there read-only rather than copied), when
+    `committed` (checkpoints are made) and git can make one; else the working tree. The checkout
+    is gone when the block ends."""
     if not committed or not is_git_repo(workspace):
         yield VerificationTree(workspace, WORKING_TREE)
         return
     try:
-        tree = _check_out(workspace, checkout_dir)
-    except CheckpointError as err:
+        checkout = _private_directory(workspace)
+    except OSError as err:
+        on_warning(f"final verification runs in the working tree: no clean checkout of the final commit ({err})")
+        yield VerificationTree(workspace, WORKING_TREE)
+        return
+    try:
+        tree = _check_out(workspace, checkout, RunTimes.load(run_times), with_changes, share_dirs)
+    except BaseException as err:  # Ctrl-C too: the half-written checkout goes
+        remove_tree(checkout)
+        if not isinstance(err, (CheckpointError, OSError)):
+            raise
         on_warning(f"final verification runs in the working tree: no clean checkout of the final commit ({err})")
         yield VerificationTree(workspace, WORKING_TREE)
         return
     try:
         yield tree
     finally:
-        remove_checkout(workspace, checkout_dir)
+        remove_tree(checkout)
 
 
-def _check_out(workspace: Path, checkout_dir: Path) -> VerificationTree:
+def checkout_base(workspace: Path) -> tuple[Path, str]:
+    """The directory `workspace`'s checkouts are made in (the temporary one, never inside the
+    project), and the start of their names there."""
+    key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
+    base = Path(tempfile.gettempdir()).resolve()
+    if base == workspace.resolve() or workspace.resolve() in base.parents:
+        base = Path("/tmp")
+    return base, f"{CHECKOUT_PREFIX}{key}-"
+
+
+def _private_directory(workspace: Path) -> Path:
+    """A new 0700 directory for `workspace`'s checkout, outside it; those a kill left behind removed."""
+    base, prefix = checkout_base(workspace)
+    for leftover in base.glob(f"{prefix}*"):
+        try:
+            info = leftover.lstat()
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+            remove_tree(leftover)
+    _remove_legacy(workspace)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+
+
+def _remove_legacy(workspace: Path) -> None:
+    """An earlier version's checkout in `.autonomous/verify/`, and git's record of it."""
+    legacy = workspace / STATE_DIR_NAME / "verify"
+    if legacy.is_dir() and not legacy.is_symlink() and not (workspace / STATE_DIR_NAME).is_symlink():
+        remove_tree(legacy)
+        run_git(workspace, "worktree", "prune")
+
+
+def _check_out(
+    workspace: Path, checkout: Path, times: RunTimes, with_changes: bool, share_dirs: bool
+) -> VerificationTree:
     commit = check_git(workspace, "rev-parse", "--verify", "HEAD^{commit}").stdout.strip()
     prefix = check_git(workspace, "rev-parse", "--show-prefix").stdout.strip()
-    remove_checkout(workspace, checkout_dir)  # a killed verification's
-    checkout_dir.parent.mkdir(parents=True, exist_ok=True)
-    check_git(workspace, *safe_config(workspace), "worktree", "add", "--quiet", "--force", "--detach",
-              str(checkout_dir), commit)
-    drop_bytecode(checkout_dir)
-    return VerificationTree(checkout_dir / prefix if prefix else checkout_dir, CLEAN_CHECKOUT, commit)
+    top = Path(check_git(workspace, "rev-parse", "--show-toplevel").stdout.strip())
+    changes: tuple[str, ...] = ()
+    if with_changes:
+        changes = tuple(uncommitted(workspace))
+        with TreeSnapshot(workspace) as snapshot:
+            _write_tree(top, checkout, snapshot.tree)
+    else:
+        _write_tree(top, checkout, commit)
+    drop_bytecode(checkout)
+    path = checkout / prefix if prefix else checkout
+    path.mkdir(parents=True, exist_ok=True)
+    carried = carry_ignored(workspace, path, times, share_dirs=share_dirs)
+    return VerificationTree(path, CLEAN_CHECKOUT, commit, checkout, top, changes, carried)
+
+
+def _write_tree(top: Path, checkout: Path, tree: str) -> None:
+    """The files of `tree` (a commit or a tree) written into `checkout` by git, through a private index."""
+    handle, name = tempfile.mkstemp(prefix="orchestrate-index-")
+    os.close(handle)
+    index = Path(name)
+    index.unlink()  # git makes it: an empty file is no index
+    safe = safe_config(top)
+    try:
+        check_git(top, *safe, "read-tree", tree, index_file=index)
+        check_git(top, *safe, "checkout-index", "--all", "--force", f"--prefix={checkout}/", index_file=index)
+    finally:
+        index.unlink(missing_ok=True)
 
 
 def uncommitted(workspace: Path) -> list[str]:
-    """The files of `workspace` that differ from HEAD or are untracked (not ignored): what a clean
-    checkout leaves out. Empty when git cannot say."""
-    status = run_git(workspace, "status", "--porcelain", "-z", "--untracked-files=normal", "--", ".")
+    """The files of `workspace` that differ from HEAD or are untracked (not ignored): what a
+    checkout of the commit leaves out. Empty when git cannot say."""
+    # No optional locks: status would otherwise refresh (rewrite) the user's index.
+    status = run_git(workspace, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal", "--", ".")
     if status.returncode != 0:
         return []
     entries = status.stdout.split("\0")
@@ -92,7 +185,7 @@ def uncommitted(workspace: Path) -> list[str]:
             names.append(entry[3:])
             if entry[0] in "RC":  # a rename or copy: its source follows
                 index += 1
-    return names
+    return [name for name in names if not name.startswith(f"{STATE_DIR_NAME}/")]
 
 
 def drop_bytecode(root: Path) -> list[Path]:
@@ -114,10 +207,19 @@ def drop_bytecode(root: Path) -> list[Path]:
     return dropped
 
 
-def remove_checkout(workspace: Path, checkout_dir: Path) -> None:
-    """The checkout at `checkout_dir` and git's record of it, gone (quietly, if it was not there)."""
-    refuse_links(checkout_dir.parent)  # what lies through a link is not the program's to delete
-    if not checkout_dir.is_symlink() and os.path.lexists(checkout_dir / ".git"):
-        run_git(workspace, "worktree", "remove", "--force", "--force", str(checkout_dir))
-    remove_no_follow(checkout_dir)
-    run_git(workspace, "worktree", "prune")
+def remove_tree(path: Path) -> None:
+    """`path` and everything below it gone, directories a check made read-only included."""
+
+    def writable_again(function: Callable[..., Any], failed: str, _error: object) -> None:
+        try:
+            os.chmod(os.path.dirname(failed), stat.S_IRWXU)
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                os.chmod(failed, stat.S_IRWXU)
+            function(failed)
+        except OSError:
+            pass
+
+    if path.is_symlink():
+        path.unlink(missing_ok=True)
+    elif path.exists():
+        shutil.rmtree(path, onerror=writable_again)

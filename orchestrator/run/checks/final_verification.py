@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from orchestrator.run.books import RunBooks
-from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, run_checks
+from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, in_checkout, run_checks
 from orchestrator.run.checks.clean_checkout import VerificationTree
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.feature_spec import FeatureSpec
@@ -46,15 +46,25 @@ def verify_passed(
 ) -> list[CheckRun]:
     """Re-run the passed features' checks in `tree`, up to `concurrency` at once."""
     checks = passed_checks(spec, state, only)
-    return run_checks(checks, tree.path, runner, concurrency, on_warning, put_back=not tree.scratch,
-                      on_progress=on_progress)
+    return run_checks(checks, tree.path, in_checkout(runner, tree.checkout, tree.live, tree.carried.shared), concurrency, on_warning,
+                      put_back=not tree.scratch, on_progress=on_progress)
 
 
-def mark_regressed(state: RunState, run: CheckRun) -> None:
-    """Record in `state` that `run`'s feature no longer passes: the next run rebuilds it."""
+def left_out_note(tree: VerificationTree, runs: Sequence[CheckRun]) -> str:
+    """When a check failed in the checkout: which of the project's ignored files it did not have."""
+    if any(not run.success for run in runs) and tree.carried.left_out:
+        return tree.carried.describe()
+    return ""
+
+
+def mark_regressed(state: RunState, run: CheckRun, note: str = "") -> None:
+    """Record in `state` that `run`'s feature no longer passes: the next run rebuilds it. `note`:
+    what the tree it failed in lacked (`left_out_note`)."""
     entry = state.feature(run.feature_id)
     entry.status = "regressed"
     entry.reason = f"{REGRESSED_REASON}: {failure_reason(run.result.output, run.result.error, run.result.exit_code)}"
+    if note:
+        entry.reason += f" ({note})"
     entry.last_verification = run.result
 
 
@@ -69,8 +79,11 @@ def final_verification(
     runs = verify_passed(tree, spec, books.state, runner=runner, concurrency=concurrency, on_warning=events.warn,
                          on_progress=lambda done, total: events.phase("final verification", None, done, total))
     broken = [run for run in runs if not run.success]
+    note = left_out_note(tree, runs)
+    if note:
+        events.warn(f"final verification: {note}")
     for run in broken:
-        mark_regressed(books.state, run)
+        mark_regressed(books.state, run, note)
         books.record(run.feature_id)
         log = logs.read(run.feature_id)
         if log is not None:

@@ -10,6 +10,7 @@ import pytest
 from orchestrator.config import ConfigError
 from orchestrator.config_layers import load_config, setting_origins
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox
+from orchestrator.safety.stand_in import StandIn
 
 
 def test_the_sandbox_table_gives_the_mode_and_its_options(tmp_path: Path) -> None:
@@ -103,3 +104,38 @@ def test_every_sandbox_drops_every_capability_and_installs_the_filter(
     # Root's nesting sandbox runs as another uid (root with no capability may not map uid 0 again).
     assert ("--uid" in bwrap) == (nests and euid == 0)
     assert Path(argv[3]).name == ("nesting.bpf" if nests else "sandbox.bpf")
+def _binds(argv: list[str]) -> list[tuple[str, str, str]]:
+    """(flag, source, destination) of each bind after the root one, in order."""
+    return [(flag, argv[i + 1], argv[i + 2]) for i, flag in enumerate(argv)
+            if flag in ("--ro-bind", "--bind") and argv[i + 1] != "/"]
+
+
+def test_a_verification_checkout_is_mounted_where_the_live_repository_is_and_nothing_live_on_top(tmp_path: Path) -> None:
+    live, checkout, outside = tmp_path / "live", tmp_path / "checkout", tmp_path / "acceptance"
+    for directory in (live / "specs", live / ".git", checkout / "app", outside):
+        directory.mkdir(parents=True)
+    (checkout / "app/orchestrate.toml").write_text("")
+    sandbox = Sandbox("bwrap", "test", read=(live / "specs", outside), write=(live / "out",))
+    (live / "out").mkdir()
+    (live / "app/.venv").mkdir(parents=True)
+    shared = ((live / "app/.venv", checkout / "app/.venv"),)
+    argv = sandbox.wrap(["true"], checkout / "app", stand_in=StandIn(checkout, live, shared))
+    binds = _binds(argv)
+    assert ("--bind", str(checkout), str(live)) in binds
+    # an ignored directory no run touched: the live one, read-only, at its place in the checkout
+    assert ("--ro-bind", str(live / "app/.venv"), str(live / "app/.venv")) in binds
+    binds.remove(("--ro-bind", str(live / "app/.venv"), str(live / "app/.venv")))
+    assert ("--ro-bind", str(checkout / "app/orchestrate.toml"), str(live / "app/orchestrate.toml")) in binds
+    assert ("--ro-bind", str(outside), str(outside)) in binds  # outside the project: as before
+    assert all(not destination.startswith(str(live) + "/") or source.startswith(str(checkout))
+               for _, source, destination in binds), binds  # the spec's directory, `.git`, `out`: not mounted
+    assert argv[argv.index("--chdir") + 1] == str(live / "app")
+
+
+def test_a_path_is_hidden_under_a_home_or_tmp_and_private_in_a_homes_secret_directories(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    sandbox = Sandbox("bwrap", "test", hidden=(home,), read=(home / ".pyenv",))
+    assert sandbox.hides(home / ".ssh/id") == "private" and sandbox.hides(home / "acceptance/t.py") == "hidden"
+    assert sandbox.hides(home / ".pyenv/bin/python") is None and sandbox.hides(Path("/usr/bin/env")) is None
+    assert sandbox.hides(Path("/tmp/x/test_x.py")) == "hidden"
+    assert NO_SANDBOX.hides(home / ".ssh/id") is None

@@ -1,12 +1,15 @@
-"""The tree final verification runs in: a clean checkout of the final commit, or the working tree
-where there is no commit to check out."""
+"""The tree final verification runs in: a checkout of the final commit outside the project, with
+the ignored files no run made, or the working tree where there is no commit to check out."""
 
 from __future__ import annotations
 
+import shutil
+import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
-from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, WORKING_TREE, verification_tree
+from orchestrator.run.checks.clean_checkout import CHECKOUT_PREFIX, CLEAN_CHECKOUT, WORKING_TREE, verification_tree
 
 
 def _git(root: Path, *args: str) -> str:
@@ -27,38 +30,71 @@ def _repository(root: Path) -> None:
     (root / "app/mod.py").write_text("x = 2\n")  # not committed
 
 
-def test_the_checkout_holds_the_commit_and_nothing_else_and_is_gone_afterwards(tmp_path: Path) -> None:
-    _repository(tmp_path)
-    checkout = tmp_path / ".autonomous/verify"
-    checkout.mkdir(parents=True)
-    (checkout / "left-by-a-kill").write_text("")  # a killed verification's leftovers
+def _leftovers() -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"{CHECKOUT_PREFIX}*"))
 
-    with verification_tree(tmp_path, checkout, committed=True, on_warning=print) as tree:
+
+def test_the_checkout_holds_the_commit_outside_the_project_and_is_gone_afterwards(tmp_path: Path) -> None:
+    _repository(tmp_path)
+    legacy = tmp_path / ".autonomous/verify"
+    legacy.mkdir(parents=True)
+    (legacy / "left-by-an-older-version").write_text("")
+    before = set(_leftovers())
+
+    with verification_tree(tmp_path, tmp_path / "run-times.json", committed=True, on_warning=print) as tree:
         assert tree.kind == CLEAN_CHECKOUT and tree.scratch
         assert tree.commit == _git(tmp_path, "rev-parse", "HEAD").strip()
+        assert tree.checkout is not None and tree.live == tmp_path
+        assert tmp_path not in tree.path.parents and tree.path.parent == Path(tempfile.gettempdir()).resolve()
+        assert stat.S_IMODE(tree.path.stat().st_mode) == 0o700
         assert (tree.path / "app/mod.py").read_text() == "x = 1\n"
-        assert sorted(p.name for p in tree.path.iterdir()) == [".git", "app"]
+        # the commit, and the ignored file no run made; no `.git`, no bytecode, not the uncommitted edit
+        assert sorted(p.name for p in tree.path.iterdir()) == ["app", "ignored.txt"]
         assert sorted(p.name for p in (tree.path / "app").iterdir()) == ["mod.py"]
 
-    assert not checkout.exists()
-    assert "verify" not in _git(tmp_path, "worktree", "list")
+    assert not legacy.exists() and set(_leftovers()) == before
+
+
+def test_a_checkout_a_kill_left_behind_goes_at_the_next_verification(tmp_path: Path) -> None:
+    _repository(tmp_path)
+    with verification_tree(tmp_path, tmp_path / "times", committed=True, on_warning=print) as tree:
+        killed = tree.path
+        shutil.copytree(killed, killed.with_name(killed.name + "-copy"))  # what a kill -9 leaves: the checkout
+    left = killed.with_name(killed.name + "-copy")
+    assert left.is_dir()
+    (left / "app").chmod(0o500)  # a check made it read-only
+    with verification_tree(tmp_path, tmp_path / "times", committed=True, on_warning=print):
+        assert not left.exists()
+
+
+def test_with_changes_the_checkout_holds_what_you_have_and_your_index_is_untouched(tmp_path: Path) -> None:
+    _repository(tmp_path)
+    (tmp_path / "new.py").write_text("y = 1\n")
+    status = _git(tmp_path, "status", "--porcelain")
+    index = (tmp_path / ".git/index").read_bytes()
+    with verification_tree(tmp_path, tmp_path / "times", committed=True, on_warning=print, with_changes=True) as tree:
+        assert (tree.path / "app/mod.py").read_text() == "x = 2\n" and (tree.path / "new.py").is_file()
+        assert (tree.path / "ignored.txt").is_file() and sorted(tree.changes) == [".gitignore", "app/mod.py", "new.py"]
+    assert (tmp_path / ".git/index").read_bytes() == index and _git(tmp_path, "--no-optional-locks", "status", "--porcelain") == status
 
 
 def test_a_subdirectory_project_is_verified_in_its_directory_of_the_checkout(tmp_path: Path) -> None:
     _repository(tmp_path)
     project = tmp_path / "app"
-    with verification_tree(project, project / ".autonomous/verify", committed=True, on_warning=print) as tree:
-        assert tree.path == project / ".autonomous/verify/app" and (tree.path / "mod.py").is_file()
+    with verification_tree(project, tmp_path / "times", committed=True, on_warning=print) as tree:
+        assert tree.checkout is not None and tree.path == tree.checkout / "app" and (tree.path / "mod.py").is_file()
+        assert tree.live == tmp_path
 
 
 def test_without_a_commit_to_check_out_the_working_tree_is_verified(tmp_path: Path) -> None:
     warnings: list[str] = []
-    with verification_tree(tmp_path, tmp_path / ".autonomous/verify", committed=True, on_warning=warnings.append) as tree:
+    times = tmp_path / "times"
+    with verification_tree(tmp_path, times, committed=True, on_warning=warnings.append) as tree:
         assert tree.kind == WORKING_TREE and tree.path == tmp_path and tree.commit is None
     _git(tmp_path, "init", "-q")  # a repository with no commit yet
-    with verification_tree(tmp_path, tmp_path / ".autonomous/verify", committed=True, on_warning=warnings.append) as tree:
+    with verification_tree(tmp_path, times, committed=True, on_warning=warnings.append) as tree:
         assert tree.kind == WORKING_TREE
     assert warnings and "working tree" in warnings[0]
     _repository(tmp_path / "repo")
-    with verification_tree(tmp_path / "repo", tmp_path / "v", committed=False, on_warning=warnings.append) as tree:
+    with verification_tree(tmp_path / "repo", times, committed=False, on_warning=warnings.append) as tree:
         assert tree.kind == WORKING_TREE  # --no-commit: the work is not in any commit

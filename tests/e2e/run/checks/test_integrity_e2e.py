@@ -218,8 +218,10 @@ def test_verify_names_a_feature_an_external_edit_broke_survives_a_hanging_and_a_
     assert (project / "README").read_text() == "project\n"  # the check deleted it in the checkout, not here
     assert not (project / ".autonomous/verify").exists()
     (project / "lib.py").write_text("def value():\n    return 3\n")  # an external edit breaks feat-01
-    uncommitted = run_cli(["verify"], project)
-    assert uncommitted.code == 0 and "lib.py" in uncommitted.stderr and "not committed" in uncommitted.stderr
+    uncommitted = run_cli(["verify"], project)  # what you have, uncommitted edit included (issue 41)
+    assert uncommitted.code == 1 and "feat-01" in uncommitted.stdout and "uncommitted changes" in uncommitted.stdout
+    committed = run_cli(["verify", "--committed"], project)
+    assert committed.code == 0 and "lib.py" in committed.stderr and "not committed" in committed.stderr
     (project / "hang").write_text("")
     _git(project, "add", "lib.py", "hang")
     _git(project, "commit", "-qm", "external edit")
