@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from orchestrator.run.checks.check_paths import named_words
+from orchestrator.run.checks.shell_words import can_name_a_path
 from orchestrator.safety.sandbox import Sandbox
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.user_errors import UsageError
@@ -33,9 +34,9 @@ def outside_paths(project_root: Path, command: str) -> list[Path]:
     root = project_root.resolve()
     found: dict[Path, None] = {}
     for word in named_words(command):
-        if word.startswith("$") or "\0" in word or len(word) > 4096:
-            continue
         text = os.path.expanduser(word)
+        if word.startswith("$") or not can_name_a_path(text):  # the one "could this be a path" test
+            continue
         try:
             path = Path(os.path.normpath(text if os.path.isabs(text) else os.path.join(root, text))).resolve()
             exists = path.exists()
