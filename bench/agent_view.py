@@ -24,9 +24,9 @@ from typing import Any
 
 from bench.harness import new_project, run_spec, scratch_dir
 from bench.summarizers import diligent_summarizer
-from orchestrator.demo.fake_api.agent_turn import AgentTurn
-from orchestrator.demo.fake_api.plans import bash, edit_create, edit_str_replace, report, text, tool_use
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.plans import bash, edit_create, edit_str_replace, report, text, tool_use
+from fake_messages_api.server import FakeAPI
 
 FEATURES = 8
 BUGGY = (3, 6)  # first attempt off by one

@@ -55,8 +55,8 @@ def served(plan: str = "short") -> Iterator[ServedFake]:
 def main() -> int:
     from bench.plans import multi_turn_plan, short_plan
     from bench.summarizers import diligent_summarizer
-    from orchestrator.demo.fake_api import sdk_facts
-    from orchestrator.demo.fake_api.server import FakeAPI
+    from fake_messages_api import sdk_facts
+    from fake_messages_api.server import FakeAPI
 
     plans = {"short": short_plan, "multi-turn": multi_turn_plan}
     parser = argparse.ArgumentParser(prog="python3 -m bench.fake_server", description=__doc__.splitlines()[0])

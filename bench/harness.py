@@ -36,8 +36,8 @@ from orchestrator.spec.load import load_spec
 from orchestrator.store.event_kinds import Event, Notice
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.demo.fake_api.server import FakeAPI
-from orchestrator.demo.fake_api.ledger import UsageReport
+from fake_messages_api.server import FakeAPI
+from fake_messages_api.ledger import UsageReport
 
 API_KEY = "sk-ant-bench-0000"
 

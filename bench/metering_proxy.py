@@ -38,8 +38,8 @@ _REQUEST: dict[str, Any] = {
 
 
 def _serve() -> None:
-    from orchestrator.demo.fake_api.server import FakeAPI
-    from orchestrator.demo.fake_api.plans import text
+    from fake_messages_api.server import FakeAPI
+    from fake_messages_api.plans import text
 
     with FakeAPI(default_plan=[[text("Hello. " * 200)]], keep_requests=1) as fake:
         print(fake.base_url, flush=True)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.demo.fake_api.agent_turn import AgentTurn
-from orchestrator.demo.fake_api.plans import bash, edit_create, edit_str_replace, report, text
+from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.plans import bash, edit_create, edit_str_replace, report, text
 
 PROJECT_RULES = (
     "Python 3.11 standard library only; no new dependencies",

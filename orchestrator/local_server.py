@@ -2,7 +2,7 @@
 
 Both local servers of this program are one: the metering proxy Claude Code talks to
 (`claude_code.proxy_server`) and the packaged fake of the Messages API
-(`demo.fake_api.handler`). Their clients pool keep-alive connections (HTTP/1.1), so stopping
+(`fake_messages_api.handler`). Their clients pool keep-alive connections (HTTP/1.1), so stopping
 the server alone would leave handler threads waiting on idle sockets or slow replies: the
 server keeps its open connections and `close_connections` shuts them, which ends every
 handler at its next read or write. Handler threads are daemons and never waited for.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.server import FakeAPI
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from orchestrator.user_errors import EXIT_INTERRUPTED, UsageError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from orchestrator.demo.fake_api.server import FakeAPI
+    from fake_messages_api.server import FakeAPI
 
 _API_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 # The feature during whose first call a new demo presses Ctrl-C: late enough that three

@@ -12,12 +12,12 @@ import re
 import signal
 import threading
 
+from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.plans import Block
+from fake_messages_api.server import FakeAPI
+from fake_messages_api.summarizer import default_summarizer
 from orchestrator.json_types import JsonObject
 
-from .fake_api.agent_turn import AgentTurn
-from .fake_api.plans import Block
-from .fake_api.server import FakeAPI
-from .fake_api.summarizer import default_summarizer
 from .textkit_plan import CHECK_FILES, textkit_plan
 
 DEMO_MODEL = "demo-scripted-sonnet"

@@ -12,9 +12,10 @@ wrong on purpose, so that the demo shows the loop doing its job:
 
 from __future__ import annotations
 
+from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.plans import Block, bash, done_text, edit_create, report, text
+
 from . import textkit_sources as src
-from .fake_api.agent_turn import AgentTurn
-from .fake_api.plans import Block, bash, done_text, edit_create, report, text
 
 CHECK_FILES = {
     "package-skeleton": "test_package.py", "slugify": "test_slugify.py", "word-wrap": "test_wrap.py",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("orchestrator", "context_agent")
+PACKAGES = ("orchestrator", "context_agent", "fake_messages_api")
 MAX_FUNCTION_LINES = 60
 # Modules are sized by concept, not by a line count: past 600 lines is a signal to look (split it where
 # it holds two ideas, or list it below with the reason it is one), not a target to cut to.
@@ -213,7 +213,7 @@ def test_the_checker_finds_a_cycle():
 # report), and each kind has a name in a `json_types` module; our own files and results are models.
 # The fake Messages API (shipped for `orchestrate demo`) speaks nothing but that API's JSON.
 FREE_FORM_HOMES = {"orchestrator.json_types", "context_agent.json_shapes", "orchestrator.spec.decode"}
-FREE_FORM_PACKAGES = ("orchestrator.demo.fake_api",)
+FREE_FORM_PACKAGES = ("fake_messages_api",)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in set(MODULES) - FREE_FORM_HOMES if not n.startswith(FREE_FORM_PACKAGES)))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.demo.fake_api.agent_turn import AgentTurn
-from orchestrator.demo.fake_api.plans import Block, edit_create, report, text
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.plans import Block, edit_create, report, text
+from fake_messages_api.server import FakeAPI
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
 
 pytest.importorskip(

@@ -14,7 +14,7 @@ from orchestrator.demo.scripted import demo_summarizer
 from orchestrator.demo.textkit_plan import textkit_plan
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import REPO_ROOT, run_cli
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.server import FakeAPI
 from tests.fake_api_fixtures import running_fake_api
 
 pytest.importorskip(

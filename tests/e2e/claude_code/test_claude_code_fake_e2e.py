@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from orchestrator.demo.textkit_plan import textkit_plan
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.server import FakeAPI
 from tests.fake_api_fixtures import running_fake_api
 
 sdk = pytest.importorskip(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import read_json, run_cli, write_spec
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.server import FakeAPI
 from tests.git_helpers import clone, git, init_repo, subjects
 
 pytest.importorskip(

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.demo.fake_api.plans import bash, edit_create, report
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.plans import bash, edit_create, report
+from fake_messages_api.server import FakeAPI
 from tests.cli_helpers import run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
 

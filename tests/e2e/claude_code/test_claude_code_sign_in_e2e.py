@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.demo.fake_api.agent_turn import AgentTurn, tool_results_of
-from orchestrator.demo.fake_api.plans import text, tool_use
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.agent_turn import AgentTurn, tool_results_of
+from fake_messages_api.plans import text, tool_use
+from fake_messages_api.server import FakeAPI
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.sandbox import Sandbox
 from orchestrator.tools.context import ToolContext

@@ -16,8 +16,8 @@ import pytest
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.config import RunConfig
-from orchestrator.demo.fake_api.server import FakeAPI
-from orchestrator.demo.fake_api.faults import FailFirst, Fault
+from fake_messages_api.server import FakeAPI
+from fake_messages_api.faults import FailFirst, Fault
 from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.spend import Spend

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.demo.fake_api.agent_turn import tool_results_of
-from orchestrator.demo.fake_api.plans import bash, edit_create, report
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.agent_turn import tool_results_of
+from fake_messages_api.plans import bash, edit_create, report
+from fake_messages_api.server import FakeAPI
 from tests.cli_helpers import run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
 from tests.git_helpers import init_repo

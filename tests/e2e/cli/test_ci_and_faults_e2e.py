@@ -16,8 +16,8 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
-from orchestrator.demo.fake_api.faults import FailFirst, Fault, RandomFaults
-from orchestrator.demo.fake_api.plans import bash, edit_create, report
+from fake_messages_api.faults import FailFirst, Fault, RandomFaults
+from fake_messages_api.plans import bash, edit_create, report
 
 
 def _statuses(project: Path) -> dict[str, str]:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 import pytest
 from tests.cli_helpers import cli_env, orchestrate_command, run_cli, start_tmux_pane, write_spec
-from orchestrator.demo.fake_api.faults import Fault
+from fake_messages_api.faults import Fault
 
 
 

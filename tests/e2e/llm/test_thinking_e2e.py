@@ -10,7 +10,7 @@ from orchestrator.config import RunConfig
 from orchestrator.llm.attempt_model import ANSWER_HEADROOM, attempt_model, fit_thinking_budget
 from orchestrator.llm.models import INTERLEAVED_THINKING_BETA
 from tests.cli_helpers import plain_summarizer, read_json, run_cli, write_spec
-from orchestrator.demo.fake_api.plans import bash, edit_create, report, text
+from fake_messages_api.plans import bash, edit_create, report, text
 
 THINKING_TYPES = ("thinking", "redacted_thinking")
 
@@ -131,7 +131,7 @@ def test_a_budget_is_kept_below_a_lowered_max_tokens_with_room_for_the_answer() 
 def test_the_fake_refuses_a_thinking_block_that_was_changed(fake_api):
     import anthropic
 
-    from orchestrator.demo.fake_api.thinking import sign
+    from fake_messages_api.thinking import sign
 
     client = fake_api.client()
     thought = "Step 0 of feat-01: decide"

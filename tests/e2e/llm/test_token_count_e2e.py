@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from tests.cli_helpers import run_cli, write_spec
-from orchestrator.demo.fake_api.cloud_providers import TEST_VERTEX_TOKEN
+from fake_messages_api.cloud_providers import TEST_VERTEX_TOKEN
 
 
 

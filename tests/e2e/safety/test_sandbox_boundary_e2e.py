@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.demo.fake_api.agent_turn import AgentTurn, tool_results_of
-from orchestrator.demo.fake_api.plans import Block, bash, edit_create, report, text
+from fake_messages_api.agent_turn import AgentTurn, tool_results_of
+from fake_messages_api.plans import Block, bash, edit_create, report, text
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
 from tests.git_helpers import init_repo

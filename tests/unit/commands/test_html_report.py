@@ -7,7 +7,7 @@ import json
 from orchestrator.commands.html_report import render_html
 from orchestrator.commands.report_data import load_report_data
 from orchestrator.commands.report_model import FeatureRow, ReportData, Span
-from orchestrator.demo.fake_api.agent_turn import AgentTurn
+from fake_messages_api.agent_turn import AgentTurn
 from orchestrator.demo.textkit_plan import textkit_plan
 from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.paths import ProjectPaths

@@ -9,7 +9,7 @@ import time
 
 
 from tests.cli_helpers import cli_env, first_prompt, orchestrate_command, read_json, run_cli, write_spec
-from orchestrator.demo.fake_api.faults import Fault
+from fake_messages_api.faults import Fault
 
 
 def _text(message: dict) -> str:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 from orchestrator.run.checks.check_pool import check_runner, run_checks
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
-from orchestrator.demo.fake_api.forced_tools import ScriptedToolAnswers
-from orchestrator.demo.fake_api.plans import bash, report
+from fake_messages_api.forced_tools import ScriptedToolAnswers
+from fake_messages_api.plans import bash, report
 from tests.environments import unsandboxed
 
 

@@ -18,13 +18,13 @@ from typing import Any, Iterator
 import anthropic
 import pydantic
 import pytest
-from orchestrator.demo.fake_api.agent_turn import AgentTurn
-from orchestrator.demo.fake_api.server import FakeAPI
-from orchestrator.demo.fake_api.faults import FailFirst, Fault
-from orchestrator.demo.fake_api.plans import bash, edit_create, load_plans, report, text
-from orchestrator.demo.fake_api.summarizer import empty_summarizer
+from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.server import FakeAPI
+from fake_messages_api.faults import FailFirst, Fault
+from fake_messages_api.plans import bash, edit_create, load_plans, report, text
+from fake_messages_api.summarizer import empty_summarizer
 from tests.fake_api_fixtures import running_fake_api
-from orchestrator.demo.fake_api.prompt import PromptBlock
+from fake_messages_api.prompt import PromptBlock
 
 
 
@@ -585,7 +585,7 @@ def test_standalone_mode_prints_its_url_and_serves(tmp_path: Path) -> None:
     plans = tmp_path / "plans.json"
     plans.write_text(json.dumps({"*": [[{"type": "text", "text": "hello from {feature_id}"}]]}))
     process = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator.demo.fake_api", "--port", "0", "--plans", str(plans)],
+        [sys.executable, "-m", "fake_messages_api", "--port", "0", "--plans", str(plans)],
         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

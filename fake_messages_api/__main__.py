@@ -1,4 +1,4 @@
-"""Run the fake API standalone: ``python -m orchestrator.demo.fake_api --port 0 --plans plans.json``.
+"""Run the fake API standalone: ``python -m fake_messages_api --port 0 --plans plans.json``.
 
 Prints the base URL on stdout (one line, flushed) and serves until killed, for benchmarks
 and demos that drive the orchestrator in another process. Plan files are described in
@@ -22,7 +22,7 @@ from .server import FakeAPI
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments, serve, and return an exit code when stopped by a signal."""
-    parser = argparse.ArgumentParser(prog="python -m orchestrator.demo.fake_api", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m fake_messages_api", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default)")
     parser.add_argument("--plans", help="JSON plan file: {feature_id or '*': [[block, ...], ...]}")

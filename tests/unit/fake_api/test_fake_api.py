@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Iterator
 import pytest
-from orchestrator.demo.fake_api.server import FakeAPI
-from orchestrator.demo.fake_api.caching import ManualClock, PromptCache
-from orchestrator.demo.fake_api.faults import RandomFaults
-from orchestrator.demo.fake_api.summarizer import minimal_instance
+from fake_messages_api.server import FakeAPI
+from fake_messages_api.caching import ManualClock, PromptCache
+from fake_messages_api.faults import RandomFaults
+from fake_messages_api.summarizer import minimal_instance
 from tests.fake_api_fixtures import running_fake_api
-from orchestrator.demo.fake_api.prompt import PromptBlock
+from fake_messages_api.prompt import PromptBlock
 
 
 
