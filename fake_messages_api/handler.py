@@ -3,7 +3,8 @@
 HTTP/1.1 with keep-alive, because that is what the SDK's connection pool uses, and the faults
 have to meet it on a pooled connection as they would in production. The server keeps track
 of open connections so that stopping it also ends slow replies and idle keep-alive sockets at
-once, instead of leaving handler threads behind.
+once, instead of leaving handler threads behind. (The product's metering proxy has a server of
+its own in the same manner, `orchestrator.local_server`: this package imports nothing of the product.)
 """
 
 from __future__ import annotations
@@ -12,30 +13,54 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-from orchestrator.local_server import ConnectionKeepingServer
 
 from .reply import Reply
 
 Dispatcher = Callable[[str, str, dict[str, str], bytes], Reply]
 
 
-class FakeHTTPServer(ConnectionKeepingServer):
-    """A server that hands every request to `dispatcher`."""
+class FakeHTTPServer(ThreadingHTTPServer):
+    """A server that hands every request to `dispatcher`, and knows its open connections.
+
+    Handler threads are daemons, never waited for: `close_connections` ends each at its next
+    read or write (or its wait on `stopping`, for a slow reply)."""
 
     allow_reuse_address = True
+    daemon_threads = True
 
     def __init__(self, address: tuple[str, int], dispatcher: Dispatcher) -> None:
         super().__init__(address, _Handler)
         self.dispatcher = dispatcher
         self.stopping = threading.Event()
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._open_lock:
+                self._open.discard(request)
 
     def close_connections(self) -> None:
         """Shut every open client connection (ends keep-alive waits and slow replies)."""
         self.stopping.set()
-        super().close_connections()
+        with self._open_lock:
+            connections = list(self._open)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client gone mid-reply is normal here (its timeout, a dropped fault, a CLI stopped
+        # with its attempt): the reply's writer has handled whatever it means.
+        pass
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -1,8 +1,8 @@
 """A threading stdlib HTTP server on this machine that can end its open connections at once.
 
-Both local servers of this program are one: the metering proxy Claude Code talks to
-(`claude_code.proxy_server`) and the packaged fake of the Messages API
-(`fake_messages_api.handler`). Their clients pool keep-alive connections (HTTP/1.1), so stopping
+The metering proxy Claude Code talks to (`claude_code.proxy_server`) runs on it. (The fake of
+the Messages API, a package apart that imports nothing of this one, has its own, alike:
+`fake_messages_api.handler`.) Its clients pool keep-alive connections (HTTP/1.1), so stopping
 the server alone would leave handler threads waiting on idle sockets or slow replies: the
 server keeps its open connections and `close_connections` shuts them, which ends every
 handler at its next read or write. Handler threads are daemons and never waited for.
