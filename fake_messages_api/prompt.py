@@ -3,18 +3,18 @@
 The API renders a prompt as tools, then system, then messages, and both prompt caching and
 token counts work on that sequence. Each tool definition, each system block and each
 message content block is one `PromptBlock`; a block carrying ``cache_control`` is a cache
-breakpoint. Tokens are estimated with the project's own estimator over the block serialized
-as compact JSON, so the fake's counts and the orchestrator's estimates agree in scale.
+breakpoint. A request with tools starts with the API's own tool-use system prompt, one more
+block. Tokens are the fake's own count (`api_tokens`), as the API's would be: independent of
+the product's estimator, which the caps built on it are checked against.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from context_agent.tokens import estimate_json_tokens
+from .api_tokens import MESSAGE_FRAMING_TOKENS, block_tokens, json_tokens, tool_tokens, tool_use_system_prompt_tokens
 
 
 @dataclass(frozen=True)
@@ -82,30 +82,36 @@ def message_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     return list(content or [])
 
 
-@lru_cache(maxsize=2048)
-def _tokens_of(content_json: str) -> int:
-    # Every call resends the same system prompt, tools and history: estimate each block once.
-    return estimate_json_tokens(json.loads(content_json))
-
-
-def _block(section: str, extra: str, raw: dict[str, Any]) -> PromptBlock:
+def _block(section: str, extra: str, raw: dict[str, Any], framing: int = 0) -> PromptBlock:
     stripped = strip_cache_control(raw)
     markers = cache_controls(raw)
     ttl = str(markers[-1].get("ttl") or "5m") if markers else None
     content_json = json.dumps(stripped, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     key = json.dumps([section, extra], separators=(",", ":")) + content_json
-    return PromptBlock(section, key, _tokens_of(content_json), ttl)
+    tokens = tool_tokens(stripped) if section == "tools" else block_tokens(stripped)
+    return PromptBlock(section, key, tokens + framing, ttl)
 
 
 def prompt_blocks(request: dict[str, Any]) -> list[PromptBlock]:
-    """The request's prompt in API order: tools, system, then each message's blocks."""
-    blocks = [_block("tools", "", tool) for tool in request.get("tools") or []]
+    """The request's prompt in API order: tools (after the API's tool-use system prompt), system
+    (then a structured output's schema), then each message's blocks (the first carries the message's framing)."""
+    blocks: list[PromptBlock] = []
+    if tool_prompt := tool_use_system_prompt_tokens(request):
+        blocks.append(PromptBlock("tools", f'["tools","tool-use system prompt"]{tool_prompt}', tool_prompt, None))
+    blocks += [_block("tools", "", tool) for tool in request.get("tools") or []]
     blocks += [_block("system", "", b) for b in system_blocks(request.get("system"))]
+    output_format = (request.get("output_config") or {}).get("format")
+    if isinstance(output_format, dict):
+        key = '["system","output format"]' + json.dumps(output_format, sort_keys=True, separators=(",", ":"))
+        blocks.append(PromptBlock("system", key, json_tokens(output_format), None))
     for index, message in enumerate(request.get("messages") or []):
         # Role and message index are part of a block's identity: the same text said by
         # the other party, or in another turn, is a different prompt.
         extra = f"{index}:{message.get('role')}"
-        blocks += [_block("messages", extra, b) for b in message_blocks(message)]
+        blocks += [
+            _block("messages", extra, b, MESSAGE_FRAMING_TOKENS if at == 0 else 0)
+            for at, b in enumerate(message_blocks(message))
+        ]
     top_level = request.get("cache_control")
     if isinstance(top_level, dict) and blocks:
         # Automatic caching: a top-level marker is a breakpoint on the last block.
@@ -115,5 +121,5 @@ def prompt_blocks(request: dict[str, Any]) -> list[PromptBlock]:
 
 
 def prompt_tokens(request: dict[str, Any]) -> int:
-    """Estimated input tokens of the whole request, however they would be billed."""
+    """Input tokens of the whole request, however they would be billed (what `count_tokens` answers)."""
     return sum(block.tokens for block in prompt_blocks(request))

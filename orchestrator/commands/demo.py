@@ -28,7 +28,7 @@ from orchestrator.user_errors import EXIT_INTERRUPTED, UsageError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fake_messages_api.server import FakeAPI
+    from orchestrator.demo.scripted import DemoModel
 
 _API_ENV = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 # The feature during whose first call a new demo presses Ctrl-C: late enough that three
@@ -106,7 +106,7 @@ def _git_init(project: Path) -> None:
 
 
 @contextmanager
-def _demo_model_env() -> Iterator[FakeAPI]:
+def _demo_model_env() -> Iterator[DemoModel]:
     """Serve the demo model and point the SDK at it; the caller's environment comes back after."""
     from orchestrator.demo.scripted import DEMO_API_KEY, demo_model
 

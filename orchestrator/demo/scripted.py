@@ -20,6 +20,9 @@ from orchestrator.json_types import JsonObject
 
 from .textkit_plan import CHECK_FILES, textkit_plan
 
+# The demo's model server, as the demo command sees it: only `orchestrator.demo` imports the fake.
+DemoModel = FakeAPI
+
 DEMO_MODEL = "demo-scripted-sonnet"
 DEMO_SUMMARIZER_MODEL = "demo-scripted-haiku"
 DEMO_API_KEY = "demo-key-offline-not-a-secret"

@@ -115,6 +115,29 @@ def test_the_context_agent_imports_nothing_from_the_orchestrator():
     assert offenders == []
 
 
+# The fake Messages API is a package apart: the API's stand-in, so it shares nothing with the
+# product it checks (its token count above all), and only the demo (and the tests) import it.
+FAKE_API = "fake_messages_api"
+FAKE_API_USERS = ("orchestrator.demo",)
+
+
+def test_the_fake_api_imports_nothing_of_the_product():
+    offenders = sorted(
+        f"{name} -> {target}" for name, targets in GRAPH.items() if name.startswith(FAKE_API)
+        for target in targets if not target.startswith(FAKE_API)
+    )
+    assert offenders == []
+
+
+def test_only_the_demo_imports_the_fake_api():
+    offenders = sorted(
+        f"{name} -> {target}" for name, targets in GRAPH.items()
+        if not name.startswith((FAKE_API, *FAKE_API_USERS))
+        for target in targets if target.startswith(FAKE_API)
+    )
+    assert offenders == []
+
+
 def _without_known_cycles(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     pruned = {name: set(targets) for name, targets in graph.items()}
     for a, b in KNOWN_CYCLES:
