@@ -5,6 +5,11 @@ Serves ``POST /v1/messages`` and ``POST /v1/messages/count_tokens`` over real HT
 rules, a scripted coding agent per feature, a summarizer for structured-output requests, and
 fault injection. See `FakeAPI`.
 
+Not part of the product: it stands in for the API the product is checked against, so it imports
+nothing of `orchestrator` or `context_agent` and bills with its own token count (`api_tokens`),
+not the product's estimator. Only `orchestrator.demo` (and the tests and benchmarks) import it;
+it ships in the same distribution so that `orchestrate demo` runs from an installed package.
+
     with FakeAPI() as fake:
         client = anthropic.Anthropic(base_url=fake.base_url, api_key="test-key")
 """

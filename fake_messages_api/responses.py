@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from .api_errors import new_id
+from .api_tokens import block_tokens, text_tokens
 from .caching import CacheOutcome
 from .sse import CUT_AT
-from .api_tokens import block_tokens, text_tokens
 
 # A plan's pseudo-block that picks the reply's stop reason (`plans.stop_reason`): pause_turn,
 # refusal, model_context_window_exceeded, ... It is never sent.
