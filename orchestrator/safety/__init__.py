@@ -6,6 +6,9 @@ Owns:
     redaction       the key (and anything shaped like one) replaced in all we write or print
     own_environ     `hide_own_secrets()`: the key wiped from this process's /proc environ block
     sandbox         bubblewrap, or none: how a command is isolated (`Sandbox.wrap`)
+    seccomp_filter  the sandbox's seccomp allowlist as data, and its BPF program
+                    (`syscall_numbers`: the call numbers per machine; `socket_filter` hands it
+                    to bwrap or to `sandbox_init`, the sandbox's first program)
     environment     `CommandEnvironment`: the workspace, sandbox, protected paths and variables
                     every command the model causes runs with; required wherever one is run
     process_group   running a command in its own process group and session, with a timeout,

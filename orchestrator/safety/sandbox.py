@@ -13,8 +13,9 @@ The shell deny-list guesses at spellings; a namespace does not have to. Under bu
   hosts `[sandbox] allow_hosts` lists, through this program's proxy (`net_proxy`);
 - no capability is kept (`--cap-drop ALL`: bubblewrap started by root would otherwise keep them
   all, and `umount` or a remount would undo every mount above), and a seccomp filter
-  (`sandbox_init`) refuses the mount family, new namespaces, the keyring, `bpf`, ptrace and the
-  socket families a build does not need: no Unix socket can be opened, so a host service
+  (`seccomp_filter`, an allowlist) lets through only the system calls builds, test runners and
+  shells make: no mount family, new namespaces, keyring, `bpf`, ptrace, nor the socket families
+  a build does not need: no Unix socket can be opened, so a host service
   listening on a socket file (`docker.sock`, an ssh-agent, the session bus) is out of reach,
   network or not, and no `AF_VSOCK` one (a hypervisor's services);
 - a new PID namespace: when the command's shell exits, everything it started dies with it,
@@ -135,8 +136,7 @@ class Sandbox:
             command += ["--ro-bind", forward_socket(port), inside]
             init += ["--forward", str(port), inside]
         if init:  # the first program forks the bridges, then installs the filter itself
-            nesting = ["--namespaces"] if nests else []
-            return [*command, "--chdir", str(workspace), "--", *init_command(), *nesting, *init, "--", *argv]
+            return [*command, "--chdir", str(workspace), "--", *init_command(namespaces=nests), *init, "--", *argv]
         # bwrap installs the filter (read from fd 9, which sh opens): no Python start-up per command.
         return with_filter([*command, "--chdir", str(workspace), "--", *argv], namespaces=nests)
 

@@ -1,9 +1,10 @@
-"""How the seccomp filter (`sandbox_init`) reaches every sandboxed command.
+"""How the seccomp filter (`seccomp_filter`) reaches every sandboxed command.
 
 Without a proxy, bwrap installs it: `with_filter` puts `/bin/sh` in front, which opens the
 filter's file on fd 9 for `bwrap --seccomp 9` (no Python starts per command). With
 `[sandbox] allow_hosts`, the command's first program is `sandbox_init` itself (`init_command`):
-it forks the bridge to the proxy, which must open a Unix socket, then installs the filter.
+it forks the bridge to the proxy, which must open a Unix socket, then installs the filter it
+is given on its command line.
 The file lives in a private directory of this process, written at first use, removed at exit.
 """
 
@@ -17,7 +18,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from orchestrator.safety.sandbox_init import ARCHES, filter_program, machine
+from orchestrator.safety.seccomp_filter import ARCHES, filter_program, machine
 from orchestrator.user_errors import UsageError
 
 INIT_SCRIPT = Path(__file__).with_name("sandbox_init.py")
@@ -64,8 +65,10 @@ def filter_file(*, namespaces: bool = False) -> Path:
 
 
 @functools.cache
-def init_command() -> tuple[str, ...]:
+def init_command(*, namespaces: bool = False) -> tuple[str, ...]:
     """How `sandbox_init` starts: this Python, isolated and without site (the standard library
-    only), its source given whole on the command line: no file the sandbox could reach (a
-    checkout of this program inside the workspace) decides what runs first."""
-    return (sys.executable or "python3", "-I", "-S", "-c", INIT_SCRIPT.read_text(encoding="utf-8"))
+    only), its source and the filter given whole on the command line: no file the sandbox could
+    reach (a checkout of this program inside the workspace) decides what runs first.
+    `namespaces`: the nesting variant of the filter."""
+    return (sys.executable or "python3", "-I", "-S", "-c", INIT_SCRIPT.read_text(encoding="utf-8"),
+            "--filter", filter_bytes(namespaces=namespaces).hex())
