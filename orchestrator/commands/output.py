@@ -109,7 +109,7 @@ def describe(event: Event, verbose: bool = False) -> str | None:
 def _cost_parts(event: RunFinished) -> str:
     """The total's parts, which add up to it: each model's answered calls, the worst-case bookings."""
     parts = [_by_model(event.cost_by_model)] if event.cost_by_model else []
-    worst = worst_case_part(event.cost_usd, event.unconfirmed_cost_usd or 0.0)
+    worst = worst_case_part(event.cost_usd, event.unconfirmed_cost_usd or 0.0, event.unconfirmed_calls or 0)
     parts += [worst] if worst else []
     return f" ({'; '.join(parts)})" if parts else ""
 

@@ -307,7 +307,8 @@ class Runner:
             failed=counts["failed"], blocked=counts["blocked"], pending=pending, tokens=totals.tokens.total,
             usage=totals.tokens, cost_usd=round(totals.cost_usd, 6), duration_ms=result.duration_ms,
             message=result.message or None, cost_by_model=_cost_by_model(totals),
-            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6) or None, resumed=self._resumed or None,
+            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6) or None,
+            unconfirmed_calls=totals.unconfirmed_calls or None, resumed=self._resumed or None,
         ))
 
 
