@@ -16,6 +16,7 @@ from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.safety.redaction import redact_value
 from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.agent_words import for_the_user
 from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.check_excerpt import check_verdict, error_excerpt
 from orchestrator.store.records import CamelModel, CheckResult
@@ -144,7 +145,7 @@ def junit_xml(report: RunReport) -> str:
                 or "check failed",
                 "type": f"exit {check.exit_code if feature.verification else None}",
             })
-            node.text = _xml_safe(check.output or check.error or "")
+            node.text = _xml_safe(check.output or for_the_user(check.error) or "")
         elif feature.status != "passed":
             ET.SubElement(case, "skipped", {"message": f"{feature.status}: {feature.reason or 'not run'}"})
         ET.SubElement(case, "system-out").text = _xml_safe(
