@@ -10,6 +10,7 @@ exit 2), naming the variable and what to do; a key's value is never shown.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -20,6 +21,8 @@ BASE_URL_VARIABLES = {
     "anthropic": "ANTHROPIC_BASE_URL", "bedrock": "ANTHROPIC_BEDROCK_BASE_URL", "vertex": "ANTHROPIC_VERTEX_BASE_URL",
 }
 SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+CUSTOM_HEADERS = "ANTHROPIC_CUSTOM_HEADERS"  # `Name: value` lines every provider's client sends
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
 
 
 def url_problem(url: str) -> str | None:
@@ -49,6 +52,7 @@ def check_endpoint_environment(provider: str, environ: Mapping[str, str]) -> Non
         if problem:
             raise ClientSetupError(f"{variable}={url!r} is not an API address: {problem}; "
                                    f"give one such as https://api.anthropic.com, or unset it")
+    _check_custom_headers(environ.get(CUSTOM_HEADERS))
     if provider != "anthropic":
         check_cloud_environment(provider, environ)  # its region, project and credentials
         return
@@ -58,3 +62,21 @@ def check_endpoint_environment(provider: str, environ: Mapping[str, str]) -> Non
         if odd:  # where, never what: the value is a secret
             raise ClientSetupError(f"{name} holds {odd} (a stray character from a copy and paste?); "
                                    f"set it to the key alone: export {name}=sk-ant-...")
+
+
+def _check_custom_headers(text: str | None) -> None:
+    """Each `Name: value` line of ANTHROPIC_CUSTOM_HEADERS as the SDK splits it (at newlines; a line
+    without a colon is skipped), a header HTTP can carry; the value is never shown (it may be a token)."""
+    for number, line in enumerate((text or "").split("\n"), start=1):
+        name, colon, value = line.partition(":")
+        if not colon:
+            continue
+        name = name.strip()
+        if not _HEADER_NAME.fullmatch(name):
+            raise ClientSetupError(f"{CUSTOM_HEADERS}, line {number}: {name[:40]!r} is not a header name (letters, "
+                                   "digits and -, such as X-Team); one `Name: value` a line")
+        odd = odd_character(value.strip(), spaces=False)
+        if odd or len(value) > 8192:
+            why = f"holds {odd}" if odd else f"is {len(value):,} characters long"
+            raise ClientSetupError(f"{CUSTOM_HEADERS}, line {number}: the value of {name} {why}; "
+                                   "one `Name: value` a line")

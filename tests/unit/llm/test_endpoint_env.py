@@ -11,6 +11,7 @@ name holds, a value far too long) is one line naming it, before any work. And ev
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -166,3 +167,22 @@ def test_a_region_project_and_credentials_file_are_named_as_such(tmp_path: Path)
         check_endpoint_environment("bedrock", {"AWS_SECRET_ACCESS_KEY": "abc\n"})
     check_endpoint_environment("bedrock", {"AWS_REGION": "eu-central-1", "AWS_PROFILE": "my profile"})
     check_endpoint_environment("vertex", {"CLOUD_ML_REGION": "global", "ANTHROPIC_VERTEX_PROJECT_ID": "example.com:p-1"})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(headers=st.one_of(st.text(ENV_TEXT, max_size=40),
+                         st.builds(lambda name, value: f"{name}: {value}", st.text(ENV_TEXT, max_size=10),
+                                   st.text(ENV_TEXT, max_size=20))))
+def test_any_custom_headers_build_a_client_that_can_send_them_or_say_why(
+    headers: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", headers)
+    try:
+        client = make_sdk_client(_settings(), models=("model",))
+    except ClientSetupError as err:
+        assert str(err).startswith("ANTHROPIC_CUSTOM_HEADERS, line ") and "\n" not in str(err)
+        return
+    for name, value in client.default_headers.items():  # what goes on the wire: HTTP's rules
+        assert re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name), name
+        assert not isinstance(value, str) or (value.isascii() and value.isprintable()), (name, value)
