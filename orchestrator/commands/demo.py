@@ -14,6 +14,7 @@ import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, TextIO
 
 from orchestrator.commands.arguments import open_project, read_spec
@@ -61,7 +62,8 @@ def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int
     request = RunRequest(json_mode=json_mode, verbosity=verbosity)
     with _demo_model_env() as fake:
         pressed = None if demo.resumed else press_ctrl_c_during(fake, INTERRUPT_AT)
-        code = run_command(loaded, config=config, paths=paths, request=request)
+        own = None if pressed is None else pressed.is_set  # its own Ctrl-C: no warning to act on
+        code = run_command(loaded, config=config, paths=paths, request=replace(request, own_interrupt=own))
         if code == EXIT_INTERRUPTED and pressed is not None and pressed.is_set():
             _say_resuming(out, demo)
             code = run_command(loaded, config=config, paths=paths, request=request)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from context_agent.budget import INJECTION_BUDGET
 from orchestrator.commands import html_charts as charts
+from orchestrator.commands.cost_words import calls_cut_off
 from orchestrator.commands.report_data import load_report_data
 from orchestrator.commands.report_model import FeatureRow, ReportData
 from orchestrator.commands.user_lines import WARNING, say
@@ -53,16 +54,18 @@ def _cards(data: ReportData) -> str:
     tokens = totals.get("tokens") or {}
     items = [("features", f"{len(data.features):,}"), *((s, f"{n:,}") for s, n in sorted(counts.items())),
              ("cost", f"${float(totals.get('costUsd') or 0):.4f}"),
-             *_worst_case(float(totals.get("unconfirmedCostUsd") or 0)),
+             *_worst_case(float(totals.get("unconfirmedCostUsd") or 0), int(totals.get("unconfirmedCalls") or 0)),
              ("summarizer", f"${float(totals.get('summarizerCostUsd') or 0):.4f}"),
              ("tokens", f"{sum(int(v or 0) for v in tokens.values()):,}"), ("model calls", f"{int(totals.get('apiCalls') or 0):,}"),
              *_durations(data)]
     return '<div class="cards">' + "".join(f'<div class="card"><b>{escape(v)}</b>{escape(k)}</div>' for k, v in items) + "</div>"
 
 
-def _worst_case(unconfirmed: float) -> list[tuple[str, str]]:
+def _worst_case(unconfirmed: float, calls: int) -> list[tuple[str, str]]:
     """The part of the cost booked at worst case for calls cut off before their answer (in the cost, in no model's)."""
-    return [("of it booked at worst case (calls cut off)", f"${unconfirmed:.4f}")] if unconfirmed >= 0.00005 else []
+    if unconfirmed < 0.00005:
+        return []
+    return [(f"of it booked at worst case for {calls_cut_off(calls)}", f"${unconfirmed:.4f}")]
 
 
 def _durations(data: ReportData) -> list[tuple[str, str]]:

@@ -73,7 +73,8 @@ def print_status(paths: ProjectPaths, json_output: bool, show_all: bool = False)
     sys.stdout.write(
         ", ".join(f"{n} {s}" for s, n in counts.items() if n)
         + f"; {state.totals.tokens.total:,} tokens, ${state.totals.cost_usd:.4f}"
-        + (f" ({worst})" if (worst := worst_case_part(state.totals.cost_usd, state.totals.unconfirmed_cost_usd)) else "")
+        + (f" ({worst})" if (worst := worst_case_part(
+            state.totals.cost_usd, state.totals.unconfirmed_cost_usd, state.totals.unconfirmed_calls)) else "")
         + (f"; stopped: {shown(state.stop_reason)}" if state.stop_reason else "") + "\n"
     )
     if any(entry.prediction is not None for entry in state.features.values()):  # the Impact Agent's

@@ -13,7 +13,8 @@ import sys
 from typing import TextIO
 
 from orchestrator.commands.cost_words import worst_case_part
-from orchestrator.store.check_excerpt import check_verdict, error_excerpt, failure_reason, for_the_user
+from orchestrator.store.agent_words import for_the_user
+from orchestrator.store.check_excerpt import check_verdict, error_excerpt, failure_reason
 from orchestrator.store.event_kinds import (
     Checkpoint,
     DryRunPrompt,
@@ -109,7 +110,7 @@ def describe(event: Event, verbose: bool = False) -> str | None:
 def _cost_parts(event: RunFinished) -> str:
     """The total's parts, which add up to it: each model's answered calls, the worst-case bookings."""
     parts = [_by_model(event.cost_by_model)] if event.cost_by_model else []
-    worst = worst_case_part(event.cost_usd, event.unconfirmed_cost_usd or 0.0)
+    worst = worst_case_part(event.cost_usd, event.unconfirmed_cost_usd or 0.0, event.unconfirmed_calls or 0)
     parts += [worst] if worst else []
     return f" ({'; '.join(parts)})" if parts else ""
 

@@ -16,6 +16,7 @@ from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.safety.redaction import redact_value
 from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.agent_words import for_the_user
 from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.check_excerpt import check_verdict, error_excerpt
 from orchestrator.store.records import CamelModel, CheckResult
@@ -69,6 +70,7 @@ class ReportTotals(CamelModel):
     summarizer_cost_usd: float
     by_model: dict[str, ModelSpend] = Field(default_factory=dict)  # answered calls per model
     unconfirmed_cost_usd: float = 0.0  # calls cut off before their answer, at their worst case (in no model's figure)
+    unconfirmed_calls: int = 0  # how many calls that covers
 
 
 class RunReport(CamelModel):
@@ -115,7 +117,7 @@ def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> Run
             features=len(features), **counts, tokens=totals.tokens, cost_usd=round(totals.cost_usd, 6),
             api_calls=totals.api_calls, summarizer_tokens=totals.summarizer_tokens,
             summarizer_cost_usd=round(totals.summarizer_cost_usd, 6), by_model=totals.by_model,
-            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6),
+            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6), unconfirmed_calls=totals.unconfirmed_calls,
         ),
         features=features,
     )
@@ -143,7 +145,7 @@ def junit_xml(report: RunReport) -> str:
                 or "check failed",
                 "type": f"exit {check.exit_code if feature.verification else None}",
             })
-            node.text = _xml_safe(check.output or check.error or "")
+            node.text = _xml_safe(check.output or for_the_user(check.error) or "")
         elif feature.status != "passed":
             ET.SubElement(case, "skipped", {"message": f"{feature.status}: {feature.reason or 'not run'}"})
         ET.SubElement(case, "system-out").text = _xml_safe(
@@ -170,7 +172,7 @@ def step_summary(report: RunReport) -> str:
     for f in report.features:
         status = "**regressed**" if f.status == "regressed" else f.status
         lines.append(f"| `{f.id}` | {status} | {f.attempts} | {f.tokens.total:,} | {f.cost_usd:.4f} |")
-    worst = worst_case_part(totals.cost_usd, totals.unconfirmed_cost_usd)
+    worst = worst_case_part(totals.cost_usd, totals.unconfirmed_cost_usd, totals.unconfirmed_calls)
     lines += ["", f"Total: {totals.tokens.total:,} tokens, ${totals.cost_usd:.4f}{f' ({worst})' if worst else ''}, "
               f"{report.duration_ms / 1000:.1f}s.", ""]
     return "\n".join(lines + _failed_checks(report))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -42,6 +43,7 @@ class RunRequest:
     report: Path | None = None
     junit: Path | None = None
     verbosity: int = 0  # -1 for --quiet
+    own_interrupt: Callable[[], bool] | None = None  # the demo's: was that Ctrl-C its own? (RunOptions)
 
 
 def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> int:
@@ -118,7 +120,8 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     events = EventSink(
         make_renderer(request.json_mode, request.verbosity, config.max_cost, tagged=config.jobs > 1), paths.events_log
     )
-    options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets), billing=billing_line(config))
+    options = RunOptions(only=request.only, shard=request.shard, resets=list(request.resets), billing=billing_line(config),
+                         own_interrupt=request.own_interrupt)
     try:
         with RunLock(paths.lock_file, on_warning=events.warn):
             if config.jobs > 1:  # worktrees need a repository with a commit (a new or empty directory gets one)

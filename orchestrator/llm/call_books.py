@@ -191,6 +191,7 @@ class CallBooks:
         spend, run = self.spend, self.run_spend
         run.run_cost_usd += worst
         run.unconfirmed_cost_usd += worst
+        run.unconfirmed_calls += 1
         self._mirror_run()
         if purpose == "agent":
             spend.feature_cost_usd += worst

@@ -20,6 +20,7 @@ class RunSpend(Protocol):
 
     run_cost_usd: float
     unconfirmed_cost_usd: float
+    unconfirmed_calls: int
 
 
 class SpendPool:
@@ -29,6 +30,7 @@ class SpendPool:
         self.run = run
         self.lock = threading.RLock()
         self.reserved_usd = 0.0
+        self.in_flight = 0  # calls reserved and not answered yet
         self.closed = False  # the run has booked what is in flight and books nothing more
         self._stopping = threading.Event()
 
@@ -36,11 +38,13 @@ class SpendPool:
         """Reserve a call's worst case (the caller holds `lock` since it checked the cap)."""
         with self.lock:
             self.reserved_usd += worst_usd
+            self.in_flight += 1
 
     def release(self, worst_usd: float) -> None:
         """The call was answered (or refused): its reservation ends."""
         with self.lock:
             self.reserved_usd = max(0.0, self.reserved_usd - worst_usd)
+            self.in_flight = max(0, self.in_flight - 1)
 
     def stop(self) -> None:
         """Make every client's next call raise KeyboardInterrupt (Ctrl-C, a limit, an error)."""
@@ -59,7 +63,9 @@ class SpendPool:
         worst case counts as spent and unconfirmed (as a call cut off by Ctrl-C does). Returns it."""
         with self.lock:
             worst, self.reserved_usd = self.reserved_usd, 0.0
+            calls, self.in_flight = self.in_flight, 0
             self.closed = True
             self.run.run_cost_usd += worst
             self.run.unconfirmed_cost_usd += worst
+            self.run.unconfirmed_calls += calls
         return worst

@@ -112,7 +112,11 @@ def _bedrock_client(common: SdkOptions) -> anthropic.AnthropicBedrock:
     if not env.get("AWS_BEARER_TOKEN_BEDROCK"):
         _require("boto3", "bedrock")
         boto3 = importlib.import_module("boto3")  # untyped, and only there with the bedrock extra
-        if boto3.Session().get_credentials() is None:
+        try:
+            found = boto3.Session().get_credentials()
+        except Exception as err:  # botocore's own (a profile that is not there, a broken config file)
+            raise ClientSetupError(f"--provider bedrock: {' '.join(str(err).split())}; {_HINTS['bedrock']}") from None
+        if found is None:
             raise ClientSetupError(f"--provider bedrock: no AWS credentials found; {_HINTS['bedrock']}")
     try:
         return anthropic.AnthropicBedrock(**common)

@@ -76,6 +76,7 @@ class Spend:
     summarizer_cost_usd: float = 0.0
     calls: int = 0
     unconfirmed_cost_usd: float = 0.0  # worst case of calls cut off before their answer (in run_cost_usd too)
+    unconfirmed_calls: int = 0  # how many calls that worst case covers
     feature_id: str | None = None  # the feature the agent's calls are for, named in the journal
     by_model: dict[str, ModelSpend] = field(default_factory=dict)  # answered calls, per model
 

@@ -35,6 +35,7 @@ from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.batch import BatchRecheck, commit_staged, merge_batch
 from orchestrator.merge.landing import Landing, SquashOntoHead
 from orchestrator.spec.feature_spec import Feature
+from orchestrator.store.agent_words import REDO_ON_TOP
 from orchestrator.store.records import CheckResult
 
 # What a merge conflict feeds back: enough hunks to act on, bounded like a check's output.
@@ -204,8 +205,7 @@ def _conflict(base: str, files: list[str], hunks: str, command: str | None, atte
         command=command, success=False, exit_code=None, attempt=attempt, output=hunks[-_CONFLICT_OUTPUT_LIMIT:],
         refused_by="the merge queue (a merge conflict)",
         error=(f"merge conflict: this attempt's work does not merge onto the branch as it is now (other "
-               f"features were merged meanwhile); conflicting files: {', '.join(files)}. The next attempt starts "
-               "from the current branch: redo the change on top of it"),
+               f"features were merged meanwhile); conflicting files: {', '.join(files)}. {REDO_ON_TOP}"),
     )
     return MergeOutcome("conflict", base, files=files, failure=failure)
 

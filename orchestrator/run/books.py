@@ -32,7 +32,7 @@ class RunBooks:
         spend.run_cost_usd, spend.run_tokens = totals.cost_usd, totals.tokens
         spend.summarizer_tokens, spend.summarizer_cost_usd = totals.summarizer_tokens, totals.summarizer_cost_usd
         spend.calls = totals.api_calls
-        spend.unconfirmed_cost_usd = totals.unconfirmed_cost_usd
+        spend.unconfirmed_cost_usd, spend.unconfirmed_calls = totals.unconfirmed_cost_usd, totals.unconfirmed_calls
         spend.by_model = {model: share.model_copy(deep=True) for model, share in totals.by_model.items()}
 
     def record(self, feature_id: str | None = None, *, fsync: bool = True) -> None:
@@ -47,7 +47,7 @@ class RunBooks:
         totals, spend = self.state.totals, self.run_spend
         totals.cost_usd, totals.tokens, totals.api_calls = spend.run_cost_usd, spend.run_tokens, spend.calls
         totals.summarizer_tokens, totals.summarizer_cost_usd = spend.summarizer_tokens, spend.summarizer_cost_usd
-        totals.unconfirmed_cost_usd = spend.unconfirmed_cost_usd
+        totals.unconfirmed_cost_usd, totals.unconfirmed_calls = spend.unconfirmed_cost_usd, spend.unconfirmed_calls
         totals.by_model = {model: share.model_copy(deep=True) for model, share in spend.by_model.items()}
 
     def start_feature(self, feature_id: str) -> None:

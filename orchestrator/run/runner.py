@@ -13,8 +13,10 @@ raises too) are caught in `run()` alone, which saves state and maps them to exit
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
@@ -72,6 +74,9 @@ class RunOptions:
     # Where the agent works and checkpoints are made (`--branch`: a worktree); None: the project.
     workspace: Path | None = None
     billing: str | None = None  # who pays the agent's calls, said at the start (`claude_code.billing`)
+    # True when the Ctrl-C was the caller's own (the demo's): the run says it as a note (-v), not
+    # a warning to act on, since the caller resumes it itself.
+    own_interrupt: Callable[[], bool] | None = None
 
 
 @dataclass
@@ -148,12 +153,18 @@ class Runner:
             verdict = self._save_final(*verdict)
         exit_code, outcome, message = verdict
         if message:
-            self.events.emit(Notice(type="error" if exit_code != EXIT_INTERRUPTED else "warning", message=message))
+            self.events.emit(Notice(type=self._notice_kind(exit_code), message=message))
         result = RunResult(
             exit_code, outcome, self.state, self.selected, message, int((time.monotonic() - started) * 1000)
         )
         self._emit_finished(result)
         return result
+
+    def _notice_kind(self, exit_code: int) -> Literal["error", "warning", "note"]:
+        if exit_code != EXIT_INTERRUPTED:
+            return "error"
+        own = self.options.own_interrupt
+        return "note" if own is not None and own() else "warning"
 
     def _work(self) -> tuple[int, str, str]:
         """Every runnable feature, then the last summary; a stop maps to its exit code here."""
@@ -307,7 +318,8 @@ class Runner:
             failed=counts["failed"], blocked=counts["blocked"], pending=pending, tokens=totals.tokens.total,
             usage=totals.tokens, cost_usd=round(totals.cost_usd, 6), duration_ms=result.duration_ms,
             message=result.message or None, cost_by_model=_cost_by_model(totals),
-            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6) or None, resumed=self._resumed or None,
+            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6) or None,
+            unconfirmed_calls=totals.unconfirmed_calls or None, resumed=self._resumed or None,
         ))
 
 

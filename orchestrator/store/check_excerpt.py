@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
+from orchestrator.store.agent_words import for_the_user
+
 _NOISE = re.compile(r"^(?:[.sxFE]+\s*(?:\[\s*\d+%\])?|[=_-]{3,}.*|\s*)$")
 # Best first: the error itself, then which tests failed, then anything else error-shaped.
 _SIGNALS = (
@@ -21,24 +23,6 @@ _SIGNALS = (
     re.compile(r"^(?:FAILED|ERROR)\b"),
     re.compile(r"^(?:Traceback|.*:\d+: \w*Error|error\b|fatal\b)", re.IGNORECASE),
 )
-
-
-# The regression guard's verdict is written to the agent ("your change ..., fix your change ...");
-# the user reads it as what happened, and that the agent was told.
-_TO_THE_AGENT = re.compile(
-    r"^(?P<own>your feature's own check passed, but )?your change broke feature (?P<rest>.*?); "
-    r"fix your change so that check passes again, without editing that check$",
-    re.DOTALL,
-)
-
-
-def for_the_user(error: str | None) -> str | None:
-    """A check's error as the user reads it: a sentence addressed to the agent is told about, not quoted."""
-    match = _TO_THE_AGENT.match(error or "")
-    if match is None:
-        return error
-    own = "the feature's own check passed, but " if match["own"] else ""
-    return f"{own}the attempt broke feature {match['rest']}; the agent was sent back to fix its change, not that check"
 
 
 def error_excerpt(output: str | None, error: str | None = None, max_lines: int = 4, width: int = 160) -> list[str]:

@@ -237,6 +237,7 @@ class RunFinished(_Event):
     cost_by_model: dict[str, float] | None = Field(None, exclude_if=_absent)
     # USD of calls cut off before their answer, booked at their worst case (in cost_usd, in no model's figure).
     unconfirmed_cost_usd: float | None = Field(None, exclude_if=_absent)
+    unconfirmed_calls: int | None = Field(None, exclude_if=_absent)  # how many calls that covers
     # True when earlier runs of the project spent too: tokens and cost are all runs', duration this run's.
     resumed: bool | None = Field(None, exclude_if=_absent)
 

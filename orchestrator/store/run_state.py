@@ -128,6 +128,7 @@ class RunTotals(CamelModel):
     # The worst case of calls whose answer never arrived (the run was killed or interrupted
     # while they were in flight): the API may have billed them, so it is part of `cost_usd`.
     unconfirmed_cost_usd: float = 0.0
+    unconfirmed_calls: int = 0  # how many calls it covers (0 in states written before it was counted)
     # Answered calls per model (`--escalate-model` runs use two); absent from older states.
     by_model: dict[str, ModelSpend] = Field(default_factory=dict, exclude_if=lambda spend: not spend)
 

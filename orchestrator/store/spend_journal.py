@@ -64,6 +64,7 @@ def replay_spend(state: RunState, spend: SpendEntry, open_calls: OpenCalls) -> N
         _add_cost(state, spend, spend.usage or TokenUsage())
         if spend.unconfirmed:  # interrupted in flight: its worst case
             state.totals.unconfirmed_cost_usd += spend.cost_usd
+            state.totals.unconfirmed_calls += 1
         else:
             state.totals.api_calls += 1
             if spend.model:
@@ -81,6 +82,7 @@ def close_unanswered(state: RunState, reserved: SpendEntry) -> None:
     """A call sent and never answered: the API may have billed it, so its worst case counts."""
     _add_cost(state, reserved, TokenUsage())
     state.totals.unconfirmed_cost_usd += reserved.cost_usd
+    state.totals.unconfirmed_calls += 1
 
 
 def _add_cost(state: RunState, spend: SpendEntry, usage: TokenUsage) -> None:

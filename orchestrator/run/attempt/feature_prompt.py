@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
 from orchestrator.run.attempt.strategies import InjectionSource, StrategyContext, StrategyInputs, strategy_named
-from orchestrator.run.checks.regression import OWN_CHECK_PASSED
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.agent_words import OWN_CHECK_PASSED
 from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult

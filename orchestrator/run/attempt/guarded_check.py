@@ -20,6 +20,7 @@ from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.check_paths import check_file_keys
 from orchestrator.run.checks.integrity import FeatureWatch
 from orchestrator.spec.feature_spec import Feature
+from orchestrator.store.agent_words import FIX_THE_CODE
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import CheckFiles
 
@@ -68,7 +69,7 @@ class GuardedCheck:
         how = f"could not restore {', '.join(stuck)}" if stuck else "restored"
         verification = CheckResult(
             command=self.command, success=False, exit_code=None, attempt=attempt, refused_by=protect.REFUSED_BY,
-            error=f"protected files changed by the agent ({how}; fix the code, not the check): {protect.named(changed)}",
+            error=f"protected files changed by the agent ({how}{FIX_THE_CODE}: {protect.named(changed)}",
         )
         self.recorder.verified(verification)
         return verification

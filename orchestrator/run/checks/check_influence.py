@@ -41,6 +41,7 @@ from orchestrator.run.checks.influence_snapshot import (
     take_snapshot,
     watched_entry,
 )
+from orchestrator.store.agent_words import RESTORE_THEM
 from orchestrator.store.records import CheckResult, Influencer
 
 _KIND_WORDS = {
@@ -78,7 +79,7 @@ def strict_refusal(command: str | None, attempt: int, influencers: list[Influenc
         refused_by="--strict-checks (files that sway the check changed)",
         error=(
             "check not run: files that can change the check's outcome were changed during this feature "
-            f"(--strict-checks): {describe(influencers)}; restore or remove them and make the code pass the check"
+            f"(--strict-checks): {describe(influencers)}{RESTORE_THEM}"
         ),
     )
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from orchestrator.git.commit_filter import refused
 from orchestrator.git.run_git import CheckpointError, run_git
 from orchestrator.git.tree import split_z
+from orchestrator.store.agent_words import TAKE_RULES_OUT
 from orchestrator.store.records import CheckResult
 
 # Generated, never the project's work: ignoring them is what a careful agent does.
@@ -63,8 +64,7 @@ def hidden_result(command: str | None, attempt: int, hidden: list[tuple[str, str
     return CheckResult(
         command=command, success=False, exit_code=None, attempt=attempt, refused_by="the ignore-rules guard",
         error=(f"ignore rules this work added hide files from git: {shown}{more}. A checkpoint holds only what "
-               "git sees, so the check would not see them on a clean checkout (it was not run): take those rules "
-               "out of .gitignore (ignore only generated files such as caches and build output)"),
+               "git sees, so the check would not see them on a clean checkout (it was not run)" + TAKE_RULES_OUT),
     )
 
 

@@ -23,6 +23,7 @@ from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, 
 from orchestrator.run.checks.footprint_index import FootprintIndex
 from orchestrator.run.checks.guard_plan import Candidate, GuardPlan, estimator, plan_checks
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.agent_words import BROKE, FIX_YOUR_CHANGE, OWN_CHECK_PASSED, YOU_CHANGED
 from orchestrator.store.records import CheckResult, Footprint
 from orchestrator.store.run_state import RunState
 
@@ -174,9 +175,6 @@ def failures(runs: Iterable[CheckRun]) -> list[CheckRun]:
     return [run for run in runs if not run.success]
 
 
-OWN_CHECK_PASSED = "your feature's own check passed"  # how a broken passed feature's result starts
-
-
 def broken_result(broken: list[CheckRun], attempt: int, *, shared: Sequence[str] = (), deferred: int = 0) -> CheckResult:
     """The attempt's result when it broke passed features: the first one's check, command and output.
     `shared`: the files the attempt changed that the broken feature's footprint holds; `deferred`: the
@@ -185,11 +183,10 @@ def broken_result(broken: list[CheckRun], attempt: int, *, shared: Sequence[str]
     why = first.error or (f"exit code {first.exit_code}" if first.exit_code is not None else "it failed")
     others = [run.feature_id for run in broken[1:]]
     also = f" (also broke: {', '.join(others)})" if others else ""
-    files = f"; you changed {', '.join(shared[:10])}, which feature {broken[0].feature_id} uses" if shared else ""
+    files = f"{YOU_CHANGED}{', '.join(shared[:10])}, which feature {broken[0].feature_id} uses" if shared else ""
     later = f"; {deferred} other announced check(s) were deferred to final verification" if deferred else ""
     return CheckResult(
         command=first.command, success=False, exit_code=first.exit_code, output=first.output, attempt=attempt,
-        error=f"{OWN_CHECK_PASSED}, but your change broke feature {broken[0].feature_id}: its check "
-              f"failed ({why}){also}{files}{later}; "
-              "fix your change so that check passes again, without editing that check",
+        error=f"{OWN_CHECK_PASSED}{BROKE}{broken[0].feature_id}: its check failed ({why}){also}{files}{later}"
+              f"{FIX_YOUR_CHANGE}",  # the agent's words: the user reads them through `for_the_user`
     )

@@ -23,6 +23,23 @@ def test_a_newline_in_the_base_url_is_one_line_and_exit_2_before_any_work(comman
     assert not (tmp_path / ".autonomous").exists() and not (tmp_path / "planned.json").exists()
 
 
+@pytest.mark.parametrize(("provider", "variables", "named"), [
+    ("vertex", {"CLOUD_ML_REGION": "us-east5\n", "ANTHROPIC_VERTEX_PROJECT_ID": "p-1", "GOOGLE_OAUTH_ACCESS_TOKEN": "t"},
+     "CLOUD_ML_REGION"),
+    ("bedrock", {"AWS_REGION": "us-east-1", "AWS_SECRET_ACCESS_KEY": "abc\x1b", "AWS_ACCESS_KEY_ID": "AKIA0"},
+     "AWS_SECRET_ACCESS_KEY"),
+], ids=["vertex region", "bedrock secret"])
+def test_a_malformed_cloud_variable_is_one_line_and_exit_2_before_any_work(
+    provider: str, variables: dict[str, str], named: str, tmp_path: Path,
+) -> None:
+    write_spec(tmp_path, 1)
+    result = run_cli(["run", "spec.json", "--provider", provider], tmp_path, **variables)
+    assert result.code == 2, result.stdout + result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert named in result.stderr and "abc" not in result.stderr
+    assert not (tmp_path / ".autonomous").exists()
+
+
 COMMANDS = ["run", "validate", "plan", "demo", "status", "logs", "context", "verify", "summarize", "doctor",
             "export", "combine", "report"]
 

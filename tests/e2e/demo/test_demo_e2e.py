@@ -57,8 +57,11 @@ def test_the_demo_presses_ctrl_c_once_and_resumes(demo):
     assert "3 already passed" in after and "[1/8]" not in after and "run passed: 8 passed" in after
     events = [json.loads(line) for line in (directory / "textkit/.autonomous/events.jsonl").read_text().splitlines()]
     assert [e["outcome"] for e in events if e["type"] == "run_finished"] == ["interrupted", "passed"]
-    # The files the interrupted attempt left are what it resumes on: no warning about them.
+    # The files the interrupted attempt left are what it resumes on: no warning about them. And
+    # the Ctrl-C was its own: no "run again to resume" to act on (a note in the events, shown with -v).
     assert "uncommitted changes" not in result.stderr, result.stderr
+    assert "warning" not in result.stderr and "run again" not in result.stdout + result.stderr, result.stderr
+    assert [e["type"] for e in events if e["type"] in ("warning", "note") and "state saved" in e["message"]] == ["note"]
 
 
 def test_the_shipped_spec_is_specs_textkit():

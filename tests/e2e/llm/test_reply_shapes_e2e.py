@@ -233,7 +233,7 @@ def test_ctrl_c_mid_stream_stops_the_call_at_once_and_books_its_worst_case(fake_
     time.sleep(3)  # the answer is streaming: a few events are in, many more to come
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=60)
 
     assert proc.returncode == 130, err
     assert time.monotonic() - sent < 20, "Ctrl-C waited for the rest of the stream"  # it has ~40 s left
@@ -241,3 +241,5 @@ def test_ctrl_c_mid_stream_stops_the_call_at_once_and_books_its_worst_case(fake_
     totals = read_json(project / ".autonomous" / "state" / "execution-state.json")["totals"]
     assert totals["unconfirmedCostUsd"] > 0  # the cut-off call at its worst case: the API may have billed it
     assert totals["costUsd"] >= totals["unconfirmedCostUsd"]
+    assert totals["unconfirmedCalls"] == 1  # and the closing line says how many calls that figure covers
+    assert f"${totals['unconfirmedCostUsd']:.4f} booked at worst case for 1 call cut off before its answer" in out, out

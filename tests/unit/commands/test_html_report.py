@@ -126,9 +126,10 @@ def test_an_attempt_its_run_cut_short_is_interrupted_and_the_duration_is_the_cli
 
 
 def test_the_cost_card_has_the_worst_case_bookings_beside_it():
-    data = ReportData(project="p", totals={"costUsd": 0.4113, "unconfirmedCostUsd": 0.1471})
+    data = ReportData(project="p", totals={"costUsd": 0.4113, "unconfirmedCostUsd": 0.1471, "unconfirmedCalls": 2})
     page = render_html(data)
-    assert "<b>$0.4113</b>cost" in page and "<b>$0.1471</b>of it booked at worst case (calls cut off)" in page
+    assert "<b>$0.4113</b>cost" in page
+    assert "<b>$0.1471</b>of it booked at worst case for 2 calls cut off before their answer" in page
     assert "booked at worst case" not in render_html(ReportData(project="p", totals={"costUsd": 0.2}))
 
 
@@ -139,7 +140,22 @@ def test_status_shows_the_worst_case_bookings_as_their_own_figure(tmp_path, caps
 
     paths = ProjectPaths.for_project(tmp_path)
     state = RunState(features={"a": FeatureState(status="passed")})
-    state.totals.cost_usd, state.totals.unconfirmed_cost_usd = 0.4113, 0.1471
+    state.totals.cost_usd, state.totals.unconfirmed_cost_usd, state.totals.unconfirmed_calls = 0.4113, 0.1471, 1
     StateStore(paths).save(state)
     print_status(paths, False)
-    assert "$0.4113 ($0.2642 answered + $0.1471 booked at worst case for calls cut off" in capsys.readouterr().out
+    assert "$0.4113 ($0.2642 answered + $0.1471 booked at worst case for 1 call cut off before its answer)" in (
+        capsys.readouterr().out)
+
+
+def test_the_step_summary_and_json_report_count_the_calls_booked_at_worst_case():
+    from orchestrator.commands.reports import ReportTotals, RunReport, step_summary
+    from orchestrator.llm.pricing import TokenUsage
+
+    totals = ReportTotals(features=0, passed=0, failed=0, blocked=0, pending=0, in_progress=0, tokens=TokenUsage(),
+                          cost_usd=0.4113, api_calls=9, summarizer_tokens=TokenUsage(), summarizer_cost_usd=0.0,
+                          unconfirmed_cost_usd=0.1471, unconfirmed_calls=3)
+    report = RunReport(run_id="r", spec="spec.json", spec_hash="h", outcome="interrupted", exit_code=130, message=None,
+                       model="m", context="compressed", duration_ms=8700, totals=totals, features=[])
+    assert report.dump()["totals"]["unconfirmedCalls"] == 3
+    assert ("Total: 0 tokens, $0.4113 ($0.2642 answered + $0.1471 booked at worst case for 3 calls cut off before "
+            "their answer), 8.7s.") in step_summary(report)

@@ -88,12 +88,12 @@ def test_the_closing_line_shows_the_worst_case_bookings_so_its_parts_add_up_to_t
     from orchestrator.store.event_kinds import RunFinished
 
     event = RunFinished(ts=0, outcome="passed", exit_code=0, passed=8, failed=0, blocked=0, pending=0, tokens=10,
-                        usage=TokenUsage(), cost_usd=0.4113, duration_ms=8700, unconfirmed_cost_usd=0.1471,
+                        usage=TokenUsage(), cost_usd=0.4113, duration_ms=8700, unconfirmed_cost_usd=0.1471, unconfirmed_calls=1,
                         cost_by_model={"claude-haiku-5-5": 0.0101, "claude-sonnet-5-5": 0.2541})
     line = describe(event)
     assert line is not None and line.endswith(
         "$0.4113, 8.7s (claude-haiku-5-5 $0.0101, claude-sonnet-5-5 $0.2541; "
-        "$0.2642 answered + $0.1471 booked at worst case for calls cut off before their answer)")
+        "$0.2642 answered + $0.1471 booked at worst case for 1 call cut off before its answer)")
     plain = RunFinished(ts=0, outcome="passed", exit_code=0, passed=1, failed=0, blocked=0, pending=0, tokens=10,
                         usage=TokenUsage(), cost_usd=0.02, duration_ms=1000)
     assert describe(plain) == "run passed: 1 passed, 0 failed, 0 blocked, 0 pending; 10 tokens, $0.0200, 1.0s"

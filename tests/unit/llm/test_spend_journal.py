@@ -112,6 +112,7 @@ def test_an_api_error_releases_the_reservation_and_an_interrupt_counts_the_worst
     assert journal[3] == {"kind": "call", "purpose": "agent", "feature": "feat-01", "costUsd": worst,
                           "unconfirmed": True, "model": _request()["model"]}
     assert client.spend.run_cost_usd == client.spend.unconfirmed_cost_usd == client.spend.feature_cost_usd == worst
+    assert client.spend.unconfirmed_calls == 1  # the figure says how many calls it covers
 
 
 # ---- loading the journal ---------------------------------------------------------------------
@@ -145,6 +146,7 @@ def test_loading_counts_answered_calls_and_an_open_reservation_at_its_worst(tmp_
     totals = loaded.totals
     assert totals.cost_usd == pytest.approx(0.01 + 0.002 + 0.3)
     assert totals.unconfirmed_cost_usd == pytest.approx(0.3)
+    assert totals.unconfirmed_calls == 1
     assert totals.api_calls == 2
     assert totals.tokens.input == 200 and totals.summarizer_cost_usd == pytest.approx(0.002)
     entry = loaded.features["feat-01"]

@@ -78,6 +78,17 @@ def test_a_stopping_pool_sends_nothing_more() -> None:
     assert not sdk.started.is_set() and pool.reserved_usd == 0
 
 
+def test_calls_abandoned_in_flight_are_booked_at_their_worst_case_and_counted() -> None:
+    run = Spend()
+    pool = SpendPool(run)
+    pool.hold(0.25)
+    pool.hold(0.5)
+    pool.hold(0.125)
+    pool.release(0.125)  # answered
+    assert pool.abandon_in_flight() == pytest.approx(0.75)
+    assert run.unconfirmed_cost_usd == pytest.approx(0.75) and run.unconfirmed_calls == 2
+
+
 def test_calls_of_several_workers_interleaved_in_the_journal_are_counted_once(tmp_path: Path) -> None:
     store = StateStore(ProjectPaths(tmp_path))
     for entry in (
@@ -86,12 +97,14 @@ def test_calls_of_several_workers_interleaved_in_the_journal_are_counted_once(tm
         {"kind": "call", "purpose": "agent", "feature": "a", "costUsd": 0.25},
         {"kind": "call", "purpose": "agent", "feature": "b", "costUsd": 0.5},
         {"kind": "reserve", "purpose": "agent", "feature": "c", "costUsd": 2.0},  # killed in flight
+        {"kind": "reserve", "purpose": "agent", "feature": "d", "costUsd": 0.5},
+        {"kind": "call", "purpose": "agent", "feature": "d", "costUsd": 0.5, "unconfirmed": True},  # Ctrl-C
     ):
         store.record_spend(SpendEntry.model_validate(entry))
     state = store.load()
     assert state is not None
-    assert state.totals.cost_usd == pytest.approx(2.75)
-    assert state.totals.unconfirmed_cost_usd == pytest.approx(2.0)
+    assert state.totals.cost_usd == pytest.approx(3.25)
+    assert state.totals.unconfirmed_cost_usd == pytest.approx(2.5) and state.totals.unconfirmed_calls == 2
     assert state.feature("a").cost_usd == pytest.approx(0.25)
     assert state.feature("b").cost_usd == pytest.approx(0.5)
     assert state.totals.api_calls == 2
