@@ -243,18 +243,8 @@ def _rebuild(fake_api: Any, tmp_path: Path, corpus: Corpus, jobs: str) -> None:
     _checks_pass_on_a_fresh_clone(project, corpus, tmp_path)
 
 
-def _editable_install_in_workers() -> pytest.MarkDecorator:
-    """Why six fails under --jobs 3: its egg-info is an ignored file made before the run, and the
-    workers' worktrees do not carry the user's ignored files in (final verification does)."""
-    return pytest.mark.xfail(strict=True, reason=(
-        "the --jobs 3 workers' worktrees lack the editable install's six.egg-info (ignored, made before the run), "
-        "so `importlib.metadata.version('six')` fails in the whole-suite feature there: worktrees do not yet carry "
-        "in the user's unchanged ignored files as final verification does (issue 41, left open)"))
-
-
 @pytest.mark.parametrize(("name", "jobs"), [
-    ("six", "1"), pytest.param("six", "3", marks=_editable_install_in_workers()),
-    *((name, jobs) for name in ("tabulate", "cachetools") for jobs in ("1", "3")),
+    *((name, jobs) for name in ("six", "tabulate", "cachetools") for jobs in ("1", "3")),
 ])
 def test_a_real_project_is_rebuilt_against_its_own_test_suite(fake_api: Any, tmp_path: Path, name: str, jobs: str) -> None:
     _rebuild(fake_api, tmp_path, CORPORA[name], jobs)
