@@ -83,8 +83,10 @@ class CombineLanding:
         return result
 
     def tree_at_tip(self) -> Path:
-        """The integration worktree, clean, at the combined branch's tip (for final verification)."""
-        return self.worktrees.project_dir(self.worktrees.reset_integration(self.cherry_pick.branch.tip()))
+        """The integration worktree, clean, at the combined branch's tip (for final verification,
+        which carries the ignored files in itself: `verify_combined`)."""
+        tree = self.worktrees.reset_integration(self.cherry_pick.branch.tip(), carry=False)
+        return self.worktrees.project_dir(tree)
 
     def _recheck(self, tree: Path, feature: Feature, attempt: int) -> CheckResult | None:
         command = self.spec.check_command(feature)

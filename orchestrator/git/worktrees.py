@@ -10,6 +10,13 @@ ever half-applied to the user's checkout. All of it lives under `.autonomous/`, 
 ignores and checkpoints never commit; a run removes what it made when it ends, and prunes
 what a killed run left at its start.
 
+Each tree (a feature's and the integration tree) carries in the project's ignored files that no
+run made or changed, as final verification's checkout does (`carried_files`, the one mechanism:
+an editable install's egg-info, a generated `_version.py`, a compiled extension), copied, never
+bytecode: a check that passes in the user's tree passes in a worker's too. Nothing of it is
+committed (git ignores it there as in the project), and a renewed or reset tree is cleaned of it
+and given it again, so a change a feature made to it is never handed on.
+
 A project that is a directory of a bigger repository (a monorepo) works too: each worktree holds
 the whole repository, and the feature works and is checked in the project's directory inside it
 (`project_dir`).
@@ -29,6 +36,8 @@ from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.commit_filter import REFUSED_PATHSPECS, drop_refused
 from orchestrator.git.repository_guard import mark_repository
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
+from orchestrator.git.tree import split_z
+from orchestrator.run.checks.carried_files import RUN_TIMES_NAME, Carried, RunTimes, carry_ignored
 from orchestrator.store.atomic import refuse_links, remove_no_follow
 from orchestrator.user_errors import UsageError
 
@@ -59,6 +68,7 @@ class Worktrees:
         self.root = root
         self.base = state_dir / "worktrees"
         self.integration = state_dir / "integration"
+        self.run_times = state_dir / "state" / RUN_TIMES_NAME  # `ProjectPaths.run_times`
         self._safe: list[str] | None = None
         self._identity: list[str] | None = None
         self._prefix: str | None = None
@@ -114,14 +124,28 @@ class Worktrees:
             self._remove_tree(path)  # an earlier attempt's; `-B` below resets its branch
             self.base.mkdir(parents=True, exist_ok=True)
             spare = self._take_spare(path)
-        if spare and self._renew(path, feature_id):
-            return path
-        with self._lock:
-            self._remove_tree(path)
-            # HEAD is resolved in the user's checkout (`self.root`): the user's branch head.
-            check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "-B", work_branch(feature_id),
-                      str(path), "HEAD")
-            return path
+        if not (spare and self._renew(path, feature_id)):
+            with self._lock:
+                self._remove_tree(path)
+                # HEAD is resolved in the user's checkout (`self.root`): the user's branch head.
+                check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "-B",
+                          work_branch(feature_id), str(path), "HEAD")
+        self.carry_in(path)
+        return path
+
+    def carry_in(self, tree: Path) -> Carried:
+        """The project's ignored files that no run made or changed, copied into `tree`'s project
+        directory (`carried_files`; never bytecode, never `.autonomous/`). One that the tree's own
+        ignore rules do not ignore (a `.gitignore` line not committed) is taken out again: the
+        feature's commit would take it in, and it is no file of the project's history."""
+        project = self.project_dir(tree)
+        carried = carry_ignored(self.root, project, RunTimes.load(self.run_times))
+        if carried.copied:
+            listed = check_git(project, "ls-files", "-z", "--others", "--exclude-standard", "--", ".").stdout
+            for name in split_z(listed):  # the tree was clean: all of them are carried files
+                remove_no_follow(project / name)
+                carried.leave_out(name, "not ignored in the commit")
+        return carried
 
     def commit_work(self, feature_id: str) -> None:
         """Commit what the agent changed in its worktree onto its work branch (an empty commit if nothing).
@@ -205,16 +229,19 @@ class Worktrees:
             self._admin = Path(common) / "worktrees"
         return self._admin
 
-    def reset_integration(self, commit: str) -> Path:
-        """The integration worktree, clean, detached at `commit`."""
+    def reset_integration(self, commit: str, *, carry: bool = True) -> Path:
+        """The integration worktree, clean, detached at `commit`, with the carried ignored files
+        (`carry_in`; `carry=False`: without them, for a caller that carries them in itself)."""
         path = self.integration
         if not os.path.lexists(path / ".git"):
             with self._lock:
                 self._remove_tree(path)
                 check_git(self.root, *self.safe, "worktree", "add", "--quiet", "--force", "--detach", str(path), commit)
-            return path
-        check_git(path, *self.safe, "reset", "--quiet", "--hard", commit)
-        check_git(path, *self.safe, "clean", "-q", "-f", "-d", "-x")
+        else:
+            check_git(path, *self.safe, "reset", "--quiet", "--hard", commit)
+            check_git(path, *self.safe, "clean", "-q", "-f", "-d", "-x")
+        if carry:
+            self.carry_in(path)
         return path
 
     def prune_all(self) -> None:

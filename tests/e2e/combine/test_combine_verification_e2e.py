@@ -93,9 +93,6 @@ def test_a_shards_code_cannot_reach_back_into_the_live_tree_from_combines_final_
     assert "build/impl.py" in entry["reason"] and "left out" in entry["reason"]  # said why it may fail there
 
 
-@pytest.mark.xfail(strict=True, reason="combine's per-feature recheck (orchestrator/combine/shard_landing.py "
-                   "_recheck) runs in the integration worktree without the carried ignored files: the feature "
-                   "fails there before final verification (which carries them) runs")
 def test_the_users_editable_install_is_carried_into_combines_final_verification(fake_api: Any, tmp_path: Path) -> None:
     """`pip install -e .` in the combining clone left `mylib.egg-info/` (ignored); the project's own
     test reads the version from it."""

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from orchestrator.git.worktrees import SPARE_PREFIX, Worktrees, work_branch
+from orchestrator.run.checks.carried_files import run_began
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -92,3 +93,37 @@ def test_a_run_ends_with_no_spare_left(tmp_path: Path) -> None:
 
     assert not list(worktrees.base.iterdir())
     assert _git(worktrees.root, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_every_tree_carries_the_users_unchanged_ignored_files_and_nothing_a_run_made(tmp_path: Path) -> None:
+    """As final verification's checkout (issue 41): an editable install's egg-info made before the run
+    is in each feature's tree and the integration tree; bytecode and what the run made are not, and
+    a feature's change to a carried file is not handed on to the next feature's tree."""
+    worktrees = _repository(tmp_path)
+    root = worktrees.root
+    (root / ".gitignore").write_text("build/\n*.egg-info/\n__pycache__/\n")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-am", "ignore more")
+    with (root / ".gitignore").open("a") as ignore:  # not committed: the trees do not ignore it
+        ignore.write("notes.txt\n")
+    (root / "notes.txt").write_text("mine\n")
+    egg = root / "app.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Name: app\nVersion: 1.0\n")
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"forged")
+    run_began(worktrees.run_times)
+    (root / "build").mkdir()
+    (root / "build" / "made-by-the-run.txt").write_text("the run's\n")
+
+    first = worktrees.create("feat-a")
+    integration = worktrees.reset_integration(worktrees.head())
+
+    for tree in (first, integration):
+        assert (tree / "app.egg-info" / "PKG-INFO").read_text() == "Name: app\nVersion: 1.0\n"
+        assert not (tree / "__pycache__").exists() and not (tree / "build").exists()
+        assert not (tree / "notes.txt").exists()
+    (first / "app.egg-info" / "PKG-INFO").write_text("Name: app\nVersion: forged\n")
+    worktrees.remove("feat-a")
+    second = worktrees.create("feat-b")
+    assert (second / "app.egg-info" / "PKG-INFO").read_text() == "Name: app\nVersion: 1.0\n"
+    assert _git(second, "status", "--porcelain") == ""  # carried, never committed
