@@ -2,7 +2,7 @@
 
 It is served on 127.0.0.1 and reached with a dummy key that never leaves the machine; its
 model ids say `demo` so that no output line naming the model can be mistaken for Claude's.
-Costs are priced as the family the id names (Sonnet, Haiku): what the run would have cost.
+Costs are priced as Sonnet 4.5 and Haiku 4.5 (`DEMO_PRICES`): what the run would have cost.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from fake_messages_api.plans import Block
 from fake_messages_api.server import FakeAPI
 from fake_messages_api.summarizer import default_summarizer
 from orchestrator.json_types import JsonObject
+from orchestrator.llm.pricing import MODEL_PRICES
 
 from .textkit_plan import CHECK_FILES, textkit_plan
 
@@ -25,6 +26,8 @@ DemoModel = FakeAPI
 
 DEMO_MODEL = "demo-scripted-sonnet"
 DEMO_SUMMARIZER_MODEL = "demo-scripted-haiku"
+# Priced explicitly: an id the price table does not know is booked at the dearest known price.
+DEMO_PRICES = {DEMO_MODEL: MODEL_PRICES["claude-sonnet-4-5"], DEMO_SUMMARIZER_MODEL: MODEL_PRICES["claude-haiku-4-5"]}
 DEMO_API_KEY = "demo-key-offline-not-a-secret"
 _CHECK_STEP = 1  # the agent's second reply runs the feature's check (`textkit_plan`)
 _PRESS_AFTER_S = 0.2

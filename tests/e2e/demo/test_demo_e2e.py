@@ -190,3 +190,13 @@ def test_the_report_opens_in_a_real_browser(demo, tmp_path):
     assert page.charts and all(w > 0 and h > 0 for w, h in page.charts), page.charts
     assert shot.stat().st_size > 10_000
     print(f"screenshot of the demo's HTML report: {shot}")
+
+
+def test_the_demo_is_priced_as_the_models_it_stands_for(demo):
+    # Its ids are no price table's: unpriced, they would be booked at the dearest known price.
+    directory, _ = demo
+    status = run_cli(["status", "--project-dir", str(directory / "textkit")], cwd=directory, key=None)
+    totals = re.search(r"([\d,]+) tokens, \$(\d+\.\d+)", status.stdout)
+    assert totals, status.stdout + status.stderr
+    tokens, cost = int(totals.group(1).replace(",", "")), float(totals.group(2))
+    assert 0 < cost <= tokens * 15 / 1_000_000, "at most every token at Sonnet's output price"
