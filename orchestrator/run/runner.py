@@ -5,9 +5,10 @@ state store, the working memory, the verifier, the feature logs); `orchestrator.
 builds the real ones, tests and benchmarks pass their own. One feature's attempts are a
 `FeatureJob` (`orchestrator.run.attempt.feature_job`).
 
-Control flow by exceptions: a limit (`LimitReached`), an unreachable API (`ApiUnavailable`),
-refused credentials (`ApiAuthError`) and an interrupt (`KeyboardInterrupt`, which SIGTERM
-raises too) are caught in `run()` alone, which saves state and maps them to exit codes.
+Control flow by exceptions: a stop (`StopError`: a limit, an unreachable API, git), refused
+credentials (`AuthError`) and an interrupt (`KeyboardInterrupt`, which SIGTERM raises too) are
+caught in `run()` alone, which saves state and returns the run's `Outcome` (`verdict`); the CLI
+alone turns that into an exit code.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached
 from orchestrator.llm.spend import Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView
@@ -41,7 +41,7 @@ from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.stop_reasons import internal_error_message, is_write_failure, write_failure_message
-from orchestrator.run.verdict import run_verdict
+from orchestrator.run.verdict import Outcome, RunResult, Verdict, run_verdict
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.signals import signals_held
 from orchestrator.spec.feature_spec import Feature
@@ -53,15 +53,7 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState, RunTotals, now_ms
 from orchestrator.store.state import StateStore
 from orchestrator.store.working_memory import WorkingMemory
-from orchestrator.user_errors import (
-    EXIT_FAILED,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_STOPPED,
-    EXIT_USAGE,
-    UsageError,
-)
+from orchestrator.user_errors import AuthError, StopError, UsageError
 
 
 @dataclass
@@ -87,16 +79,6 @@ class RunParts:
     logs: FeatureLogs
     environment: CommandEnvironment  # where every command the model causes runs (the verifier holds it too)
     agent: Agent = BUILTIN_AGENT  # who makes each attempt (`--agent`)
-
-
-@dataclass
-class RunResult:
-    exit_code: int
-    outcome: str  # "passed" | "failed" | "stopped" | "interrupted" | "auth_error" | "internal_error"
-    state: RunState
-    selected: list[str]
-    message: str = ""
-    duration_ms: int = 0
 
 
 class Runner:
@@ -141,22 +123,22 @@ class Runner:
             spent_tokens=self.state.totals.tokens.total or None, spent_usd=round(self.state.totals.cost_usd, 6) or None,
         ))
         self._resumed = self.state.totals.tokens.total > 0 or self.state.totals.cost_usd > 0
-        verdict = (EXIT_OK, "passed", "")
+        verdict = Verdict(Outcome.PASSED)
         try:
             verdict = self._work()
         finally:  # also when a planted link (or a bug) stops the run: what was done is saved
-            verdict = self._save_final(*verdict)
-        exit_code, outcome, message = verdict
-        if message:
-            self.events.emit(Notice(type="error" if exit_code != EXIT_INTERRUPTED else "warning", message=message))
+            verdict = self._save_final(verdict)
+        if verdict.message:
+            kind = "warning" if verdict.outcome is Outcome.INTERRUPTED else "error"
+            self.events.emit(Notice(type=kind, message=verdict.message))
         result = RunResult(
-            exit_code, outcome, self.state, self.selected, message, int((time.monotonic() - started) * 1000)
+            verdict.outcome, self.state, self.selected, verdict.message, int((time.monotonic() - started) * 1000)
         )
         self._emit_finished(result)
         return result
 
-    def _work(self) -> tuple[int, str, str]:
-        """Every runnable feature, then the last summary; a stop maps to its exit code here."""
+    def _work(self) -> Verdict:
+        """Every runnable feature, then the last summary; what stopped the run becomes its outcome."""
         try:
             self.integrity = self._integrity()
             predict_pending(self.spec, self.state, self.integrity.guard, self.selected)  # the Impact Agent
@@ -167,27 +149,27 @@ class Runner:
             regressed = self._final_verification()
             self._summarize("end")
             if regressed:
-                return EXIT_FAILED, "failed", (f"regressed on the final tree: {', '.join(regressed)} (their checks fail "
-                                               "now); the next run rebuilds them with the failure fed back")
+                return Verdict(Outcome.FAILED, (f"regressed on the final tree: {', '.join(regressed)} (their checks "
+                                                "fail now); the next run rebuilds them with the failure fed back"))
             return run_verdict({fid: self.books.status(fid) for fid in self.selected})
-        except (LimitReached, ApiUnavailable) as err:
-            return EXIT_STOPPED, "stopped", str(err)
-        except ApiAuthError as err:
-            return EXIT_USAGE, "auth_error", str(err)
+        except CheckpointError as err:  # --jobs N: a worktree or merge git could not do
+            return Verdict(Outcome.STOPPED, f"git failed: {err}; fix that, then run again to resume")
+        except StopError as err:  # a limit, an API that stayed away
+            return Verdict(Outcome.STOPPED, str(err))
+        except AuthError as err:
+            return Verdict(Outcome.AUTH_ERROR, str(err))
         except KeyboardInterrupt:
-            return EXIT_INTERRUPTED, "interrupted", "interrupted; state saved, run again to resume"
+            return Verdict(Outcome.INTERRUPTED, "interrupted; state saved, run again to resume")
         except LinkRefused:
             raise  # a link planted in .autonomous/: the CLI stops with exit 2, writing nothing through it
         except OSError as err:  # a full disk, a read-only mount: what was written so far still counts
             if is_write_failure(err, self.paths.autonomous):
-                return EXIT_STOPPED, "stopped", write_failure_message(err)
-            return EXIT_INTERNAL, "internal_error", internal_error_message(err)
-        except CheckpointError as err:  # --jobs N: a worktree or merge git could not do
-            return EXIT_STOPPED, "stopped", f"git failed: {err}; fix that, then run again to resume"
+                return Verdict(Outcome.STOPPED, write_failure_message(err))
+            return Verdict(Outcome.INTERNAL_ERROR, internal_error_message(err))
         except UsageError:
             raise
         except Exception as err:  # a bug: said as one, with its own exit code; what was done is saved
-            return EXIT_INTERNAL, "internal_error", internal_error_message(err)
+            return Verdict(Outcome.INTERNAL_ERROR, internal_error_message(err))
 
     def _features(self) -> None:
         """Every runnable feature, one after another."""
@@ -197,9 +179,9 @@ class Runner:
             self._job(feature).run()
             self._maybe_summarize()
 
-    def _save_final(self, exit_code: int, outcome: str, message: str) -> tuple[int, str, str]:
+    def _save_final(self, verdict: Verdict) -> Verdict:
         record_run_time(self.paths.run_times, ended=True, on_warning=self.events.warn)
-        self.state.stop_reason = message or None
+        self.state.stop_reason = verdict.message or None
         self.books.book_totals()
         try:
             with signals_held():
@@ -207,9 +189,9 @@ class Runner:
         except LinkRefused:
             raise
         except OSError as err:
-            return EXIT_STOPPED, "stopped", (f"the final state could not be saved ({err}); the journal and feature "
-                                             "logs keep what was done: fix that, then run again to resume")
-        return exit_code, outcome, message
+            return Verdict(Outcome.STOPPED, (f"the final state could not be saved ({err}); the journal and feature "
+                                             "logs keep what was done: fix that, then run again to resume"))
+        return verdict
 
     def _next_feature(self, queue: RunQueue) -> Feature | None:
         feature, settled = queue.next(self.state, self._attempts_for)
@@ -303,7 +285,7 @@ class Runner:
         pending = len(self.selected) - sum(counts.values())
         totals = self.state.totals
         self.events.emit(RunFinished(
-            outcome=result.outcome, exit_code=result.exit_code, passed=counts["passed"],
+            outcome=result.outcome.value, exit_code=result.exit_code, passed=counts["passed"],
             failed=counts["failed"], blocked=counts["blocked"], pending=pending, tokens=totals.tokens.total,
             usage=totals.tokens, cost_usd=round(totals.cost_usd, 6), duration_ms=result.duration_ms,
             message=result.message or None, cost_by_model=_cost_by_model(totals),
