@@ -3,7 +3,9 @@
 The `Runner` is given its collaborators (`RunParts`: the model client, the context view, the
 state store, the working memory, the verifier, the feature logs); `orchestrator.run.factory`
 builds the real ones, tests and benchmarks pass their own. One feature's attempts are a
-`FeatureJob` (`orchestrator.run.attempt.feature_job`).
+`FeatureJob` (`orchestrator.run.attempt.feature_job`). How the features are worked is the run's
+`Schedule`: one after another (`OneAtATime`, here), or N at once (`run/parallel/scheduler`),
+given to the runner as it is built.
 
 Control flow by exceptions: a stop (`StopError`: a limit, an unreachable API, git), refused
 credentials (`AuthError`) and an interrupt (`KeyboardInterrupt`, which SIGTERM raises too) are
@@ -14,13 +16,16 @@ alone turns that into an exit code.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ModelClient
+from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.spend import Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView
@@ -79,6 +84,23 @@ class RunParts:
     logs: FeatureLogs
     environment: CommandEnvironment  # where every command the model causes runs (the verifier holds it too)
     agent: Agent = BUILTIN_AGENT  # who makes each attempt (`--agent`)
+    pool: SpendPool | None = None  # `--jobs N`: the spend and stop token `client` shares with every worker's
+
+
+class Schedule(Protocol):
+    """How a run works its features; built by the runner, from the runner, as the runner is built."""
+
+    def features(self) -> None:
+        """Every runnable feature, to its end."""
+        ...
+
+    def final_verification(self, verify: Callable[[], list[str]]) -> list[str]:
+        """`verify()`: the ids whose checks fail on the final tree."""
+        ...
+
+    def before_end_summary(self) -> None:
+        """Called just before the run's last summary."""
+        ...
 
 
 class Runner:
@@ -86,7 +108,7 @@ class Runner:
 
     def __init__(
         self, loaded: LoadedSpec, config: RunConfig, options: RunOptions, paths: ProjectPaths, events: EventSink,
-        parts: RunParts,
+        parts: RunParts, schedule: Callable[[Runner], Schedule] | None = None,
     ) -> None:
         self.loaded, self.spec, self.config, self.options = loaded, loaded.spec, config, options
         self.paths, self.events, self.parts = paths, events, parts
@@ -104,6 +126,7 @@ class Runner:
         self.concurrency = config.check_concurrency or default_concurrency()
         self.integrity: Integrity | None = None
         self._resumed = False  # earlier runs spent too: the closing line says which figure covers what
+        self.schedule = (schedule or OneAtATime)(self)
 
     @property
     def state(self) -> RunState:
@@ -140,14 +163,14 @@ class Runner:
     def _work(self) -> Verdict:
         """Every runnable feature, then the last summary; what stopped the run becomes its outcome."""
         try:
-            self.integrity = self._integrity()
-            predict_pending(self.spec, self.state, self.integrity.guard, self.selected)  # the Impact Agent
+            predict_pending(self.spec, self.state, self.guarding().guard, self.selected)  # the Impact Agent
             if self.config.impact_model:  # and its optional model call
                 model_predictions(self.parts.client, self.config.impact_model, self.spec, self.state, self.selected,
                                   self.workspace, self.events.warn)
-            self._features()
-            regressed = self._final_verification()
-            self._summarize("end")
+            self.schedule.features()
+            regressed = self.schedule.final_verification(self._final_verification)
+            self.schedule.before_end_summary()
+            self.summarize("end")
             if regressed:
                 return Verdict(Outcome.FAILED, (f"regressed on the final tree: {', '.join(regressed)} (their checks "
                                                 "fail now); the next run rebuilds them with the failure fed back"))
@@ -171,14 +194,6 @@ class Runner:
         except Exception as err:  # a bug: said as one, with its own exit code; what was done is saved
             return Verdict(Outcome.INTERNAL_ERROR, internal_error_message(err))
 
-    def _features(self) -> None:
-        """Every runnable feature, one after another."""
-        queue = RunQueue(self.run_order)  # after reconcile, which may make features pending again
-        self.finisher.finish_interrupted(self.parts.logs)
-        while (feature := self._next_feature(queue)) is not None:
-            self._job(feature).run()
-            self._maybe_summarize()
-
     def _save_final(self, verdict: Verdict) -> Verdict:
         record_run_time(self.paths.run_times, ended=True, on_warning=self.events.warn)
         self.state.stop_reason = verdict.message or None
@@ -193,29 +208,27 @@ class Runner:
                                              "logs keep what was done: fix that, then run again to resume"))
         return verdict
 
-    def _next_feature(self, queue: RunQueue) -> Feature | None:
-        feature, settled = queue.next(self.state, self._attempts_for)
-        for candidate in settled:
-            entry = self.state.feature(candidate.id)
-            # Settled without running: blocked by a dependency, or out of attempts after a kill.
-            entry.completed_at = now_ms()
-            if entry.status == "failed":
-                self.books.count_completed(candidate.id)
-            self._recorder(candidate).settled()
-        return feature
+    def settle(self, feature: Feature) -> None:
+        """`feature` ends without running: blocked by a dependency, or out of attempts after a kill."""
+        entry = self.state.feature(feature.id)
+        entry.completed_at = now_ms()
+        if entry.status == "failed":
+            self.books.count_completed(feature.id)
+        self.recorder_for(feature).settled()
 
-    def _job(self, feature: Feature) -> FeatureJob:
-        """The job for `feature`, in the project directory, with the run's collaborators."""
-        settings = JobSettings(
-            config=self.config, spec=self.spec, system=self.system, environment=self.environment,
-            max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
+    def job_settings(self, feature: Feature, environment: CommandEnvironment) -> JobSettings:
+        """What `feature`'s job reads, with the agent's commands run in `environment`."""
+        return JobSettings(
+            config=self.config, spec=self.spec, system=self.system, environment=environment,
+            max_attempts=self.attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
             agent=self.parts.agent,
         )
-        return FeatureJob(
-            feature, workspace=self.workspace, client=self.parts.client, context=self.parts.context,
-            verifier=self.parts.verifier, recorder=self._recorder(feature), settings=settings,
-            finish_pass=self.finisher.finish, integrity=self.integrity,
-        )
+
+    def guarding(self) -> Integrity:
+        """The run's integrity collaborator: built once the state is loaded, before any feature starts."""
+        if self.integrity is None:
+            self.integrity = self._integrity()
+        return self.integrity
 
     def _integrity(self) -> Integrity:
         guard = RegressionGuard(
@@ -237,16 +250,16 @@ class Runner:
                 concurrency=self.concurrency,
             )
 
-    def _recorder(self, feature: Feature) -> FeatureRecorder:
+    def recorder_for(self, feature: Feature) -> FeatureRecorder:
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
         return FeatureRecorder(feature, self.books, self.parts.logs, self.events, self.parts.memory, heading)
 
     # ---- summarization ------------------------------------------------------------------
-    def _maybe_summarize(self) -> None:
+    def maybe_summarize(self) -> None:
         if self.state.summarization.completed_since_summary >= self.config.summarize_every:
-            self._summarize(f"every-{self.config.summarize_every}")
+            self.summarize(f"every-{self.config.summarize_every}")
 
-    def _summarize(self, trigger: str) -> None:
+    def summarize(self, trigger: str) -> None:
         schedule = self.state.summarization
         if not schedule.unsummarized:
             return
@@ -277,7 +290,7 @@ class Runner:
             state.feature(feature_id).awaiting_check = None  # redone from the start, agent and all
         self.books.store.save(state)
 
-    def _attempts_for(self, feature: Feature) -> int:
+    def attempts_for(self, feature: Feature) -> int:
         return self.config.max_attempts or self.spec.attempts_for(feature)
 
     def _emit_finished(self, result: RunResult) -> None:
@@ -298,3 +311,39 @@ def _cost_by_model(totals: RunTotals) -> dict[str, float] | None:
     if len(totals.by_model) < 2:
         return None
     return {model: round(share.cost_usd, 6) for model, share in sorted(totals.by_model.items())}
+
+
+class OneAtATime:
+    """The features one after another, each in the run's workspace, its pass landing in place."""
+
+    def __init__(self, run: Runner) -> None:
+        self.run = run
+
+    def features(self) -> None:
+        run = self.run
+        queue = RunQueue(run.run_order)  # after reconcile, which may make features pending again
+        run.finisher.finish_interrupted(run.parts.logs)
+        while (feature := self._next_feature(queue)) is not None:
+            self._job(feature).run()
+            run.maybe_summarize()
+
+    def final_verification(self, verify: Callable[[], list[str]]) -> list[str]:
+        return verify()
+
+    def before_end_summary(self) -> None:
+        return None
+
+    def _next_feature(self, queue: RunQueue) -> Feature | None:
+        feature, settled = queue.next(self.run.state, self.run.attempts_for)
+        for candidate in settled:
+            self.run.settle(candidate)
+        return feature
+
+    def _job(self, feature: Feature) -> FeatureJob:
+        """The job for `feature`, in the project directory, with the run's collaborators."""
+        run = self.run
+        return FeatureJob(
+            feature, workspace=run.workspace, client=run.parts.client, context=run.parts.context,
+            verifier=run.parts.verifier, recorder=run.recorder_for(feature), settings=run.job_settings(feature, run.environment),
+            finish_pass=run.finisher.finish, integrity=run.integrity,
+        )
