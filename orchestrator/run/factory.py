@@ -6,6 +6,8 @@ benchmark that swaps one part (a timed verifier, a store that cannot write) and 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient
@@ -29,15 +31,17 @@ from orchestrator.store.working_memory import WorkingMemory
 
 def build_parts(
     loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *, sdk: SdkClient | None,
-    store: StateStore | None = None, agent: Agent = BUILTIN_AGENT,
+    store: StateStore | None = None, agent: Agent = BUILTIN_AGENT, workspace: Path | None = None,
 ) -> RunParts:
     """The model client (on `sdk`, the provider's SDK client), the Context Agent's view, the
     state store (`store`, or the project's), the working memory, the verifier and the feature
     logs of one project, and the `agent` that makes the attempts. The client journals its spend to
-    the store; with `config.jobs` > 1 it books into the `SpendPool` every worker's client shares."""
+    the store; with `config.jobs` > 1 it books into the `SpendPool` every worker's client shares.
+    `workspace` (`--branch`): where the agent's commands and the checks run, if not the project."""
     store = store or StateStore(paths, on_warning=events.warn)
     # SandboxUnavailable: exit 2, nothing run. Every command the model causes runs in this one.
     environment = command_environment(config, paths.root, loaded.path, events.warn, checks=spec_checks(loaded.spec))
+    environment = environment.at(workspace) if workspace is not None else environment
     spend = Spend()
     pool = SpendPool(spend) if config.jobs > 1 else None
     client = ModelClient(config.client_settings(), sdk, spend, on_retry=events.warn, journal=store.record_spend,
@@ -72,8 +76,6 @@ def build_runner(
 
         parts = build_parts(loaded, config, paths, events, sdk=sdk, agent=agent)
         return Runner(loaded, config, options, paths, events, parts, schedule=ParallelSchedule)
-    parts = build_parts(loaded, config, paths, events, sdk=sdk, agent=agent)
-    if options.workspace is not None:  # --branch: checks run where the agent works
-        parts.environment = parts.environment.at(options.workspace)
-        parts.verifier = CheckVerifier(parts.environment, timeout=config.check_timeout)
+    # --branch: checks run where the agent works
+    parts = build_parts(loaded, config, paths, events, sdk=sdk, agent=agent, workspace=options.workspace)
     return Runner(loaded, config, options, paths, events, parts)
