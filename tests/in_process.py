@@ -11,7 +11,8 @@ import anthropic
 
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.run.runner import RunOptions, RunResult
+from orchestrator.run.runner import RunOptions
+from orchestrator.run.verdict import RunResult
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink

@@ -21,11 +21,12 @@ from pathlib import Path
 
 from orchestrator.safety.descendants import MARKER_VAR
 from orchestrator.safety.environment import CommandEnvironment
+from orchestrator.user_errors import OrchestrateError
 
 MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
 
 
-class Unresolvable(Exception):
+class Unresolvable(OrchestrateError):
     """The path cannot be resolved as the sandbox sees it."""
 
 

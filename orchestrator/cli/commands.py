@@ -32,10 +32,17 @@ from orchestrator.cli.app import (
     StrictChecksOption,
     app,
 )
-from orchestrator.cli.presentation import PROG_NAME, Command, Interrupted, ParserError, show_usage_error
+from orchestrator.cli.presentation import PROG_NAME, Command, ParserError, show_usage_error
 from orchestrator.commands.arguments import open_project, read_spec
 from orchestrator.config_layers import load_config
-from orchestrator.user_errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from orchestrator.user_errors import (
+    EXIT_FAILED,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Interrupted,
+    OrchestrateError,
+)
 
 
 @app.command(cls=Command)
@@ -197,8 +204,11 @@ def main() -> None:
         _leave("orchestrate: interrupted\n", EXIT_INTERRUPTED)
     except ParserError as err:
         _leave("", show_usage_error(err))
-    except UsageError as err:
-        # Something the user can fix: a bad spec, flag or configuration, no key, a run in the way.
+    except OrchestrateError as err:
+        # Something the user can fix (a bad spec, flag or configuration, no key, a run in the way),
+        # or a stop: one line, the error's exit code. Our own bug keeps its traceback.
+        if err.exit_code == EXIT_INTERNAL:
+            raise
         _leave_with_error(str(err), err.exit_code)
     except LinkRefused as err:
         # A link planted in .autonomous/ during the run (by the agent, or a check): stop, never write through it.
@@ -206,7 +216,7 @@ def main() -> None:
     except BrokenPipeError:
         # Output piped into `head` and closed: not an error worth a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        _leave("", 1)
+        _leave("", EXIT_FAILED)
     except OSError as err:
         # Before any feature ran (a run stops itself with exit 3): a full disk, a read-only
         # project, a file in the way. Nothing was run; say what, without a traceback.

@@ -13,15 +13,13 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
+from orchestrator.user_errors import EXIT_USAGE, Interrupted
+
 # What the parser raises for a bad command line: typer (0.28 on) publishes the base class of
 # its parser's errors; the parser itself is typer's own business, so nothing else of it is named.
 ParserError = typer.TyperException
 
 PROG_NAME = "orchestrate"
-
-
-class Interrupted(Exception):
-    """Ctrl-C or SIGTERM inside a command that did not handle it itself (exit 130)."""
 
 
 class _Argument(TyperArgument):
@@ -67,7 +65,7 @@ class Group(TyperGroup):
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
             # `orchestrate` alone: the help, on stderr, as a usage error (exit 2).
             sys.stderr.write(ctx.get_help() + "\n")
-            raise typer.Exit(2)
+            raise typer.Exit(EXIT_USAGE)
         result: list[str] = super().parse_args(ctx, args)
         return result
 

@@ -16,7 +16,6 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 
 from orchestrator.combine.artifact import Artifact, check_artifact_set, export_artifact
 from orchestrator.combine.final_check import CheckSettings, default_jobs
@@ -29,12 +28,13 @@ from orchestrator.git.checkpoint import exclude_run_state, is_git_repo
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.run.checks.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import check_variables, sandbox_for
+from orchestrator.run.verdict import Outcome, RunResult
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.user_errors import EXIT_FAILED, EXIT_OK, UsageError
+from orchestrator.user_errors import EXIT_OK, UsageError
 
 
 def export_command(paths: ProjectPaths, directory: Path, config: RunConfig) -> int:
@@ -76,16 +76,16 @@ def combine_command(
         raise UsageError(str(err)) from err
     except CheckpointError as err:
         raise UsageError(f"combine: git failed: {err}") from err
-    code = _verdict(outcome, loaded, artifacts, partial)
-    _finish(outcome, loaded, config, code, branch, report, junit, int((time.monotonic() - started) * 1000))
-    return code
+    verdict = _verdict(outcome, loaded, artifacts, partial)
+    _finish(outcome, loaded, config, verdict, branch, report, junit, int((time.monotonic() - started) * 1000))
+    return verdict.exit_code
 
 
-def _verdict(outcome: CombineOutcome, loaded: LoadedSpec, artifacts: Sequence[Artifact], partial: bool) -> int:
+def _verdict(outcome: CombineOutcome, loaded: LoadedSpec, artifacts: Sequence[Artifact], partial: bool) -> Outcome:
     if outcome.problems:
-        return EXIT_FAILED
+        return Outcome.FAILED
     wanted = _selected(loaded, artifacts, partial)
-    return EXIT_OK if all(outcome.state.feature(fid).status == "passed" for fid in wanted) else EXIT_FAILED
+    return Outcome.PASSED if all(outcome.state.feature(fid).status == "passed" for fid in wanted) else Outcome.FAILED
 
 
 def _selected(loaded: LoadedSpec, artifacts: Sequence[Artifact], partial: bool) -> list[str]:
@@ -96,7 +96,7 @@ def _selected(loaded: LoadedSpec, artifacts: Sequence[Artifact], partial: bool) 
     return [fid for fid in loaded.spec.ids() if fid in passed]
 
 
-def _finish(outcome: CombineOutcome, loaded: LoadedSpec, config: RunConfig, code: int, branch: str,
+def _finish(outcome: CombineOutcome, loaded: LoadedSpec, config: RunConfig, verdict: Outcome, branch: str,
             report: Path | None, junit: Path | None, duration_ms: int) -> None:
     from orchestrator.commands import reports
 
@@ -106,10 +106,7 @@ def _finish(outcome: CombineOutcome, loaded: LoadedSpec, config: RunConfig, code
     problems = outcome.problems
     passed = sum(state.feature(fid).status == "passed" for fid in loaded.spec.ids())
     message = "; ".join(problems) if problems else ""
-    result = SimpleNamespace(
-        state=state, selected=loaded.spec.ids(), outcome="passed" if code == EXIT_OK else "failed", exit_code=code,
-        message=message, duration_ms=duration_ms,
-    )
+    result = RunResult(verdict, state, loaded.spec.ids(), message, duration_ms)
     try:
         reports.write_all(result, loaded, config, report_path=report, junit_path=junit)
     except OSError as err:

@@ -6,7 +6,6 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Protocol
 
 from pydantic import Field
 
@@ -14,30 +13,13 @@ from orchestrator.commands.cost_words import worst_case_part
 from orchestrator.config import RunConfig
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
+from orchestrator.run.verdict import RunResult
 from orchestrator.safety.redaction import redact_value
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.agent_words import for_the_user
 from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.check_excerpt import check_verdict, error_excerpt
 from orchestrator.store.records import CamelModel, CheckResult
-from orchestrator.store.run_state import RunState
-
-
-class RunOutcome(Protocol):
-    """What a report needs of a run (`orchestrator.run.runner.RunResult`)."""
-
-    @property
-    def exit_code(self) -> int: ...
-    @property
-    def outcome(self) -> str: ...
-    @property
-    def state(self) -> RunState: ...
-    @property
-    def selected(self) -> list[str]: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def duration_ms(self) -> int: ...
 
 
 class FeatureReport(CamelModel):
@@ -91,7 +73,7 @@ class RunReport(CamelModel):
     features: list[FeatureReport]
 
 
-def run_report(result: RunOutcome, loaded: LoadedSpec, config: RunConfig) -> RunReport:
+def run_report(result: RunResult, loaded: LoadedSpec, config: RunConfig) -> RunReport:
     """The JSON report of `result`, secrets redacted."""
     state = result.state
     features = []
@@ -197,7 +179,7 @@ def _xml_safe(text: str) -> str:
     return "".join(ch if ch in "\t\n\r" or ord(ch) >= 0x20 else "\ufffd" for ch in text)
 
 
-def write_all(result: RunOutcome, loaded: LoadedSpec, config: RunConfig, *, report_path: Path | None,
+def write_all(result: RunResult, loaded: LoadedSpec, config: RunConfig, *, report_path: Path | None,
               junit_path: Path | None) -> None:
     """Write whichever reports were asked for (and the GitHub summary when running there)."""
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")

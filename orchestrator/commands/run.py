@@ -7,8 +7,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands.live_view import make_renderer
 from orchestrator.commands.user_lines import WARNING, say
@@ -16,18 +14,15 @@ from orchestrator.config import ConfigError, RunConfig
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.git.repository_guard import record_git_at_start
 from orchestrator.git.state_guard import refuse_planted_state
+from orchestrator.run.verdict import Outcome, RunResult
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
 from orchestrator.store.event_kinds import NothingSelected
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.run_state import RunState
 from orchestrator.tools.shell_policy import configured_policy
 from orchestrator.user_errors import EXIT_OK, UsageError
-
-if TYPE_CHECKING:
-    from orchestrator.run.runner import RunResult
 
 
 @dataclass(frozen=True)
@@ -214,9 +209,9 @@ def _create_project_dir(paths: ProjectPaths) -> None:
         raise UsageError(f"cannot create project directory {paths.root}: {err.strerror}") from err
 
 
-def _empty_result(message: str) -> Any:
+def _empty_result(message: str) -> RunResult:
     """What the reports need of a run that selected nothing."""
-    return SimpleNamespace(state=RunState(), selected=[], outcome="empty", exit_code=0, message=message, duration_ms=0)
+    return RunResult(Outcome.EMPTY, message=message)
 
 
 def _dry_run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> int:
@@ -232,7 +227,7 @@ def _dry_run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request
     return EXIT_OK
 
 
-def _write_reports(result: Any, loaded: LoadedSpec, config: RunConfig, request: RunRequest) -> None:
+def _write_reports(result: RunResult, loaded: LoadedSpec, config: RunConfig, request: RunRequest) -> None:
     from orchestrator.commands import reports
 
     try:

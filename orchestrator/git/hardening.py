@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from orchestrator.user_errors import OrchestrateError
+
 # Set on every git, whatever any config says.
 ALWAYS: dict[str, str] = {
     "core.hooksPath": "/dev/null",
@@ -78,7 +80,7 @@ CONFIG_FREE = frozenset({
 _REFUSED = frozenset({"submodule", "stash"})
 
 
-class UnsafeConfig(ValueError):
+class UnsafeConfig(OrchestrateError):
     """The repository's config sets a key that cannot be overridden on the command line."""
 
 

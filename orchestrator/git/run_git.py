@@ -25,13 +25,14 @@ from pathlib import Path
 from orchestrator.git import hardening
 from orchestrator.git.repository_guard import refused_repository
 from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.user_errors import StopError
 
 # Long enough for `git add` in a big tree; short enough that a git waiting on something that
 # never comes cannot stall a run for good.
 _GIT_TIMEOUT = 300.0
 
 
-class CheckpointError(Exception):
+class CheckpointError(StopError):
     """A git command could not run or failed; the message carries git's own words."""
 
 

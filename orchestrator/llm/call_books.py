@@ -41,7 +41,7 @@ class CallBooks:
         self.settings = settings
         self.spend = spend
         self.pool = pool
-        self.run_spend: Spend = pool.run if pool is not None else spend  # type: ignore[assignment]
+        self.run_spend = pool.run if pool is not None else spend
         self.prices: PriceTable = settings.prices
         self.on_retry = on_retry
         self.journal = journal

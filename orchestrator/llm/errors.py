@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.safety.redaction import redact
-from orchestrator.user_errors import UsageError
+from orchestrator.user_errors import AuthError, OrchestrateError, StopError, UsageError
 
 
 class ClientSetupError(UsageError):
@@ -11,23 +11,23 @@ class ClientSetupError(UsageError):
     provider, a provider's extra not installed (exit 2)."""
 
 
-class LimitReached(Exception):
+class LimitReached(StopError):
     """A cost or token cap would be passed by the next call (exit 3, resumable)."""
 
 
-class ApiUnavailable(Exception):
+class ApiUnavailable(StopError):
     """The API kept failing after every retry (exit 3, resumable)."""
 
 
-class ApiAuthError(Exception):
+class ApiAuthError(AuthError):
     """The key was refused, or the model does not exist (exit 2)."""
 
 
-class ModelRequestRejected(Exception):
+class ModelRequestRejected(OrchestrateError):
     """The API refused this request (400-class): the attempt fails, the run goes on."""
 
 
-class MalformedResponse(Exception):
+class MalformedResponse(OrchestrateError):
     """The API answered 200 with something that is not a message."""
 
 

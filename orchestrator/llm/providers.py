@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from orchestrator.llm.models import known_models, model_generation
+from orchestrator.user_errors import OrchestrateError
 
 # Anthropic id -> (Bedrock model id, Vertex AI model id), from the providers' model lists.
 _NATIVE_IDS: dict[str, tuple[str, str]] = {
@@ -47,7 +48,7 @@ _BEDROCK_REGION_PREFIXES = ("us.", "eu.", "apac.", "au.", "jp.", "global.", "us-
 _EXAMPLE = {"bedrock": "anthropic.claude-sonnet-4-5-20250929-v1:0", "vertex": "claude-sonnet-4-5@20250929"}
 
 
-class UnknownModelMapping(ValueError):
+class UnknownModelMapping(OrchestrateError):
     """No provider-native id is known for a model; the message says how to give one."""
 
     def __init__(self, provider: str, model: str, flag: str = "--model") -> None:

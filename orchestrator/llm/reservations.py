@@ -5,34 +5,46 @@ of them book the run's spend into one `SpendPool`. A call reserves its worst cas
 before it is sent, under the pool's lock, and the caps are checked against what is spent plus
 what is reserved: concurrent calls can never jointly pass `--max-cost`.
 
-The pool is also how a run stops its workers: `stop()` makes every client's next call raise
-`KeyboardInterrupt` before anything is sent or reserved.
+The pool also holds the run's `StopToken`, the way a run stops its workers: `stop()` makes every
+client's next call, and every check of a verifier given the token, raise `KeyboardInterrupt`
+before anything is sent, reserved or started.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Protocol
+
+from orchestrator.llm.spend import Spend
 
 
-class RunSpend(Protocol):
-    """What the pool books into: the run's side of `client.Spend`."""
+class StopToken:
+    """A run's stop switch, given to what must stop when the run does (clients, verifiers)."""
 
-    run_cost_usd: float
-    unconfirmed_cost_usd: float
-    unconfirmed_calls: int
+    def __init__(self) -> None:
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def raise_if_stopped(self) -> None:
+        if self._stopping.is_set():
+            raise KeyboardInterrupt("the run is stopping")
 
 
 class SpendPool:
     """The run's `Spend`, the worst cases of calls in flight, and the stop switch, under one lock."""
 
-    def __init__(self, run: RunSpend) -> None:
+    def __init__(self, run: Spend, stop: StopToken | None = None) -> None:
         self.run = run
+        self.token = stop or StopToken()
         self.lock = threading.RLock()
         self.reserved_usd = 0.0
         self.in_flight = 0  # calls reserved and not answered yet
         self.closed = False  # the run has booked what is in flight and books nothing more
-        self._stopping = threading.Event()
 
     def hold(self, worst_usd: float) -> None:
         """Reserve a call's worst case (the caller holds `lock` since it checked the cap)."""
@@ -48,15 +60,14 @@ class SpendPool:
 
     def stop(self) -> None:
         """Make every client's next call raise KeyboardInterrupt (Ctrl-C, a limit, an error)."""
-        self._stopping.set()
+        self.token.stop()
 
     @property
     def stopping(self) -> bool:
-        return self._stopping.is_set()
+        return self.token.stopping
 
     def raise_if_stopped(self) -> None:
-        if self._stopping.is_set():
-            raise KeyboardInterrupt("the run is stopping")
+        self.token.raise_if_stopped()
 
     def abandon_in_flight(self) -> float:
         """Calls still in flight when the run gives up waiting: the API may bill them, so their

@@ -24,6 +24,7 @@ from anthropic.types import Message, RawContentBlockDelta, RawContentBlockDeltaE
 
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.errors import MalformedResponse
+from orchestrator.user_errors import OrchestrateError
 
 # Error types of a mid-stream `error` event worth retrying: the API's own transient ones.
 TRANSIENT_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
@@ -31,7 +32,7 @@ TRANSIENT_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limi
 _CHARS_PER_TOKEN = 4
 
 
-class StreamBroken(Exception):
+class StreamBroken(OrchestrateError):
     """The connection was lost in the middle of a streamed answer (transient)."""
 
 

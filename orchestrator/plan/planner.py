@@ -26,13 +26,14 @@ from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswe
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.spec.load import parse_spec
 from orchestrator.spec.spec_errors import SpecError
+from orchestrator.user_errors import OrchestrateError
 
 DEFAULT_CHUNK_CHARS = 24_000
 DEFAULT_MAX_REPAIRS = 2
 _LOCATED = re.compile(r"^features\[(\d+)\]")
 
 
-class PlanInvalid(Exception):
+class PlanInvalid(OrchestrateError):
     """The planner's answer stayed invalid after every repair; nothing was written."""
 
 

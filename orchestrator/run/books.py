@@ -20,11 +20,13 @@ _SCHEDULE_LOCK = threading.Lock()
 class RunBooks:
     """The state of one run, with its store and its spend."""
 
-    def __init__(self, store: StateStore, spend: Spend) -> None:
+    def __init__(
+        self, store: StateStore, spend: Spend, *, state: RunState | None = None, run_spend: Spend | None = None
+    ) -> None:
         self.store = store
         self.spend = spend  # the current feature's spend (and the run's, unless `run_spend` is another)
-        self.run_spend = spend  # with --jobs N: the run's spend, shared by every worker's books
-        self.state = RunState()
+        self.run_spend = run_spend if run_spend is not None else spend  # with --jobs N: the run's spend, shared by every worker's books
+        self.state = state if state is not None else RunState()  # a worker's books: the run's state
 
     def start_spend(self) -> None:
         """Carry the spend a previous run recorded into this run's counters."""

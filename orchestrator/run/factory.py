@@ -6,9 +6,12 @@ benchmark that swaps one part (a timed verifier, a store that cannot write) and 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient
+from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.spend import Spend
 from orchestrator.llm.streaming import SdkClient
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
@@ -28,18 +31,21 @@ from orchestrator.store.working_memory import WorkingMemory
 
 def build_parts(
     loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, events: EventSink, *, sdk: SdkClient | None,
-    store: StateStore | None = None, agent: Agent = BUILTIN_AGENT,
+    store: StateStore | None = None, agent: Agent = BUILTIN_AGENT, workspace: Path | None = None,
 ) -> RunParts:
     """The model client (on `sdk`, the provider's SDK client), the Context Agent's view, the
     state store (`store`, or the project's), the working memory, the verifier and the feature
     logs of one project, and the `agent` that makes the attempts. The client journals its spend to
-    the store."""
+    the store; with `config.jobs` > 1 it books into the `SpendPool` every worker's client shares.
+    `workspace` (`--branch`): where the agent's commands and the checks run, if not the project."""
     store = store or StateStore(paths, on_warning=events.warn)
     # SandboxUnavailable: exit 2, nothing run. Every command the model causes runs in this one.
     environment = command_environment(config, paths.root, loaded.path, events.warn, checks=spec_checks(loaded.spec))
+    environment = environment.at(workspace) if workspace is not None else environment
     spend = Spend()
+    pool = SpendPool(spend) if config.jobs > 1 else None
     client = ModelClient(config.client_settings(), sdk, spend, on_retry=events.warn, journal=store.record_spend,
-                         on_output=events.output_arriving)
+                         pool=pool, on_output=events.output_arriving)
     context_agent = ContextAgent(
         # No client of our own (Claude Code on a Claude plan): the summary is folded without a model.
         paths.root, features=loaded.spec.features, model_call=client.summarizer_call if sdk is not None else None,
@@ -56,6 +62,7 @@ def build_parts(
         logs=FeatureLogs(paths),
         environment=environment,
         agent=agent,
+        pool=pool,
     )
 
 
@@ -63,16 +70,12 @@ def build_runner(
     loaded: LoadedSpec, config: RunConfig, options: RunOptions, paths: ProjectPaths, events: EventSink, *,
     sdk: SdkClient | None, agent: Agent = BUILTIN_AGENT,
 ) -> Runner:
-    """A `Runner` with the real collaborators; with `config.jobs` > 1, a `ParallelRunner`."""
+    """A `Runner` with the real collaborators; with `config.jobs` > 1, on a `ParallelSchedule`."""
     if config.jobs > 1:
-        from orchestrator.run.parallel.scheduler import ParallelRunner
-        from orchestrator.run.parallel.shared_books import SharedStateStore
+        from orchestrator.run.parallel.scheduler import ParallelSchedule
 
-        store = SharedStateStore(paths, on_warning=events.warn)
-        parts = build_parts(loaded, config, paths, events, sdk=sdk, store=store, agent=agent)
-        return ParallelRunner(loaded, config, options, paths, events, parts)
-    parts = build_parts(loaded, config, paths, events, sdk=sdk, agent=agent)
-    if options.workspace is not None:  # --branch: checks run where the agent works
-        parts.environment = parts.environment.at(options.workspace)
-        parts.verifier = CheckVerifier(parts.environment, timeout=config.check_timeout)
+        parts = build_parts(loaded, config, paths, events, sdk=sdk, agent=agent)
+        return Runner(loaded, config, options, paths, events, parts, schedule=ParallelSchedule)
+    # --branch: checks run where the agent works
+    parts = build_parts(loaded, config, paths, events, sdk=sdk, agent=agent, workspace=options.workspace)
     return Runner(loaded, config, options, paths, events, parts)

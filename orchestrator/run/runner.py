@@ -3,11 +3,14 @@
 The `Runner` is given its collaborators (`RunParts`: the model client, the context view, the
 state store, the working memory, the verifier, the feature logs); `orchestrator.run.factory`
 builds the real ones, tests and benchmarks pass their own. One feature's attempts are a
-`FeatureJob` (`orchestrator.run.attempt.feature_job`).
+`FeatureJob` (`orchestrator.run.attempt.feature_job`). How the features are worked is the run's
+`Schedule`: one after another (`OneAtATime`, here), or N at once (`run/parallel/scheduler`),
+given to the runner as it is built.
 
-Control flow by exceptions: a limit (`LimitReached`), an unreachable API (`ApiUnavailable`),
-refused credentials (`ApiAuthError`) and an interrupt (`KeyboardInterrupt`, which SIGTERM
-raises too) are caught in `run()` alone, which saves state and maps them to exit codes.
+Control flow by exceptions: a stop (`StopError`: a limit, an unreachable API, git), refused
+credentials (`AuthError`) and an interrupt (`KeyboardInterrupt`, which SIGTERM raises too) are
+caught in `run()` alone, which saves state and returns the run's `Outcome` (`verdict`); the CLI
+alone turns that into an exit code.
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached
+from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.spend import Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView
@@ -43,7 +46,7 @@ from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.stop_reasons import internal_error_message, is_write_failure, write_failure_message
-from orchestrator.run.verdict import run_verdict
+from orchestrator.run.verdict import Outcome, RunResult, Verdict, run_verdict
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.signals import signals_held
 from orchestrator.spec.feature_spec import Feature
@@ -55,15 +58,7 @@ from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState, RunTotals, now_ms
 from orchestrator.store.state import StateStore
 from orchestrator.store.working_memory import WorkingMemory
-from orchestrator.user_errors import (
-    EXIT_FAILED,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_STOPPED,
-    EXIT_USAGE,
-    UsageError,
-)
+from orchestrator.user_errors import AuthError, StopError, UsageError
 
 
 @dataclass
@@ -92,16 +87,23 @@ class RunParts:
     logs: FeatureLogs
     environment: CommandEnvironment  # where every command the model causes runs (the verifier holds it too)
     agent: Agent = BUILTIN_AGENT  # who makes each attempt (`--agent`)
+    pool: SpendPool | None = None  # `--jobs N`: the spend and stop token `client` shares with every worker's
 
 
-@dataclass
-class RunResult:
-    exit_code: int
-    outcome: str  # "passed" | "failed" | "stopped" | "interrupted" | "auth_error" | "internal_error"
-    state: RunState
-    selected: list[str]
-    message: str = ""
-    duration_ms: int = 0
+class Schedule(Protocol):
+    """How a run works its features; built by the runner, from the runner, as the runner is built."""
+
+    def features(self) -> None:
+        """Every runnable feature, to its end."""
+        ...
+
+    def final_verification(self, verify: Callable[[], list[str]]) -> list[str]:
+        """`verify()`: the ids whose checks fail on the final tree."""
+        ...
+
+    def before_end_summary(self) -> None:
+        """Called just before the run's last summary."""
+        ...
 
 
 class Runner:
@@ -109,7 +111,7 @@ class Runner:
 
     def __init__(
         self, loaded: LoadedSpec, config: RunConfig, options: RunOptions, paths: ProjectPaths, events: EventSink,
-        parts: RunParts,
+        parts: RunParts, schedule: Callable[[Runner], Schedule] | None = None,
     ) -> None:
         self.loaded, self.spec, self.config, self.options = loaded, loaded.spec, config, options
         self.paths, self.events, self.parts = paths, events, parts
@@ -127,6 +129,7 @@ class Runner:
         self.concurrency = config.check_concurrency or default_concurrency()
         self.integrity: Integrity | None = None
         self._resumed = False  # earlier runs spent too: the closing line says which figure covers what
+        self.schedule = (schedule or OneAtATime)(self)
 
     @property
     def state(self) -> RunState:
@@ -146,71 +149,62 @@ class Runner:
             spent_tokens=self.state.totals.tokens.total or None, spent_usd=round(self.state.totals.cost_usd, 6) or None,
         ))
         self._resumed = self.state.totals.tokens.total > 0 or self.state.totals.cost_usd > 0
-        verdict = (EXIT_OK, "passed", "")
+        verdict = Verdict(Outcome.PASSED)
         try:
             verdict = self._work()
         finally:  # also when a planted link (or a bug) stops the run: what was done is saved
-            verdict = self._save_final(*verdict)
-        exit_code, outcome, message = verdict
-        if message:
-            self.events.emit(Notice(type=self._notice_kind(exit_code), message=message))
+            verdict = self._save_final(verdict)
+        if verdict.message:
+            self.events.emit(Notice(type=self._notice_kind(verdict.outcome), message=verdict.message))
         result = RunResult(
-            exit_code, outcome, self.state, self.selected, message, int((time.monotonic() - started) * 1000)
+            verdict.outcome, self.state, self.selected, verdict.message, int((time.monotonic() - started) * 1000)
         )
         self._emit_finished(result)
         return result
 
-    def _notice_kind(self, exit_code: int) -> Literal["error", "warning", "note"]:
-        if exit_code != EXIT_INTERRUPTED:
+    def _notice_kind(self, outcome: Outcome) -> Literal["error", "warning", "note"]:
+        if outcome is not Outcome.INTERRUPTED:
             return "error"
         own = self.options.own_interrupt
         return "note" if own is not None and own() else "warning"
 
-    def _work(self) -> tuple[int, str, str]:
-        """Every runnable feature, then the last summary; a stop maps to its exit code here."""
+    def _work(self) -> Verdict:
+        """Every runnable feature, then the last summary; what stopped the run becomes its outcome."""
         try:
-            self.integrity = self._integrity()
-            predict_pending(self.spec, self.state, self.integrity.guard, self.selected)  # the Impact Agent
+            predict_pending(self.spec, self.state, self.guarding().guard, self.selected)  # the Impact Agent
             if self.config.impact_model:  # and its optional model call
                 model_predictions(self.parts.client, self.config.impact_model, self.spec, self.state, self.selected,
                                   self.workspace, self.events.warn)
-            self._features()
-            regressed = self._final_verification()
-            self._summarize("end")
+            self.schedule.features()
+            regressed = self.schedule.final_verification(self._final_verification)
+            self.schedule.before_end_summary()
+            self.summarize("end")
             if regressed:
-                return EXIT_FAILED, "failed", (f"regressed on the final tree: {', '.join(regressed)} (their checks fail "
-                                               "now); the next run rebuilds them with the failure fed back")
+                return Verdict(Outcome.FAILED, (f"regressed on the final tree: {', '.join(regressed)} (their checks "
+                                                "fail now); the next run rebuilds them with the failure fed back"))
             return run_verdict({fid: self.books.status(fid) for fid in self.selected})
-        except (LimitReached, ApiUnavailable) as err:
-            return EXIT_STOPPED, "stopped", str(err)
-        except ApiAuthError as err:
-            return EXIT_USAGE, "auth_error", str(err)
+        except CheckpointError as err:  # --jobs N: a worktree or merge git could not do
+            return Verdict(Outcome.STOPPED, f"git failed: {err}; fix that, then run again to resume")
+        except StopError as err:  # a limit, an API that stayed away
+            return Verdict(Outcome.STOPPED, str(err))
+        except AuthError as err:
+            return Verdict(Outcome.AUTH_ERROR, str(err))
         except KeyboardInterrupt:
-            return EXIT_INTERRUPTED, "interrupted", "interrupted; state saved, run again to resume"
+            return Verdict(Outcome.INTERRUPTED, "interrupted; state saved, run again to resume")
         except LinkRefused:
             raise  # a link planted in .autonomous/: the CLI stops with exit 2, writing nothing through it
         except OSError as err:  # a full disk, a read-only mount: what was written so far still counts
             if is_write_failure(err, self.paths.autonomous):
-                return EXIT_STOPPED, "stopped", write_failure_message(err)
-            return EXIT_INTERNAL, "internal_error", internal_error_message(err)
-        except CheckpointError as err:  # --jobs N: a worktree or merge git could not do
-            return EXIT_STOPPED, "stopped", f"git failed: {err}; fix that, then run again to resume"
+                return Verdict(Outcome.STOPPED, write_failure_message(err))
+            return Verdict(Outcome.INTERNAL_ERROR, internal_error_message(err))
         except UsageError:
             raise
         except Exception as err:  # a bug: said as one, with its own exit code; what was done is saved
-            return EXIT_INTERNAL, "internal_error", internal_error_message(err)
+            return Verdict(Outcome.INTERNAL_ERROR, internal_error_message(err))
 
-    def _features(self) -> None:
-        """Every runnable feature, one after another."""
-        queue = RunQueue(self.run_order)  # after reconcile, which may make features pending again
-        self.finisher.finish_interrupted(self.parts.logs)
-        while (feature := self._next_feature(queue)) is not None:
-            self._job(feature).run()
-            self._maybe_summarize()
-
-    def _save_final(self, exit_code: int, outcome: str, message: str) -> tuple[int, str, str]:
+    def _save_final(self, verdict: Verdict) -> Verdict:
         record_run_time(self.paths.run_times, ended=True, on_warning=self.events.warn)
-        self.state.stop_reason = message or None
+        self.state.stop_reason = verdict.message or None
         self.books.book_totals()
         try:
             with signals_held():
@@ -218,33 +212,31 @@ class Runner:
         except LinkRefused:
             raise
         except OSError as err:
-            return EXIT_STOPPED, "stopped", (f"the final state could not be saved ({err}); the journal and feature "
-                                             "logs keep what was done: fix that, then run again to resume")
-        return exit_code, outcome, message
+            return Verdict(Outcome.STOPPED, (f"the final state could not be saved ({err}); the journal and feature "
+                                             "logs keep what was done: fix that, then run again to resume"))
+        return verdict
 
-    def _next_feature(self, queue: RunQueue) -> Feature | None:
-        feature, settled = queue.next(self.state, self._attempts_for)
-        for candidate in settled:
-            entry = self.state.feature(candidate.id)
-            # Settled without running: blocked by a dependency, or out of attempts after a kill.
-            entry.completed_at = now_ms()
-            if entry.status == "failed":
-                self.books.count_completed(candidate.id)
-            self._recorder(candidate).settled()
-        return feature
+    def settle(self, feature: Feature) -> None:
+        """`feature` ends without running: blocked by a dependency, or out of attempts after a kill."""
+        entry = self.state.feature(feature.id)
+        entry.completed_at = now_ms()
+        if entry.status == "failed":
+            self.books.count_completed(feature.id)
+        self.recorder_for(feature).settled()
 
-    def _job(self, feature: Feature) -> FeatureJob:
-        """The job for `feature`, in the project directory, with the run's collaborators."""
-        settings = JobSettings(
-            config=self.config, spec=self.spec, system=self.system, environment=self.environment,
-            max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
+    def job_settings(self, feature: Feature, environment: CommandEnvironment) -> JobSettings:
+        """What `feature`'s job reads, with the agent's commands run in `environment`."""
+        return JobSettings(
+            config=self.config, spec=self.spec, system=self.system, environment=environment,
+            max_attempts=self.attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
             agent=self.parts.agent,
         )
-        return FeatureJob(
-            feature, workspace=self.workspace, client=self.parts.client, context=self.parts.context,
-            verifier=self.parts.verifier, recorder=self._recorder(feature), settings=settings,
-            finish_pass=self.finisher.finish, integrity=self.integrity,
-        )
+
+    def guarding(self) -> Integrity:
+        """The run's integrity collaborator: built once the state is loaded, before any feature starts."""
+        if self.integrity is None:
+            self.integrity = self._integrity()
+        return self.integrity
 
     def _integrity(self) -> Integrity:
         guard = RegressionGuard(
@@ -266,16 +258,16 @@ class Runner:
                 concurrency=self.concurrency,
             )
 
-    def _recorder(self, feature: Feature) -> FeatureRecorder:
+    def recorder_for(self, feature: Feature) -> FeatureRecorder:
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
         return FeatureRecorder(feature, self.books, self.parts.logs, self.events, self.parts.memory, heading)
 
     # ---- summarization ------------------------------------------------------------------
-    def _maybe_summarize(self) -> None:
+    def maybe_summarize(self) -> None:
         if self.state.summarization.completed_since_summary >= self.config.summarize_every:
-            self._summarize(f"every-{self.config.summarize_every}")
+            self.summarize(f"every-{self.config.summarize_every}")
 
-    def _summarize(self, trigger: str) -> None:
+    def summarize(self, trigger: str) -> None:
         schedule = self.state.summarization
         if not schedule.unsummarized:
             return
@@ -306,7 +298,7 @@ class Runner:
             state.feature(feature_id).awaiting_check = None  # redone from the start, agent and all
         self.books.store.save(state)
 
-    def _attempts_for(self, feature: Feature) -> int:
+    def attempts_for(self, feature: Feature) -> int:
         return self.config.max_attempts or self.spec.attempts_for(feature)
 
     def _emit_finished(self, result: RunResult) -> None:
@@ -314,7 +306,7 @@ class Runner:
         pending = len(self.selected) - sum(counts.values())
         totals = self.state.totals
         self.events.emit(RunFinished(
-            outcome=result.outcome, exit_code=result.exit_code, passed=counts["passed"],
+            outcome=result.outcome.value, exit_code=result.exit_code, passed=counts["passed"],
             failed=counts["failed"], blocked=counts["blocked"], pending=pending, tokens=totals.tokens.total,
             usage=totals.tokens, cost_usd=round(totals.cost_usd, 6), duration_ms=result.duration_ms,
             message=result.message or None, cost_by_model=_cost_by_model(totals),
@@ -328,3 +320,39 @@ def _cost_by_model(totals: RunTotals) -> dict[str, float] | None:
     if len(totals.by_model) < 2:
         return None
     return {model: round(share.cost_usd, 6) for model, share in sorted(totals.by_model.items())}
+
+
+class OneAtATime:
+    """The features one after another, each in the run's workspace, its pass landing in place."""
+
+    def __init__(self, run: Runner) -> None:
+        self.run = run
+
+    def features(self) -> None:
+        run = self.run
+        queue = RunQueue(run.run_order)  # after reconcile, which may make features pending again
+        run.finisher.finish_interrupted(run.parts.logs)
+        while (feature := self._next_feature(queue)) is not None:
+            self._job(feature).run()
+            run.maybe_summarize()
+
+    def final_verification(self, verify: Callable[[], list[str]]) -> list[str]:
+        return verify()
+
+    def before_end_summary(self) -> None:
+        return None
+
+    def _next_feature(self, queue: RunQueue) -> Feature | None:
+        feature, settled = queue.next(self.run.state, self.run.attempts_for)
+        for candidate in settled:
+            self.run.settle(candidate)
+        return feature
+
+    def _job(self, feature: Feature) -> FeatureJob:
+        """The job for `feature`, in the project directory, with the run's collaborators."""
+        run = self.run
+        return FeatureJob(
+            feature, workspace=run.workspace, client=run.parts.client, context=run.parts.context,
+            verifier=run.parts.verifier, recorder=run.recorder_for(feature), settings=run.job_settings(feature, run.environment),
+            finish_pass=run.finisher.finish, integrity=run.integrity,
+        )

@@ -13,6 +13,7 @@ from typing import Any
 
 from orchestrator.spec.fields import MAX_SPEC_BYTES
 from orchestrator.spec.spec_errors import SpecError, location
+from orchestrator.user_errors import OrchestrateError
 
 # Keys people write out of habit, and what they most likely meant.
 _KEY_HINTS = {
@@ -42,7 +43,7 @@ def _object_pairs(pairs: list[tuple[str, Any]]) -> JsonObject:
     return obj
 
 
-class _NotJson(Exception):
+class _NotJson(OrchestrateError):
     pass
 
 

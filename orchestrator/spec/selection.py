@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from orchestrator.user_errors import OrchestrateError
+
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
-class SelectionError(ValueError):
+class SelectionError(OrchestrateError):
     """Bad --only or --shard value (exit 2)."""
 
 

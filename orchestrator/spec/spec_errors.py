@@ -9,13 +9,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from orchestrator.user_errors import OrchestrateError
+
 # A spec with thousands of broken features should still print a readable error.
 MAX_SHOWN_PROBLEMS = 200
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class SpecError(Exception):
+class SpecError(OrchestrateError):
     """A spec file that cannot be used. `problems` lists every problem, each located."""
 
     def __init__(

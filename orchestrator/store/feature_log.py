@@ -21,12 +21,13 @@ from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, CheckResult, Footprint
 from orchestrator.store.run_state import FeatureState
+from orchestrator.user_errors import OrchestrateError
 
 # A feature log is a few kilobytes; a bigger one is not ours, and not worth reading.
 MAX_LOG_BYTES = 16 * 1024 * 1024
 
 
-class UnusableLog(ValueError):
+class UnusableLog(OrchestrateError):
     """A file in the logs directory that is not a feature log we can trust; says why."""
 
 

@@ -25,6 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from orchestrator.user_errors import OrchestrateError
+
 # A lock file is one short line of JSON; anything longer is not a lock we wrote.
 _MAX_LOCK_BYTES = 4096
 # How far a process's start time (known to about a second) may lie after the lock's
@@ -44,7 +46,7 @@ class LockOwner(BaseModel):
     run_id: str | None = Field(default=None, alias="runId")
 
 
-class LockHeld(Exception):
+class LockHeld(OrchestrateError):
     """Another live run holds the project's lock."""
 
     def __init__(self, owner: LockOwner, lock_path: Path) -> None:

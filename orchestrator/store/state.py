@@ -12,6 +12,7 @@ any instant therefore never records less than the API billed, and `--max-cost` h
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 
 from pydantic import Field, ValidationError
@@ -46,6 +47,10 @@ class StateStore:
     with the number of features. Loading reads the snapshot and replays the journal. The
     snapshot is compacted when the journal is as long as the feature list, and at the end
     of every run.
+
+    Several threads may write through one store (`--jobs N` workers), one write at a time (one
+    valid journal line each); `freeze` ends every thread's writes but its own, for a run that
+    gives up waiting for a worker stuck in a long call: its final snapshot is the last word.
     """
 
     def __init__(self, paths: ProjectPaths, on_warning: Callable[[str], None] = lambda _m: None) -> None:
@@ -56,6 +61,16 @@ class StateStore:
         # This load recovered state that is not on disk as read (a file set aside, or rebuilt
         # from the logs): it is saved at once.
         self._must_save = False
+        self._lock = threading.RLock()
+        self._owner: int | None = None  # once frozen: the only thread still heard
+
+    def freeze(self) -> None:
+        """From now on, writes from any thread but this one are dropped."""
+        with self._lock:
+            self._owner = threading.get_ident()
+
+    def _heard(self) -> bool:
+        return self._owner is None or self._owner == threading.get_ident()
 
     def load(self) -> RunState | None:
         """The saved state, None if there is none; a damaged file is set aside and rebuilt.
@@ -109,6 +124,11 @@ class StateStore:
 
     def save(self, state: RunState) -> None:
         """Write a full snapshot and start a new journal."""
+        with self._lock:
+            if self._heard():
+                self._save(state)
+
+    def _save(self, state: RunState) -> None:
         state.updated_at = now_ms()
         write_text_atomic(self.paths.state_file, _snapshot_text(state))
         # Only after the snapshot is safely in place may the journal it contains go.
@@ -120,6 +140,11 @@ class StateStore:
 
         `fsync=False` only flushes: enough to survive a killed process, and the next fsynced
         line carries it to disk. For steps that a resumed run can safely do again."""
+        with self._lock:
+            if self._heard():
+                self._record(state, feature_id, fsync=fsync)
+
+    def _record(self, state: RunState, feature_id: str | None, *, fsync: bool) -> None:
         if (feature_id is None or self._journal_lines >= max(64, len(state.features))
                 or self._journal_bytes >= MAX_JOURNAL_BYTES):
             self.save(state)
@@ -144,9 +169,11 @@ class StateStore:
         the same file (every feature record) carries it to disk.
         The entry is written as `SpendEntry.dump` gives it, and read back as a `SpendEntry`.
         """
-        append_jsonl(self.paths.state_journal, {"spend": spend.dump()}, fsync=False)
-        self._journal_lines += 1
-        self._journal_bytes = self.paths.state_journal.stat().st_size
+        with self._lock:
+            if self._heard():
+                append_jsonl(self.paths.state_journal, {"spend": spend.dump()}, fsync=False)
+                self._journal_lines += 1
+                self._journal_bytes = self.paths.state_journal.stat().st_size
 
     def _replay_journal(self, state: RunState) -> RunState:
         path = self.paths.state_journal

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 from orchestrator.json_types import ToolInput
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.tools.shell_policy import ShellPolicy
+from orchestrator.user_errors import OrchestrateError
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
     from anthropic.types import ToolUnionParam
 
 
-class ToolError(Exception):
+class ToolError(OrchestrateError):
     """A tool call that cannot be carried out; its message goes to the model as an error result.
 
     Messages are one or two plain sentences saying what was wrong and what to do instead;

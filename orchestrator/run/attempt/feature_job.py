@@ -1,7 +1,13 @@
 """One feature, run to its end: attempts, each verified by its check, and every step recorded.
 
 A `FeatureJob` is given all it works with (workspace, model client, context view, verifier,
-recorder, agent); the runner owns the order of features, summaries and the verdict, a job its feature.
+recorder, agent, and where a pass lands: its `Landing`); the runner owns the order of features,
+summaries and the verdict, a job its feature.
+
+Where a passing attempt's work lands is the job's `Landing`: in place (`IN_PLACE`, one feature at
+a time, `--branch` too), the work is on the branch already and `finish_pass` makes its checkpoint;
+under `--jobs N` it is merged through the merge queue first (`run/parallel/queue_landing`), and a
+conflict or a failed re-check there becomes the attempt's verification instead of the pass.
 Each attempt's check, with its files guarded, is `GuardedCheck`'s (`guarded_check`).
 
 Every step is journaled before the next begins, so a kill at any instant resumes where it was:
@@ -14,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from orchestrator.config import RunConfig
 from orchestrator.git import checkpoint as git_checkpoint
@@ -70,16 +77,40 @@ class AttemptStep:
     learned: str | None
 
 
+class Landing(Protocol):
+    def land(self, job: FeatureJob, attempt: int) -> CheckResult | None:
+        """Bring `job`'s passing attempt onto the branch; the failure that replaces the pass, or None."""
+        ...
+
+    def settled(self, job: FeatureJob) -> None:
+        """`job`'s attempt is booked: passed, failed, or another attempt to come."""
+        ...
+
+
+class InPlace:
+    """The work is where it counts: nothing to bring over, and the pass stands."""
+
+    def land(self, job: FeatureJob, attempt: int) -> CheckResult | None:
+        return None
+
+    def settled(self, job: FeatureJob) -> None:
+        return None
+
+
+IN_PLACE = InPlace()
+
+
 class FeatureJob:
     """Runs one feature until its check passes or its attempts are used up."""
 
     def __init__(
         self, feature: Feature, *, workspace: Path, client: ModelClient, context: ContextView, verifier: Verifier,
         recorder: FeatureRecorder, settings: JobSettings, finish_pass: FinishPass, integrity: Integrity | None = None,
+        landing: Landing = IN_PLACE,
     ) -> None:
         self.feature, self.workspace, self.client = feature, workspace, client
         self.context, self.verifier, self.recorder, self.settings = context, verifier, recorder, settings
-        self.finish_pass = finish_pass
+        self.finish_pass, self.landing = finish_pass, landing
         self.command = settings.spec.check_command(feature)
         self.hopeless: str | None = None  # why another attempt would end as this one did (`AttemptOutcome.final`)
         # The assessment before, the regression guard after each check, failed work off the tree.
@@ -180,6 +211,9 @@ class FeatureJob:
     # ---- after the check ----------------------------------------------------------------
     def _settle(self, attempt: int, step: AttemptStep) -> None:
         entry, recorder = self.recorder.entry, self.recorder
+        if step.verification.success and (failure := self.landing.land(self, attempt)) is not None:
+            recorder.verified(failure)  # a conflict or a failed re-check where the pass was to land
+            step = AttemptStep(step.record, failure, step.report, step.learned)
         step.record.verification = step.verification
         step.record.regression_checks = self.watch.records() if self.watch else []
         recorder.draft.attempts = with_attempt(recorder.draft.attempts, step.record)
@@ -200,6 +234,7 @@ class FeatureJob:
             entry.status = "pending"  # between attempts: nothing is running
             recorder.write_log()
             recorder.record()
+        self.landing.settled(self)
 
     def _record_pass(self) -> None:
         """Record the pass, and what is left to do after it, before doing any of it."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from orchestrator.llm.reservations import StopToken
 from orchestrator.run.checks import protect
 from orchestrator.run.checks.pytest_outcomes import PROBE_MODULE, ProbeSetup, PytestRecord, early_end, probe_setup
 from orchestrator.safety.environment import CommandEnvironment
@@ -38,16 +39,20 @@ class Verifier(Protocol):
 
 @dataclass
 class CheckVerifier:
-    """The real verifier: `run_check` in `environment` (the job's workspace), with the run's timeout."""
+    """The real verifier: `run_check` in `environment` (the job's workspace), with the run's timeout;
+    given the run's `stop` token (`--jobs N`), it starts no check once the run is stopping."""
 
     environment: CommandEnvironment
     timeout: float = DEFAULT_TIMEOUT
+    stop: StopToken | None = None
 
     @property
     def workspace(self) -> Path:
         return self.environment.workspace
 
     def check(self, command: str | None, attempt: int) -> CheckResult:
+        if self.stop is not None:
+            self.stop.raise_if_stopped()
         return run_check(command, self.environment, attempt=attempt, timeout=self.timeout)
 
 

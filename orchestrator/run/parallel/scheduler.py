@@ -2,12 +2,13 @@
 merged onto the user's branch one at a time through a checked queue (a feature waiting there
 has given its slot to the next one: `worker_slots`).
 
-The `ParallelRunner` is the `Runner` with another loop: a feature is ready once every
+`ParallelSchedule` is the `Runner`'s schedule (`runner.Schedule`) for it: a feature is ready once every
 dependency is merged (a passed feature is a merged one here: `ready_features`); ready features start by priority,
 then spec order, in worker threads (the work is waiting on the model and on checks, not on
-Python). Each worker runs a `WorkerJob` (`worker_job`) in `.autonomous/worktrees/<id>`; its pass
-goes through the `MergeQueue`. All workers share one Context Agent, one state journal, one working
-memory and one `SpendPool` (the caps hold for all of them together).
+Python). Each worker runs a `FeatureJob` in `.autonomous/worktrees/<id>` whose landing is a
+`QueueLanding` (`queue_landing`): its pass goes through the `MergeQueue`. All workers share one
+Context Agent, one state store, one working memory and the run's `SpendPool` (`RunParts.pool`: the
+caps hold for all of them together, and its stop token stops their clients and verifiers).
 
 Three steps are pluggable (`ParallelHooks`): the re-check after a merge (default: the feature's
 own check on the merged tree, then the regression guard's checks), which features are likely to
@@ -24,23 +25,20 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.reservations import SpendPool
 from orchestrator.llm.spend import Spend
 from orchestrator.merge.landing import SquashOntoHead
 from orchestrator.merge.queue import MergeQueue
-from orchestrator.run.attempt.feature_job import JobSettings
+from orchestrator.run.attempt.feature_job import FeatureJob
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
 from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.checks.impact import shared_writes
-from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.parallel.background_summary import BackgroundSummary, worth_summarizing
 from orchestrator.run.parallel.integrity_steps import (
@@ -49,29 +47,30 @@ from orchestrator.run.parallel.integrity_steps import (
     guarded_recheck,
     worker_integrity,
 )
+from orchestrator.run.parallel.queue_landing import Lane, QueueLanding, take_up_merge
 from orchestrator.run.parallel.ready_features import ReadyFeatures
-from orchestrator.run.parallel.shared_books import SharedStateStore
-from orchestrator.run.parallel.worker_job import Lane, StoppingVerifier, WorkerJob, take_up_merge
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.run.runner import Runner
 from orchestrator.safety.descendants import commands_run_concurrently
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.event_kinds import FeatureWaiting
 from orchestrator.store.records import CheckResult
-from orchestrator.store.run_state import now_ms
+from orchestrator.store.run_state import RunState
 
 GRACE_SECONDS = 3.0  # how long a stop waits for workers before it gives up on them
 
-class ParallelRunner(Runner):
-    """Runs the selected features of one spec, up to `config.jobs` at once."""
 
-    def __init__(self, *args: Any, hooks: ParallelHooks | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+class ParallelSchedule:
+    """Works the selected features of a run, up to `config.jobs` at once (the run's `Schedule`)."""
+
+    def __init__(self, run: Runner, hooks: ParallelHooks | None = None) -> None:
+        if run.parts.pool is None:
+            raise ValueError("--jobs N needs the run's parts built with a spend pool (`factory.build_parts`)")
+        self.run, self.pool = run, run.parts.pool  # the summarizer's calls are in the pool too
+        self.config, self.events, self.parts, self.spec = run.config, run.events, run.parts, run.spec
+        self.workspace = run.workspace
         self.hooks = hooks or ParallelHooks(likely_conflict=self._likely_conflict)
-        self.pool = SpendPool(self.parts.spend)
-        client = self.parts.client  # the summarizer's calls join the pool too
-        client.pool, client.run_spend = self.pool, self.parts.spend
-        self.worktrees = Worktrees(self.workspace, self.paths.autonomous)
+        self.worktrees = Worktrees(self.workspace, run.paths.autonomous)
         self.queue = MergeQueue(
             self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
             landing=SquashOntoHead(self.events.warn),
@@ -80,17 +79,21 @@ class ParallelRunner(Runner):
         self.running: dict[str, threading.Thread] = {}  # a worker per feature, at work or merging
         self.done: queue.Queue[tuple[str, BaseException | None] | None] = queue.Queue()
         self.next = ReadyFeatures(
-            self.run_order, set(self.selected), lambda: self.state, self.running, self._attempts_for,
-            likely_conflict=lambda a, b: self.hooks.likely_conflict(a, b), settle=self._settle, waits=self._waits,
+            run.run_order, set(run.selected), lambda: run.state, self.running, run.attempts_for,
+            likely_conflict=lambda a, b: self.hooks.likely_conflict(a, b), settle=run.settle, waits=self._waits,
         )
         self.waited: set[tuple[str, str]] = set()  # (feature, the busy one it waited for), said once
         self.slots = WorkerSlots(self.config.jobs, on_free=lambda: self.done.put(None), awaited=self.next.awaited)
         self.lane = Lane(self.worktrees, self.queue, self.events, self.slots)
-        self.summary = BackgroundSummary(lambda trigger: Runner._summarize(self, trigger))
+        self.summary = BackgroundSummary(run.summarize)
         commands_run_concurrently()  # a worker's leftovers are found by their marker, not by session
 
+    @property
+    def state(self) -> RunState:
+        return self.run.state
+
     # ---- the loop -----------------------------------------------------------------------
-    def _features(self) -> None:
+    def features(self) -> None:
         self._prepare()
         try:
             self._loop()
@@ -123,36 +126,27 @@ class ParallelRunner(Runner):
         while self.slots.free() > 0 and (feature := self.next.pick()) is not None:
             self._start(feature)
 
-    def _final_verification(self) -> list[str]:
+    def final_verification(self, verify: Callable[[], list[str]]) -> list[str]:
         """The end summary starts first and runs beside it (`background_summary`)."""
         self.summary.start_after("end")
         try:
-            return super()._final_verification()
+            return verify()
         except BaseException:
             self._stop_workers()  # the summary too
             raise
 
-    def _summarize(self, trigger: str) -> None:
+    def before_end_summary(self) -> None:
         """The run's end summary is the one started beside the final verification: wait for it
-        (it folded every feature, so nothing is left to summarize here)."""
-        if trigger == "end":
-            self.summary.wait()
-        super()._summarize(trigger)
+        (it folded every feature, so nothing is left to summarize after it)."""
+        self.summary.wait()
 
     def _maybe_summarize(self) -> None:
         """Every `summarize_every` completed features, in the background (`background_summary`).
         Not once no feature is left to start: no prompt would read it before the end summary,
         which folds the same features (one call fewer, and the run's end does not wait for two)."""
         due = self.state.summarization.completed_since_summary >= self.config.summarize_every
-        if due and worth_summarizing(self.state, self.run_order, self.slots.at_work(), self.config.jobs):
+        if due and worth_summarizing(self.state, self.run.run_order, self.slots.at_work(), self.config.jobs):
             self.summary.start(f"every-{self.config.summarize_every}")
-
-    def _settle(self, feature: Feature) -> None:
-        entry = self.state.feature(feature.id)
-        entry.completed_at = now_ms()
-        if entry.status == "failed":
-            self.books.count_completed(feature.id)
-        self._recorder(feature).settled()
 
     # ---- workers ------------------------------------------------------------------------
     def _start(self, feature: Feature) -> None:
@@ -175,29 +169,23 @@ class ParallelRunner(Runner):
             error = err
         self.done.put((feature.id, error))
 
-    def _job(self, feature: Feature) -> WorkerJob:
-        """A worker's job: its own client and spend on the shared pool, its worktree and verifier."""
+    def _job(self, feature: Feature) -> FeatureJob:
+        """A worker's job: its own client and spend on the shared pool, its worktree and verifier
+        (both stop with the run: the pool's token), its pass landing through the merge queue."""
         spend = Spend()
         client = ModelClient(self.parts.client.settings, self.parts.client.sdk, spend, on_retry=self.events.warn,
                              journal=self.parts.store.record_spend, pool=self.pool, on_output=self.events.output_arriving)
-        books = RunBooks(self.parts.store, spend)
-        books.state, books.run_spend = self.state, self.parts.spend
+        books = RunBooks(self.parts.store, spend, state=self.state, run_spend=self.parts.spend)
         workspace = self.worktrees.workspace(feature.id)
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
         recorder = FeatureRecorder(feature, books, self.parts.logs, self.events, self.parts.memory, heading)
         finisher = PassFinisher(books, self.parts.context, self.workspace, self.config.commit, self.events)
-        verifier = StoppingVerifier(self.parts.environment.at(workspace), timeout=self.config.check_timeout)
-        verifier.pool = self.pool
-        settings = JobSettings(
-            config=self.config, spec=self.spec, system=self.system, environment=self.parts.environment.at(workspace),
-            max_attempts=self._attempts_for(feature), index=self.positions.get(feature.id, 0), total=len(self.selected),
-
-            agent=self.parts.agent,
-        )
-        return WorkerJob(
+        environment = self.parts.environment.at(workspace)
+        verifier = CheckVerifier(environment, timeout=self.config.check_timeout, stop=self.pool.token)
+        return FeatureJob(
             feature, workspace=workspace, client=client, context=self.parts.context, verifier=verifier,
-            recorder=recorder, settings=settings, finish_pass=finisher.finish, lane=self.lane,
-            integrity=worker_integrity(self._guarding()),
+            recorder=recorder, settings=self.run.job_settings(feature, environment), finish_pass=finisher.finish,
+            integrity=worker_integrity(self.run.guarding()), landing=QueueLanding(self.lane),
         )
 
     def _own_check(self, tree: Path, feature: Feature, attempt: int) -> CheckResult | None:
@@ -206,17 +194,11 @@ class ParallelRunner(Runner):
             self.spec.check_command(feature), attempt
         )
         own = None if result.success or result.skipped else result
-        return guarded_recheck(self._guarding(), own, tree, feature, attempt)
+        return guarded_recheck(self.run.guarding(), own, tree, feature, attempt)
 
     def _batch_check(self, tree: Path, members: Sequence[tuple[Feature, int]], changed: list[str]) -> bool:
         """The default re-check of a merge batch: every member's own check and the guard's, at once."""
-        return batch_recheck(self._guarding(), self.check_runner, self.concurrency, tree, members, changed)
-
-    def _guarding(self) -> Integrity:
-        """The run's integrity collaborator: built once the state is loaded, before any worker starts."""
-        if self.integrity is None:
-            self.integrity = self._integrity()
-        return self.integrity
+        return batch_recheck(self.run.guarding(), self.run.check_runner, self.run.concurrency, tree, members, changed)
 
     def _likely_conflict(self, a: Feature, b: Feature) -> bool:
         """The two are predicted to change a file in common (`checks/impact`)."""
@@ -237,8 +219,8 @@ class ParallelRunner(Runner):
             if entry.status != "passed":
                 entry.awaiting_check = None  # its work went with its worktree: the attempt is redone
                 if take_up_merge(self.state, feature_id, self.workspace):
-                    self.books.record(feature_id)
-        self.finisher.finish_interrupted(self.parts.logs)
+                    self.run.books.record(feature_id)
+        self.run.finisher.finish_interrupted(self.parts.logs)
 
     def _stop_workers(self) -> None:
         """Stop every busy worker; give up on those still busy after the grace period."""
@@ -251,9 +233,7 @@ class ParallelRunner(Runner):
         summary_done = self.summary.wait_when_stopping(deadline)
         if any(thread.is_alive() for thread in self.running.values()) or not summary_done:
             self.pool.abandon_in_flight()
-            store = self.parts.store
-            if isinstance(store, SharedStateStore):
-                store.freeze()
+            self.parts.store.freeze()
         self.running.clear()
 
     def _clean_up(self) -> None:

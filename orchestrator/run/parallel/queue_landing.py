@@ -1,5 +1,5 @@
-"""One feature of a `--jobs N` run: a `FeatureJob` in its own worktree whose pass goes through
-the merge queue before it counts.
+"""Where a `--jobs N` feature's pass lands: a `FeatureJob` in its own worktree is given a
+`QueueLanding`, so its pass goes through the merge queue before it counts.
 
 A check that passes in the worktree is not yet a pass: the work is committed on the feature's
 work branch and merged through the queue (`merge_queue`). Merged: the pass is recorded as in a
@@ -13,16 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.llm.attempt_model import attempt_model
-from orchestrator.llm.reservations import SpendPool
 from orchestrator.merge.conflict_step import ConflictStep, model_ask
-from orchestrator.merge.queue import MergeOutcome, MergeQueue
-from orchestrator.run.attempt.feature_job import AttemptStep, FeatureJob
-from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.merge.queue import MergeQueue
+from orchestrator.run.attempt.feature_job import FeatureJob
 from orchestrator.run.checks.impact import conflict_text, record_conflict
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.store.event_kinds import Merge
@@ -41,63 +38,46 @@ class Lane:
     slots: WorkerSlots
 
 
-class StoppingVerifier(CheckVerifier):
-    """A worker's verifier: no new check once the run is stopping."""
+class QueueLanding:
+    """A `FeatureJob`'s landing under `--jobs N`: its pass is merged onto the user's branch through
+    the queue before it counts (`feature_job.Landing`)."""
 
-    pool: SpendPool | None = None
-
-    def check(self, command: str | None, attempt: int) -> CheckResult:
-        if self.pool is not None:
-            self.pool.raise_if_stopped()
-        return super().check(command, attempt)
-
-
-class WorkerJob(FeatureJob):
-    """A feature job whose passes are merged onto the user's branch before they count."""
-
-    def __init__(self, *args: Any, lane: Lane, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, lane: Lane) -> None:
         self.lane = lane
 
-    def _settle(self, attempt: int, step: AttemptStep) -> None:
-        if step.verification.success:
-            outcome = self._land(attempt)
-            if outcome.failure is not None:
-                self.recorder.verified(outcome.failure)
-                step = AttemptStep(step.record, outcome.failure, step.report, step.learned)
-        super()._settle(attempt, step)
-        if self.recorder.entry.status == "passed":
-            self.lane.slots.passed(self.feature.id)
-
-    def _land(self, attempt: int) -> MergeOutcome:
-        lane, feature = self.lane, self.feature
+    def land(self, job: FeatureJob, attempt: int) -> CheckResult | None:
+        lane, feature = self.lane, job.feature
         lane.slots.merging(feature.id)  # committing and merging are git's work: the next feature starts meanwhile
-        self.recorder.phase("merging")
+        job.recorder.phase("merging")
         lane.worktrees.commit_work(feature.id)
-        outcome = lane.queue.land(feature, attempt, self.command, before_commit=self._merging,
-                                  resolve=lambda files, base: self._resolve(attempt, files, base))
+        outcome = lane.queue.land(feature, attempt, job.command, before_commit=lambda base: _merging(job, base),
+                                  resolve=lambda files, base: self._resolve(job, attempt, files, base))
         message = outcome.failure.error if outcome.failure else outcome.note
         lane.events.emit(Merge(
             id=feature.id, result=outcome.result, attempt=attempt, sha=outcome.sha, files=outcome.files,
             message=message,
         ))
-        if outcome.failure is None and self.watch is not None:
-            self.watch.landed(outcome.changed)  # the footprint: what the checkpoint changed
+        if outcome.failure is None and job.watch is not None:
+            job.watch.landed(outcome.changed)  # the footprint: what the checkpoint changed
         if outcome.failure is not None:
-            self.recorder.entry.finishing = None
-            if attempt < self.settings.max_attempts:  # a next attempt: model work again
+            job.recorder.entry.finishing = None
+            if attempt < job.settings.max_attempts:  # a next attempt: model work again
                 lane.slots.back_to_work(feature.id, lane.queue.should_stop)
             lane.worktrees.create(feature.id)  # the next attempt: from the branch as it is now
-        return outcome
+        return outcome.failure
 
-    def _resolve(self, attempt: int, files: list[str], base: str) -> str | None:
+    def settled(self, job: FeatureJob) -> None:
+        if job.recorder.entry.status == "passed":
+            self.lane.slots.passed(job.feature.id)
+
+    def _resolve(self, job: FeatureJob, attempt: int, files: list[str], base: str) -> str | None:
         """The focused conflict step (`conflict_step`) in the feature's worktree, during its turn in the
         queue: a note on how it went, or None (then a whole new attempt, with a warning saying so)."""
-        trees, feature = self.lane.worktrees, self.feature
-        miss = record_conflict(self.recorder.books.state, feature.id, files)  # the prediction that missed
+        trees, feature = self.lane.worktrees, job.feature
+        miss = record_conflict(job.recorder.books.state, feature.id, files)  # the prediction that missed
         self.lane.events.warn(conflict_text(feature.id, miss), id=feature.id)
-        model = attempt_model(self.settings.config, attempt, self.settings.max_attempts).model
-        ask = model_ask(self.client, model, f"{feature.id}: {feature.name}\n{feature.description}", self.command)
+        model = attempt_model(job.settings.config, attempt, job.settings.max_attempts).model
+        ask = model_ask(job.client, model, f"{feature.id}: {feature.name}\n{feature.description}", job.command)
         step = ConflictStep(trees.path(feature.id), trees.workspace(feature.id), [*trees.safe, *trees.identity], ask)
         listed = ", ".join(files)
         if step.run(base):
@@ -106,12 +86,13 @@ class WorkerJob(FeatureJob):
                               "a new attempt starts from the branch as it is now", id=feature.id)
         return None
 
-    def _merging(self, base: str) -> None:
-        """Recorded before the checkpoint is made: a resumed run finds it on the branch (or not)."""
-        entry = self.recorder.entry
-        entry.finishing = PassToFinish(checkpoint_message=f"orchestrate: {self.feature.id}: {self.feature.name}",
-                                       checkpoint_base=base)
-        self.recorder.record()
+
+def _merging(job: FeatureJob, base: str) -> None:
+    """Recorded before the checkpoint is made: a resumed run finds it on the branch (or not)."""
+    entry = job.recorder.entry
+    entry.finishing = PassToFinish(checkpoint_message=f"orchestrate: {job.feature.id}: {job.feature.name}",
+                                   checkpoint_base=base)
+    job.recorder.record()
 
 
 def take_up_merge(state: RunState, feature_id: str, workspace: Path) -> bool:
