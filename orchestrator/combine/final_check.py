@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.git.carried_files import RunTimes, carry_ignored
 from orchestrator.git.run_git import run_git
-from orchestrator.run.checks.carried_files import RunTimes, carry_ignored
 from orchestrator.run.checks.check_pool import CheckRunner, check_runner, in_checkout, run_checks
 from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.feature_logs import FeatureLogs
@@ -54,7 +54,7 @@ def verify_combined(
     emit `final_verification`; the failed results by feature id. In the sandbox the integration
     worktree is mounted where the live repository of `live` (the project) is: the checks see the
     combined tree, never the live one. As in a run's final verification, it carries the project's
-    ignored files no run made or changed (`run_times`; `orchestrator.run.checks.carried_files`)."""
+    ignored files no run made or changed (`run_times`; `orchestrator.git.carried_files`)."""
     started = time.monotonic()
     checks = [(f.id, command) for f in spec.features
               if state.feature(f.id).status == "passed" and (command := spec.check_command(f))]

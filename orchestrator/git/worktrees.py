@@ -33,11 +33,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.git import checkpoint as git_checkpoint
+from orchestrator.git.carried_files import RUN_TIMES_NAME, Carried, RunTimes, carry_ignored
 from orchestrator.git.commit_filter import REFUSED_PATHSPECS, drop_refused
 from orchestrator.git.repository_guard import mark_repository
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
 from orchestrator.git.tree import split_z
-from orchestrator.run.checks.carried_files import RUN_TIMES_NAME, Carried, RunTimes, carry_ignored
 from orchestrator.store.atomic import refuse_links, remove_no_follow
 from orchestrator.user_errors import UsageError
 

@@ -23,6 +23,7 @@ from typing import Literal, Protocol
 
 from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
+from orchestrator.git.carried_files import record_run_time
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.reservations import SpendPool
@@ -32,7 +33,6 @@ from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
-from orchestrator.run.checks.carried_files import record_run_time
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.check_pool import check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import verification_tree

@@ -16,7 +16,7 @@ class StandIn:
     live: Path
     shared: tuple[tuple[Path, Path], ...] = ()
     """(live directory, its place in the checkout): ignored directories no run touched, shown
-    read-only in the checkout instead of copied (`orchestrator.run.checks.carried_files`)."""
+    read-only in the checkout instead of copied (`orchestrator.git.carried_files`)."""
 
     def inside(self, path: Path) -> Path:
         """Where `path` (in the checkout) is seen in the sandbox."""

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.git.carried_files import Carried, RunTimes, carry_ignored
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
 from orchestrator.git.tree import TreeSnapshot
-from orchestrator.run.checks.carried_files import Carried, RunTimes, carry_ignored
 from orchestrator.store.paths import STATE_DIR_NAME
 
 CLEAN_CHECKOUT = "clean-checkout"

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 from orchestrator.git.worktrees import SPARE_PREFIX, Worktrees, work_branch
-from orchestrator.run.checks.carried_files import run_began
+from orchestrator.git.carried_files import run_began
 
 
 def _git(cwd: Path, *args: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.run.checks import carried_files
-from orchestrator.run.checks.carried_files import RunTimes, carry_ignored
+from orchestrator.git.carried_files import RunTimes, carry_ignored
 
 
 def _git(root: Path, *args: str) -> str:

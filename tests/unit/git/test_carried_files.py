@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.run.checks.carried_files import RunTimes, run_began, run_ended
+from orchestrator.git.carried_files import RunTimes, run_began, run_ended
 
 SECOND = 1_000_000_000
 
