@@ -131,7 +131,7 @@ def test_every_malformed_cloud_variable_is_one_line_before_any_work(
         said = str(refused.value)
         assert said.startswith(f"--provider {provider}: {variable.name}") and "\n" not in said, said
         assert len(said) < 400, said
-        if variable.kind == "secret":
+        if variable.kind == "secret" and len(value) > 3:  # the message may name the bad character itself
             assert value not in said
 
     probe()
