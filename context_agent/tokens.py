@@ -28,6 +28,9 @@ _PIECES = re.compile(r"[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]|\s{2,}")
 # worst case reserved from the estimate holds for it. English words and code identifiers
 # (split by `_`, `.`, `-`) rarely run this long; when they do, the estimate errs high.
 _DENSE = re.compile(r"[A-Za-z\d+/=]{20,}")
+# A character outside ASCII is one piece above, but a byte-level tokenizer may make a token of
+# each of its UTF-8 bytes (CJK, emoji, rare scripts): each such character counts its bytes, so a
+# worst case reserved from the estimate holds for text in any script (it errs high for most).
 # Multiplier applied to the raw piece count; 1.0 unless calibrated against the API.
 _calibration = 1.0
 # Short texts (stored items, lines) are measured again for every feature, so their raw piece
@@ -49,9 +52,10 @@ def _calibrated(pieces: int, dense: int) -> int:
 
 
 def _pieces(text: str) -> tuple[int, int]:
-    """The pieces of `text` outside its token-dense runs, and the characters of those runs."""
+    """The pieces of `text` outside its token-dense runs, and the tokens that are no piece: the
+    characters of those runs and the bytes of non-ASCII characters past their first."""
     pieces = len(_PIECES.findall(text))
-    dense = 0
+    dense = len(text.encode("utf-8", "surrogatepass")) - len(text)  # the bytes past one a character
     for run in _DENSE.findall(text):
         pieces -= len(_PIECES.findall(run))
         dense += len(run)

@@ -166,17 +166,11 @@ CAP_TEXTS = {
     "base64": " ".join(base64.b64encode(_DENSE_RNG.randbytes(900)).decode() for _ in range(2)),
     "cjk-large": "".join(chr(_DENSE_RNG.randint(0x4E00, 0x9FFF)) for _ in range(30000)),
 }
-_CJK_FINDING = (
-    "a finding (issue 45 item 6): the product's estimator counts a character outside ASCII as one token "
-    "(context_agent/tokens.py), the fake's count makes a CJK character two (a byte-level tokenizer makes up "
-    "to one a UTF-8 byte), so with 30,000 of them in a description the reservation's 1.25 margin is short "
-    "by more than its output slack: the run books $0.50017 against --max-cost 0.5"
-)
 
 
-@pytest.mark.parametrize("text", [
-    "prose", "base64", pytest.param("cjk-large", marks=pytest.mark.xfail(strict=True, reason=_CJK_FINDING)),
-])
+# cjk-large: 30,000 CJK characters, which the estimator counted one token each until it counted
+# their UTF-8 bytes: the run then booked $0.50017 against --max-cost 0.5.
+@pytest.mark.parametrize("text", ["prose", "base64", "cjk-large"])
 def test_max_cost_stops_before_the_cap_is_passed(fake_api, project, text):
     dense = CAP_TEXTS[text]
     extra = {f"feat-{i:02d}": {"description": f"Build part {i}: {dense}"} for i in range(1, 11)} if dense else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,3 +55,10 @@ def test_calibration_scales_the_pieces_but_never_a_dense_run_below_a_token_a_cha
         assert estimate_tokens(PROSE) < tokens._pieces(PROSE)[0]
     finally:
         tokens.set_calibration(1.0)
+
+
+@pytest.mark.parametrize("text", ["漢字を含む文章" * 50, "😀🎉" * 100, "Ελληνικά κείμενα " * 40, "naïve café " * 60])
+def test_text_outside_ascii_is_counted_at_least_one_token_a_utf8_byte_of_it(text: str) -> None:
+    # A byte-level tokenizer may make a token of each byte: a reservation from the estimate holds.
+    non_ascii_bytes = sum(len(char.encode()) for char in text if not char.isascii())
+    assert estimate_tokens(text) >= non_ascii_bytes
