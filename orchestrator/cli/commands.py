@@ -93,8 +93,7 @@ def run(
         "strict_checks": True if strict_checks else None, "branch": branch, "sandbox": sandbox,
         "jobs": jobs, "regression": regression, "regression_budget": regression_budget, "final_verify": False if no_final_verify else None,
         "escalate_model": escalate_model, "escalate_on": escalate_on, "thinking": thinking, "provider": provider,
-        "html": html, "agent": agent, "mcp_config": mcp_config, "claude_settings": claude_settings,
-        "claude_code_allow": claude_code_allow,
+        "html": html, "agent": agent, "mcp_config": mcp_config, "claude_settings": claude_settings, "claude_code_allow": claude_code_allow,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,
