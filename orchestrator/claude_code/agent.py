@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage, query
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ClaudeSDKError, CLINotFoundError, ResultMessage
 
 from orchestrator.agent_settings import DEFAULT_PLAN_ATTEMPT_BUDGET
 from orchestrator.claude_code.billing import BillingMode, PlanAttempt
@@ -33,11 +33,11 @@ from orchestrator.claude_code.options import SessionSettings, sdk_thinking, sess
 from orchestrator.claude_code.project_config import ProjectConfig, config_digests, read_project_config
 from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.report_server import ReportInbox, report_server
-from orchestrator.claude_code.stream import StreamRecorder
+from orchestrator.claude_code.stream import StreamRecorder, session_result
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.json_types import ApiMessage
 from orchestrator.llm.client import ModelClient
-from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
+from orchestrator.run.attempt.agent_loop import REPORT_REMINDER, AgentSession, AttemptOutcome
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.event_kinds import Notice
@@ -89,8 +89,12 @@ class ClaudeCodeAgent:
         ) as launch:
             options = session_options(settings, tools, report_server(inbox), launch.wrapper, launch.variables)
             options.stderr, options.max_budget_usd = stderr.append, payment.budget
+            def unreported() -> bool:  # a turn ended normally without the report: its summary would be lost
+                return inbox.report is None and outcome.stop == "end_turn" and outcome.error is None
+
             try:
-                asyncio.run(_converse(prompt, options, recorder, payment.on_result, _stopping(session.client)))
+                asyncio.run(_converse(prompt, options, recorder, payment.on_result, _stopping(session.client),
+                                      unreported))
             except ClaudeSDKError as err:
                 tail = " | ".join(stderr)
                 outcome.stop, outcome.error = "error", f"Claude Code failed: {err}" + (f" ({tail})" if tail else "")
@@ -141,9 +145,10 @@ class ClaudeCodeAgent:
 
 async def _converse(
     prompt: str, options: ClaudeAgentOptions, recorder: StreamRecorder, on_result: Callable[[ResultMessage], None],
-    stopping: Callable[[], bool],
+    stopping: Callable[[], bool], unreported: Callable[[], bool],
 ) -> None:
-    """The session, message by message; cancelled (KeyboardInterrupt) when the run stops."""
+    """The session, message by message; cancelled (KeyboardInterrupt) when the run stops. A turn
+    that ends without `report_feature` is reminded once, in the same session, as the built-in loop does."""
     main = asyncio.current_task()
     assert main is not None
 
@@ -154,16 +159,28 @@ async def _converse(
 
     watcher = asyncio.create_task(watch())
     try:
-        async for message in query(prompt=prompt, options=options):
-            recorder.take(message)
-            if isinstance(message, ResultMessage):
-                on_result(message)
+        async with ClaudeSDKClient(options=options) as client:
+            try:
+                await client.query(prompt)
+                await _receive(client, recorder)
+                if unreported():
+                    await client.query(REPORT_REMINDER)
+                    await _receive(client, recorder)
+            finally:  # booked once, with every turn's usage and the session's cost (`session_result`)
+                if recorder.results:
+                    on_result(session_result(recorder.results))
     except asyncio.CancelledError:
         if stopping():
             raise KeyboardInterrupt("the run is stopping") from None
         raise
     finally:
         watcher.cancel()
+
+
+async def _receive(client: ClaudeSDKClient, recorder: StreamRecorder) -> None:
+    """One turn's messages, up to and with its `ResultMessage`."""
+    async for message in client.receive_response():
+        recorder.take(message)
 
 
 def _upstream(client: ModelClient) -> Upstream | ProviderUpstream:
