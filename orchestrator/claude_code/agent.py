@@ -90,7 +90,8 @@ class ClaudeCodeAgent:
             options = session_options(settings, tools, report_server(inbox), launch.wrapper, launch.variables)
             options.stderr, options.max_budget_usd = stderr.append, payment.budget
             def unreported() -> bool:  # a turn ended normally without the report: its summary would be lost
-                return inbox.report is None and outcome.stop == "end_turn" and outcome.error is None
+                return (inbox.report is None and outcome.stop == "end_turn" and outcome.error is None
+                        and bool(recorder.results) and not recorder.errored)
 
             try:
                 asyncio.run(_converse(prompt, options, recorder, payment.on_result, _stopping(session.client),

@@ -49,6 +49,7 @@ class StreamRecorder:
         self._calls: set[str] = set()  # ids of the model calls seen
         self._pending: dict[str, ToolUseBlock] = {}  # tool calls waiting for their result
         self.results: list[ResultMessage] = []  # one a turn of the session (a reminder makes a second)
+        self.errored = False  # Claude Code said a message failed (sign-in, API error)
 
     def take(self, message: object) -> None:
         """Record one message of the stream (the kinds that say nothing here are let by)."""
@@ -75,8 +76,10 @@ class StreamRecorder:
             elif isinstance(block, ToolUseBlock):
                 self._pending[block.id] = block
         if message.error:
-            self.on_event(Notice(type="warning", message=f"{self.feature_id}: Claude Code: {message.error}",
-                                 id=self.feature_id))
+            said = " ".join(block.text.strip() for block in message.content if isinstance(block, TextBlock))
+            error = f"Claude Code: {message.error}" + (f": {head_of(said, SUMMARY_CHARS)}" if said else "")
+            self.errored = True  # the turn did not end as a model's answer: no reminder to report
+            self.on_event(Notice(type="warning", message=f"{self.feature_id}: {error}", id=self.feature_id))
 
     def _result(self, block: ToolResultBlock) -> None:
         use = self._pending.pop(block.tool_use_id, None)
