@@ -19,6 +19,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Collection
 from typing import Any, Callable, Iterator
 
 import anthropic
@@ -159,8 +160,8 @@ class SampledView(ContextView):
         self.samples: dict[int, int] = {}
         self.largest = 0
 
-    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:
-        injection = super().get_injection(feature_id, reserved_tokens)
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0, files: Collection[str] = ()) -> ContextInjection:
+        injection = super().get_injection(feature_id, reserved_tokens, files)
         self.largest = max(self.largest, injection.token_count)
         position = self.feature_positions.get(feature_id)
         if position in self.positions:

@@ -11,7 +11,7 @@ items go, least relevant first. A last check of the rendered text makes the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
 from .budget import (
@@ -24,7 +24,7 @@ from .budget import (
 )
 from .context_injection import ContextInjection, InjectedConstraint, InjectedDecision, InjectedFailure
 from .interfaces import FeatureLike
-from .relevance import FeatureFocus, ItemFacts, focus_on, rank
+from .relevance import ItemFacts, focus_on, rank
 from .render import constraint_line, decision_line, failure_line, render_sections
 from .stores import Constraint, ContextStores, Decision, Failure, RunningSummary
 from .text import fit_lines, fit_lines_from_end
@@ -39,14 +39,17 @@ def _rendered_tokens(injection: ContextInjection) -> int:
 
 
 def build_injection(
-    stores: ContextStores, feature_id: str, features: Mapping[str, FeatureLike], *, reserved_tokens: int = 0
+    stores: ContextStores, feature_id: str, features: Mapping[str, FeatureLike], *, reserved_tokens: int = 0,
+    files: Collection[str] = (),
 ) -> ContextInjection:
     """The injection for `feature_id` from the stores, within `INJECTION_BUDGET` less
-    `reserved_tokens` (what the prompt carries beside it that counts against the same budget)."""
+    `reserved_tokens` (what the prompt carries beside it that counts against the same budget);
+    `files`: what the feature is known to touch (its check's files, its footprint)."""
     budget = INJECTION_BUDGET - max(0, reserved_tokens)
     focus = focus_on(feature_id, features)
     decisions = rank(stores.decisions.decisions, focus, _decision_facts, features)
-    failures = rank(_worth_showing(stores.failures.failures, focus), focus, _failure_facts, features)
+    shown = _worth_showing(stores.failures.failures, focus.feature_id, files)
+    failures = rank(shown, focus, _failure_facts, features)
     constraints = rank(stores.constraints.constraints, focus, _constraint_facts, features)
 
     injection = ContextInjection(feature_id=feature_id)
@@ -70,14 +73,17 @@ def build_injection(
     return injection
 
 
-def _worth_showing(failures: Sequence[Failure], focus: FeatureFocus) -> list[Failure]:
+def _worth_showing(failures: Sequence[Failure], feature_id: str, files: Collection[str]) -> list[Failure]:
     """Leave out a feature's own latest failure (its retry prompt shows that check's result
-    already) and failures since resolved, unless they are of a feature this one builds on."""
-    own = [item for item in failures if item.feature_id == focus.feature_id]
+    already) and failures since resolved, unless they share a file with this feature: what it is
+    known to touch (`files`) or what its own failing attempts changed. Its dependencies alone do
+    not count: a failure its dependency got past says nothing about files this one never meets."""
+    own = [item for item in failures if item.feature_id == feature_id]
     latest = max(own, key=lambda item: item.seq) if own else None
+    touched = {*files, *(path for item in own for path in item.files)}
     return [
         item for item in failures
-        if item is not latest and (not item.resolved or item.feature_id in focus.all_deps)
+        if item is not latest and (not item.resolved or not touched.isdisjoint(item.files))
     ]
 
 

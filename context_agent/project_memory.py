@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +70,15 @@ class ContextAgent:
 
     # --- injection -------------------------------------------------------------------------
 
-    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0, files: Collection[str] = ()) -> ContextInjection:
         """The context for `feature_id`: summary, decisions, failures, constraints and
         `token_count` (0 when there is nothing, or when building it failed), within the budget
-        less `reserved_tokens` (what the prompt carries beside it that counts against it)."""
+        less `reserved_tokens` (what the prompt carries beside it that counts against it).
+        `files`: what the feature is known to touch; a failure of a feature that has passed
+        since is shown only when its files meet these (or those of this feature's own failures)."""
         try:
-            return build_injection(self._load(), feature_id, self.features, reserved_tokens=reserved_tokens)
+            return build_injection(self._load(), feature_id, self.features, reserved_tokens=reserved_tokens,
+                                   files=files)
         except Exception as exc:
             self._failed("context.injection_failed", f"building the context for {feature_id}", exc, feature_id)
             return ContextInjection(feature_id=feature_id)
@@ -97,9 +100,13 @@ class ContextAgent:
         except Exception as exc:
             self._failed("context.record_failed", f"recording the report of {feature_id}", exc, feature_id)
 
-    def record_failure(self, feature_id: str, attempt: int, verification: Mapping[str, object] | CheckSummary) -> None:
+    def record_failure(
+        self, feature_id: str, attempt: int, verification: Mapping[str, object] | CheckSummary,
+        files: Sequence[str] = (),
+    ) -> None:
         """Store a failed check (a `CheckSummary`, or its camelCase fields); its description
-        comes from the check's output."""
+        comes from the check's output. `files`: what the failing attempt changed and its check
+        names (relative paths), which decide who sees it once its feature has passed."""
         try:
             check = verification if isinstance(verification, CheckSummary) else (
                 CheckSummary.from_mapping(verification, tail=None))
@@ -107,7 +114,7 @@ class ContextAgent:
             add_failure(
                 memory, feature_id, attempt=int(attempt), command=check.command or "", exit_code=check.exit_code,
                 description=describe_check_failure(check), prevention=default_prevention(check),
-                prevention_source="default", now=_now_ms(),
+                prevention_source="default", now=_now_ms(), files=files,
             )
             save_store(self.files, "failures", memory)
         except Exception as exc:

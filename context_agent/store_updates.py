@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal, TypeVar
 
 from .budget import (
@@ -191,7 +191,7 @@ def retire_constraints(store: ActiveConstraints, ids: Iterable[str], *, by: str,
 def add_failure(
     store: FailureMemory, feature_id: str, *, attempt: int, command: str, exit_code: int | None,
     description: str, prevention: str, prevention_source: Literal["default", "agent", "summarizer"],
-    now: int,
+    now: int, files: Sequence[str] = (),
 ) -> Failure | None:
     """Record a failure; a repeat of a stored one (same feature and description) refreshes it.
     Returns the new entry, or None when it was a repeat or empty."""
@@ -202,15 +202,24 @@ def add_failure(
     for failure in store.failures:
         if failure.feature_id == feature_id and normalized_key(failure.description) == key:
             failure.attempt, failure.seq, failure.created_at = attempt, seq, now
+            failure.files = _failure_files([*failure.files, *files])
             return None
     failure = Failure(
         id=f"F{seq}", feature_id=feature_id, attempt=attempt, command=command,
         exit_code=exit_code, description=description,
         prevention=clip_item(prevention, PREVENTION_TOKENS),
-        prevention_source=prevention_source, created_at=now, seq=seq,
+        prevention_source=prevention_source, created_at=now, seq=seq, files=_failure_files(files),
     )
     store.failures = _newest(store.failures, failure, MAX_STORED_FAILURES)
     return failure
+
+
+MAX_FAILURE_FILES = 200
+"""Files kept with a failure (a failure file is rewritten whole at every record)."""
+
+
+def _failure_files(files: Iterable[str]) -> list[str]:
+    return sorted(set(files))[:MAX_FAILURE_FILES]
 
 
 def set_prevention(

@@ -90,7 +90,9 @@ class Failure(_StoreModel):
     created_at: int = 0
     seq: int = 0
     resolved: bool = False
-    """Its feature has passed since: shown only to the features that build on it (`injection_choice`)."""
+    """Its feature has passed since: shown only to the features whose files meet `files` (`injection_choice`)."""
+    files: list[str] = Field(default_factory=list)
+    """The files the failing attempt changed and its check names, relative to the project root."""
 
 
 class FailureMemory(_StoreModel):

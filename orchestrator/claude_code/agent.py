@@ -23,24 +23,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, CLINotFoundError, ResultMessage, query
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ClaudeSDKError, CLINotFoundError, ResultMessage
 
 from orchestrator.agent_settings import DEFAULT_PLAN_ATTEMPT_BUDGET
 from orchestrator.claude_code.billing import BillingMode, PlanAttempt
 from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.options import SessionSettings, sdk_thinking, session_options
-from orchestrator.claude_code.project_config import ProjectConfig, read_project_config
+from orchestrator.claude_code.project_config import ProjectConfig, config_digests, read_project_config
 from orchestrator.claude_code.provider_relay import ProviderUpstream
 from orchestrator.claude_code.report_server import ReportInbox, report_server
-from orchestrator.claude_code.stream import StreamRecorder
+from orchestrator.claude_code.stream import StreamRecorder, session_result
 from orchestrator.claude_code.upstream import Upstream
 from orchestrator.json_types import ApiMessage
 from orchestrator.llm.client import ModelClient
-from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
+from orchestrator.run.attempt.agent_loop import REPORT_REMINDER, AgentSession, AttemptOutcome
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.event_kinds import Notice
+from orchestrator.store.run_state import RunState
 
 STOP_POLL_SECONDS = 0.2  # how often a session looks whether the run is stopping
 STDERR_LINES = 20  # the CLI's last lines kept for the message of a session that failed
@@ -64,7 +65,8 @@ class ClaudeCodeAgent:
     billing: BillingMode
     plan_attempt_budget: float = DEFAULT_PLAN_ATTEMPT_BUDGET  # a Claude plan attempt's budget without --max-cost
     name: str = "claude-code"
-    # `--claude-settings project`: the project's configuration, read at the run's first attempt.
+    allow: frozenset[str] = frozenset()  # the kinds of the project's configuration loaded (`claude_code_kinds`)
+    # The project's configuration as the run began (`run_began`), read before any agent of this process worked.
     _project: dict[str, ProjectConfig] = field(default_factory=dict, compare=False, repr=False)
     _project_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
@@ -79,7 +81,7 @@ class ClaudeCodeAgent:
             model=session.model, max_turns=session.max_turns, system_append=session.system,
             claude_settings=self.claude_settings, mcp_config=Path(self.mcp_config) if self.mcp_config else None,
             thinking=sdk_thinking(session.request_fields.get("thinking")),
-            project=self._project_config(session.tool_context.project_root),
+            project=self._project_config(session, feature_id),
         )
         tools = session.tool_context
         with self._paid(session, feature_id) as payment, CliLaunch(
@@ -87,8 +89,13 @@ class ClaudeCodeAgent:
         ) as launch:
             options = session_options(settings, tools, report_server(inbox), launch.wrapper, launch.variables)
             options.stderr, options.max_budget_usd = stderr.append, payment.budget
+            def unreported() -> bool:  # a turn ended normally without the report: its summary would be lost
+                return (inbox.report is None and outcome.stop == "end_turn" and outcome.error is None
+                        and bool(recorder.results) and not recorder.errored)
+
             try:
-                asyncio.run(_converse(prompt, options, recorder, payment.on_result, _stopping(session.client)))
+                asyncio.run(_converse(prompt, options, recorder, payment.on_result, _stopping(session.client),
+                                      unreported))
             except ClaudeSDKError as err:
                 tail = " | ".join(stderr)
                 outcome.stop, outcome.error = "error", f"Claude Code failed: {err}" + (f" ({tail})" if tail else "")
@@ -98,12 +105,29 @@ class ClaudeCodeAgent:
             outcome.report, outcome.stop = inbox.report, "reported"
         return outcome
 
-    def _project_config(self, root: Path) -> ProjectConfig | None:
-        """The project's configuration as the run's first attempt found it, before any agent ran."""
-        if self.claude_settings != "project":
+    def run_began(self, state: RunState, root: Path) -> None:
+        """Record the project's configuration files when the run first begins; read what of them is
+        allowed and still as they were then (a resumed run: never what an agent wrote meanwhile)."""
+        if state.claude_config_at_start is None:
+            state.claude_config_at_start = config_digests(root)
+        with self._project_lock:
+            self._project["run"] = read_project_config(root, self.allow, state.claude_config_at_start)
+
+    def _project_config(self, session: AgentSession, feature_id: str) -> ProjectConfig | None:
+        """The allowed configuration as `run_began` read it; said once when files were left out."""
+        if not self.allow:
             return None
         with self._project_lock:
-            return self._project.setdefault("run", read_project_config(root))
+            project = self._project.get("run")
+            if project is None:  # no run began (a lone attempt): nothing the run did not see at its start
+                project = self._project["run"] = read_project_config(
+                    session.tool_context.project_root, self.allow, config_digests(session.tool_context.project_root))
+            if project.left_out and not self._project.get("said"):
+                self._project["said"] = project
+                session.on_event(Notice(type="warning", id=feature_id, message=(
+                    f"Claude Code configuration not loaded, as it is not what the run began with (written or changed "
+                    f"during the run): {', '.join(project.left_out)}")))
+        return project
 
     @contextlib.contextmanager
     def _paid(self, session: AgentSession, feature_id: str) -> Iterator[Payment]:
@@ -122,9 +146,10 @@ class ClaudeCodeAgent:
 
 async def _converse(
     prompt: str, options: ClaudeAgentOptions, recorder: StreamRecorder, on_result: Callable[[ResultMessage], None],
-    stopping: Callable[[], bool],
+    stopping: Callable[[], bool], unreported: Callable[[], bool],
 ) -> None:
-    """The session, message by message; cancelled (KeyboardInterrupt) when the run stops."""
+    """The session, message by message; cancelled (KeyboardInterrupt) when the run stops. A turn
+    that ends without `report_feature` is reminded once, in the same session, as the built-in loop does."""
     main = asyncio.current_task()
     assert main is not None
 
@@ -135,16 +160,28 @@ async def _converse(
 
     watcher = asyncio.create_task(watch())
     try:
-        async for message in query(prompt=prompt, options=options):
-            recorder.take(message)
-            if isinstance(message, ResultMessage):
-                on_result(message)
+        async with ClaudeSDKClient(options=options) as client:
+            try:
+                await client.query(prompt)
+                await _receive(client, recorder)
+                if unreported():
+                    await client.query(REPORT_REMINDER)
+                    await _receive(client, recorder)
+            finally:  # booked once, with every turn's usage and the session's cost (`session_result`)
+                if recorder.results:
+                    on_result(session_result(recorder.results))
     except asyncio.CancelledError:
         if stopping():
             raise KeyboardInterrupt("the run is stopping") from None
         raise
     finally:
         watcher.cancel()
+
+
+async def _receive(client: ClaudeSDKClient, recorder: StreamRecorder) -> None:
+    """One turn's messages, up to and with its `ResultMessage`."""
+    async for message in client.receive_response():
+        recorder.take(message)
 
 
 def _upstream(client: ModelClient) -> Upstream | ProviderUpstream:

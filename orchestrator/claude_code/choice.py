@@ -30,5 +30,5 @@ def agent_for(config: RunConfig) -> Agent:
         cli=str(cli), claude_settings=config.claude_settings,
         mcp_config=str(config.mcp_config.resolve()) if config.mcp_config else None,
         billing=billing_mode(config.provider),  # ConfigError (exit 2) for Bedrock or Vertex
-        plan_attempt_budget=config.plan_attempt_budget,
+        plan_attempt_budget=config.plan_attempt_budget, allow=config.claude_code_kinds(),
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_agent_sdk import (
+    AgentDefinition,
     ClaudeAgentOptions,
     McpSdkServerConfig,
     SettingSource,
@@ -30,6 +31,7 @@ from orchestrator.claude_code.project_config import ProjectConfig
 from orchestrator.claude_code.report_server import SERVER_NAME
 from orchestrator.claude_code.sandbox_view import sandbox_view
 from orchestrator.claude_code.write_guard import unattended, write_guard
+from orchestrator.json_types import JsonObject
 from orchestrator.tools.context import ToolContext
 
 # Claude Code tools an unattended attempt must not have: no one answers a question, the job owns
@@ -46,9 +48,9 @@ class SessionSettings:
     model: str
     max_turns: int
     system_append: str  # the project and its rules, after Claude Code's own system prompt
-    claude_settings: str  # "none" | "project"
+    claude_settings: str  # "none" | "project" (what `project` holds is decided by the agent's allowed kinds)
     mcp_config: Path | None
-    project: ProjectConfig | None = None  # with "project": read when the run began, never from the live tree
+    project: ProjectConfig | None = None  # the allowed kinds, as the run began, never from the live tree
     thinking: ThinkingConfig = field(default_factory=lambda: ThinkingConfigDisabled(type="disabled"))  # the run's
 
 
@@ -73,8 +75,9 @@ def session_options(
     view = sandbox_view(tools.environment, env)  # where the CLI resolves the paths its tools are given
     # No source of the CLI's own: it would read the tree the agent writes (hooks, env, CLAUDE.md).
     sources: list[SettingSource] = []
-    project = settings.project if settings.claude_settings == "project" else None
-    servers: dict[str, object] = dict(_user_servers(settings.mcp_config))
+    project = settings.project
+    # The project's servers (allowed, as the run began), then the user's, then ours, which wins.
+    servers: dict[str, object] = {**(project.mcp_servers if project else {}), **_user_servers(settings.mcp_config)}
     servers[SERVER_NAME] = report  # ours wins over a user's server of the same name
     return ClaudeAgentOptions(
         cwd=str(tools.environment.workspace),
@@ -83,6 +86,7 @@ def session_options(
         system_prompt={"type": "preset", "preset": "claude_code",
                        "append": settings.system_append + (project.system_addition() if project else "")},
         settings=project.settings_json() if project else None,
+        agents=_agent_definitions(project.agents) if project and project.agents else None,
         setting_sources=sources,
         mcp_servers=servers,  # type: ignore[arg-type]  # the user's file is JSON, checked by the CLI
         strict_mcp_config=True,  # no .mcp.json of a cloned repository, no user-level servers
@@ -99,6 +103,20 @@ def session_options(
         thinking=settings.thinking,  # the run's --thinking (off: none), not Claude Code's own default budget
         verbatim_prompts=True,  # the prompt holds text of the spec and of earlier agents: no @file expansion
     )
+
+
+def _agent_definitions(agents: Mapping[str, JsonObject]) -> dict[str, AgentDefinition]:
+    """The project's agent definitions (`project_config`), as the SDK takes them."""
+    made = {}
+    for name, fields in agents.items():
+        tools = fields.get("tools")
+        model = fields.get("model")
+        made[name] = AgentDefinition(
+            description=str(fields.get("description", "")), prompt=str(fields.get("prompt", "")),
+            tools=[str(tool) for tool in tools] if isinstance(tools, list) else None,
+            model=str(model) if isinstance(model, str) else None,
+        )
+    return made
 
 
 def _user_servers(path: Path | None) -> dict[str, object]:

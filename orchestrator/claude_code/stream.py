@@ -10,6 +10,7 @@ which sees every call; the SDK's own figures here are the attempt record's.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
@@ -47,6 +48,8 @@ class StreamRecorder:
         self.turn = 0
         self._calls: set[str] = set()  # ids of the model calls seen
         self._pending: dict[str, ToolUseBlock] = {}  # tool calls waiting for their result
+        self.results: list[ResultMessage] = []  # one a turn of the session (a reminder makes a second)
+        self.errored = False  # Claude Code said a message failed (sign-in, API error)
 
     def take(self, message: object) -> None:
         """Record one message of the stream (the kinds that say nothing here are let by)."""
@@ -73,8 +76,10 @@ class StreamRecorder:
             elif isinstance(block, ToolUseBlock):
                 self._pending[block.id] = block
         if message.error:
-            self.on_event(Notice(type="warning", message=f"{self.feature_id}: Claude Code: {message.error}",
-                                 id=self.feature_id))
+            said = " ".join(block.text.strip() for block in message.content if isinstance(block, TextBlock))
+            error = f"Claude Code: {message.error}" + (f": {head_of(said, SUMMARY_CHARS)}" if said else "")
+            self.errored = True  # the turn did not end as a model's answer: no reminder to report
+            self.on_event(Notice(type="warning", message=f"{self.feature_id}: {error}", id=self.feature_id))
 
     def _result(self, block: ToolResultBlock) -> None:
         use = self._pending.pop(block.tool_use_id, None)
@@ -87,7 +92,9 @@ class StreamRecorder:
         self.on_event(ToolCall(id=self.feature_id, feature=self.feature_id, turn=self.turn, tool=tool,
                                summary=summary, is_error=failed))
 
-    def _ended(self, result: ResultMessage) -> None:
+    def _ended(self, turn_result: ResultMessage) -> None:
+        self.results.append(turn_result)
+        result = session_result(self.results)
         outcome = self.outcome
         outcome.turns = max(outcome.turns, result.num_turns)
         outcome.usage = api_usage(result.usage)
@@ -98,3 +105,18 @@ class StreamRecorder:
             errors = "; ".join(result.errors or []) or result.result or result.subtype
             outcome.error = f"Claude Code ended with {result.subtype}: {errors}"[:500]
 
+
+def session_result(results: list[ResultMessage]) -> ResultMessage:
+    """The session's result from its turns' results: each turn's usage and turns are its own (summed
+    here), its cost is the session's so far (the last one's); how it ended is the last turn's."""
+    last = results[-1]
+    if len(results) == 1:
+        return last
+    usage: dict[str, object] = dict(last.usage or {})
+    for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        usage[key] = sum(_count((result.usage or {}).get(key)) for result in results)
+    return dataclasses.replace(last, usage=usage, num_turns=sum(result.num_turns for result in results))
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -78,3 +78,8 @@ ClaudeSettingsOption = typer.Option(
     None, "--claude-settings", metavar="WHICH",
     help="Claude Code only: none (default) | project (read the project's CLAUDE.md and .claude/settings.json).",
 )
+ClaudeCodeAllowOption = typer.Option(
+    None, "--claude-code-allow", metavar="KINDS",
+    help="Claude Code only: load these kinds of the project's configuration as they were when the run began, "
+         "comma-separated: settings, claude-md, agents, mcp (hooks and env never).",
+)

@@ -22,6 +22,7 @@ from orchestrator.cli.app import (
     AgentOption,
     BranchOption,
     CheckSandboxOption,
+    ClaudeCodeAllowOption,
     ClaudeSettingsOption,
     JobsOption,
     McpConfigOption,
@@ -78,6 +79,7 @@ def run(
     agent: str | None = AgentOption,
     mcp_config: Path | None = McpConfigOption,
     claude_settings: str | None = ClaudeSettingsOption,
+    claude_code_allow: str | None = ClaudeCodeAllowOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each feature's prompt; needs no key, changes nothing."),
     json_output: bool = typer.Option(False, "--json", help="One JSON event a line on stdout."),
     report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write a JSON report of the run here."),
@@ -98,7 +100,7 @@ def run(
         "strict_checks": True if strict_checks else None, "branch": branch, "sandbox": sandbox,
         "jobs": jobs, "regression": regression, "regression_budget": regression_budget, "final_verify": False if no_final_verify else None,
         "escalate_model": escalate_model, "escalate_on": escalate_on, "thinking": thinking, "provider": provider,
-        "html": html, "agent": agent, "mcp_config": mcp_config, "claude_settings": claude_settings,
+        "html": html, "agent": agent, "mcp_config": mcp_config, "claude_settings": claude_settings, "claude_code_allow": claude_code_allow,
     }
     request = RunRequest(
         only=only, shard=shard, fresh=fresh, resets=reset, dry_run=dry_run, json_mode=json_output,

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from context_agent.project_memory import ContextAgent
+from orchestrator.commands.attempt_preview import assessment_now, files_known, first_attempt_view, next_attempt_view
 from orchestrator.config import RunConfig
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt, feature_turn, strategy_system_prompt
+from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import ordered
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
 from orchestrator.store.event_kinds import DryRunPrompt
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
 
 
@@ -28,14 +31,19 @@ def print_prompts(
     system = appended_system_prompt(spec) if config.agent == "claude-code" else strategy_system_prompt(spec, config.context)
     events.emit(DryRunPrompt(id="(system prompt)", prompt=system))
     recent = state.recent_completed if state else []
+    first = first_attempt_view(paths, config, loaded)  # `## Workspace`, as the run's attempts show it
+    logs = FeatureLogs(paths)
     for feature in ordered(spec, selected):
         entry = state.features.get(feature.id) if state else None
         if (entry and entry.status == "passed" and feature.id not in resets) or (not entry and feature.passes):
             continue
         verification = entry.last_verification if entry and entry.attempts and feature.id not in resets else None
+        # A retry is told what the previous attempt left in the tree and what it reported, as in the run.
+        view = next_attempt_view(first, paths, verification is not None, logs.previous(feature.id)[1])
+        files = files_known(feature, spec, paths, entry, assessment_now(feature, spec, state or RunState(), config))
         turn = feature_turn(
             feature, spec, config.context, paths, injections=context, verification=verification,
-            recent_ids=recent, depth=config.context_depth,
+            recent_ids=recent, depth=config.context_depth, view=view, files=files,
         )
         prompt = turn.prompt
         if turn.context.history:

@@ -10,19 +10,18 @@ from pathlib import Path
 from context_agent.project_memory import ContextAgent
 from context_agent.tokens import estimate_tokens
 from orchestrator.commands.arguments import read_spec
+from orchestrator.commands.attempt_preview import assessment_now, files_known, first_attempt_view, guard_without_checks
 from orchestrator.commands.impact_view import prediction_lines
 from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.commands.token_count import count_line
 from orchestrator.config import RunConfig
 from orchestrator.llm.conversation import text_of
-from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView, workspace_section
 from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.first_request import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
-from orchestrator.run.checks.outside_reads import spec_checks
-from orchestrator.run.sandbox_setting import command_environment
+from orchestrator.run.checks.assessment import prompt_line
 from orchestrator.safety.redaction import redact
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
@@ -30,7 +29,7 @@ from orchestrator.store.event_kinds import Summarization
 from orchestrator.store.events import EventSink
 from orchestrator.store.lock import LockHeld, RunLock
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import CheckResult
+from orchestrator.store.records import Assessment
 from orchestrator.store.run_state import RunState, now_ms
 from orchestrator.store.state import StateStore
 from orchestrator.tools.registry import tool_definitions
@@ -68,10 +67,12 @@ def print_context(
             raise UsageError(f"unknown feature {feature_id!r} (ids: {', '.join(spec.ids()[:10])}{'…' if len(spec.ids()) > 10 else ''})") from None
     recent = state.recent_completed if state else []
     agent = ContextAgent(paths.root, features=spec.features, on_event=lambda k, d: warn(f"context agent: {d.get('message') or k}"))
-    view = _first_attempt_view(paths, config, loaded)
+    view = first_attempt_view(paths, config, loaded)
+    assessment = assessment_now(feature, spec, state or RunState(), config)
+    files = files_known(feature, spec, paths, state.features.get(feature.id) if state else None, assessment)
     for name in (STRATEGIES if strategy == "all" else (strategy,)):
         turn = feature_turn(feature, spec, name, paths, injections=agent, recent_ids=recent, depth=config.context_depth,
-                            view=view)
+                            view=view, files=files)
         ctx, prompt = turn.context, turn.prompt
         injection, section = ctx.injection, ctx.project_context
         history_tokens = sum(estimate_tokens(text_of(m)) for m in ctx.history)
@@ -97,33 +98,13 @@ def print_context(
             request = first_request(system, tool_definitions(), ctx.history, prompt)
             sys.stdout.write(count_line(config, request, size.total))
         sys.stdout.write("\n")
-    sys.stdout.write(_assessment_text(feature, spec, state or RunState(), config))
+    sys.stdout.write(_assessment_text(feature, spec, state or RunState(), config, assessment))
     return 0
 
 
-def _runs_no_check(command: str, workspace: Path) -> CheckResult:
-    """The assessment asks the guard which checks it would re-run; it never runs one."""
-    raise RuntimeError(f"the assessment runs no check (asked to run {command!r} in {workspace})")
-
-
-def _first_attempt_view(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> AttemptView:
-    """What a first attempt is shown of the workspace (`## Workspace`), as a run here would show it;
-    nothing where a run could not start its sandbox (the run would say so)."""
-    try:
-        environment = command_environment(config, paths.root, loaded.path, lambda _warning: None,
-                                          checks=spec_checks(loaded.spec))
-    except UsageError:  # no sandbox here, or a check names a private file: the run would stop and say so
-        return NO_VIEW
-    return AttemptView(workspace=workspace_section(environment))
-
-
-def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, config: RunConfig) -> str:
-    """The Checkpoint Agent's assessment of `feature` as the state stands (`orchestrator.run.checks.assessment`)."""
-    from orchestrator.run.checks.assessment import assess, prompt_line
-    from orchestrator.run.checks.regression import RegressionGuard
-
-    guard = RegressionGuard(spec, state, mode=config.regression, concurrency=1, runner=_runs_no_check)
-    found = assess(feature, spec, state, guard)
+def _assessment_text(feature: Feature, spec: FeatureSpec, state: RunState, config: RunConfig, found: Assessment) -> str:
+    """The assessment `found`, and the Impact Agent's prediction, as `orchestrate context` prints them."""
+    guard = guard_without_checks(spec, state, config)
     lines = [f"=== assessment: feature {feature.id} ===",
              f"predicted footprint: {', '.join(found.predicted_footprint) or '(none known)'}",
              f"may affect (checks re-run after it): {', '.join(found.affected) or '(none)'}",

@@ -296,6 +296,7 @@ class Runner:
             distrust_unproven_passes(state, self.spec, self.paths, checkpoints=self.config.commit, on_warning=self.events.warn)
         for feature_id in self.options.resets:
             state.feature(feature_id).awaiting_check = None  # redone from the start, agent and all
+        self.parts.agent.run_began(state, self.paths.root)  # before any agent of this run works
         self.books.store.save(state)
 
     def attempts_for(self, feature: Feature) -> int:

@@ -12,12 +12,14 @@ builds the run, so nothing here imports it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from orchestrator.json_types import ApiMessage
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome, run_agent
 from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
 from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.store.run_state import RunState
 
 
 class Agent(Protocol):
@@ -36,6 +38,11 @@ class Agent(Protocol):
         """Work on the feature from `prompt` (after `history`, for agents that replay it) until done."""
         ...
 
+    def run_began(self, state: RunState, root: Path) -> None:
+        """The run's state is loaded (new, or resumed) and no agent has worked yet: record in `state`
+        what must be judged against the project as the run first found it."""
+        ...
+
 
 class BuiltinAgent:
     """This program's own three-tool loop."""
@@ -47,6 +54,9 @@ class BuiltinAgent:
 
     def attempt(self, session: AgentSession, history: list[ApiMessage], prompt: str, feature_id: str) -> AttemptOutcome:
         return run_agent(session, history, prompt, feature_id)
+
+    def run_began(self, state: RunState, root: Path) -> None:
+        """Nothing of the project configures this loop."""
 
 
 BUILTIN_AGENT = BuiltinAgent()

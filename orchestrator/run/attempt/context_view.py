@@ -7,7 +7,8 @@ coordinator asks it to summarize. Tests and benchmarks pass a subclass to watch 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from context_agent.context_injection import ContextInjection
@@ -17,10 +18,12 @@ from context_agent.summarization import SummaryResult
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named
+from orchestrator.run.checks.check_paths import check_file_keys
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
+from orchestrator.store.run_state import FeatureState
 
 
 class ContextView:
@@ -39,29 +42,30 @@ class ContextView:
     def turn(
         self, feature: Feature, *, verification: CheckResult | None, recent_ids: Sequence[str],
         interrupted_attempt: int | None, regression_note: str = "", reserved_tokens: int = 0,
-        view: AttemptView = NO_VIEW,
+        view: AttemptView = NO_VIEW, files: Collection[str] = (),
     ) -> FeatureTurn:
         """`feature`'s turn: its strategy's context and its first user message; `reserved_tokens`
-        of the context budget go to a note in the prompt (the Impact Agent's forward-looking line)."""
+        of the context budget go to a note in the prompt (the Impact Agent's forward-looking line);
+        `files`: what the feature is known to touch (`known_files`)."""
         with self.lock:
             return feature_turn(
                 feature, self.spec, self.strategy.name, self.paths, injections=self, verification=verification,
                 recent_ids=recent_ids, depth=self.depth, interrupted_attempt=interrupted_attempt,
-                regression_note=regression_note, reserved_tokens=reserved_tokens, view=view,
+                regression_note=regression_note, reserved_tokens=reserved_tokens, view=view, files=files,
             )
 
-    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0, files: Collection[str] = ()) -> ContextInjection:
         """The Context Agent's project context for `feature_id` (the compressed strategy's)."""
         with self.lock:
-            return self.agent.get_injection(feature_id, reserved_tokens)
+            return self.agent.get_injection(feature_id, reserved_tokens, files)
 
     def record_report(self, feature_id: str, report: Mapping[str, Any]) -> None:
         with self.lock:
             self.agent.record_report(feature_id, report)
 
-    def record_failure(self, feature_id: str, attempt: int, verification: CheckResult) -> None:
+    def record_failure(self, feature_id: str, attempt: int, verification: CheckResult, files: Sequence[str] = ()) -> None:
         with self.lock:
-            self.agent.record_failure(feature_id, attempt, verification.dump())
+            self.agent.record_failure(feature_id, attempt, verification.dump(), files)
 
     def record_prevention(self, feature_id: str, learned: str) -> None:
         with self.lock:
@@ -71,6 +75,19 @@ class ContextView:
         """Fold the features' records; only a strategy that injects the summary asks the model.
         Not under the lock: the agent takes it itself, except during the model call."""
         return self.agent.summarize(feature_ids, trigger, use_model=self.strategy.summarizes_with_model)
+
+
+def known_files(
+    workspace: Path, command: str | None, entry: FeatureState | None, predicted: Iterable[str] = (),
+) -> frozenset[str]:
+    """What a feature is known to touch before an attempt: its check's files (as its first attempt
+    records them), the footprint of an earlier pass, and the files its assessment foresees."""
+    if entry is not None and entry.check_files is not None:
+        check = entry.check_files.files
+    else:
+        check = check_file_keys(workspace, command)
+    footprint = entry.footprint.files() if entry is not None and entry.footprint is not None else set()
+    return frozenset({*check, *footprint, *predicted})
 
 
 def feature_reader(paths: ProjectPaths) -> Callable[[str], FeatureRecord | None]:

@@ -31,7 +31,7 @@ from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.agent_view import AttemptView, retry_note, unreported, workspace_section
-from orchestrator.run.attempt.context_view import ContextView
+from orchestrator.run.attempt.context_view import ContextView, known_files
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
 from orchestrator.run.attempt.recorder import FeatureRecorder
@@ -166,6 +166,8 @@ class FeatureJob:
             regression_note=self.watch.note if self.watch else "",
             reserved_tokens=self.watch.note_tokens if self.watch else 0,
             view=AttemptView(retry=retry, workspace=workspace_section(self.settings.environment.at(self.workspace))),
+            files=known_files(self.workspace, self.command, entry,
+                              self.watch.assessment.predicted_footprint if self.watch else ()),
         )
         self.recorder.in_progress(attempt)
         self.recorder.draft.replay_stats = turn.context.replay_stats or self.recorder.draft.replay_stats
@@ -230,11 +232,18 @@ class FeatureJob:
         elif (defect := self._disputed(step)) is not None:
             self._needs_review(defect)
         else:
-            self.context.record_failure(self.feature.id, attempt, step.record.verification)
+            self.context.record_failure(self.feature.id, attempt, step.record.verification, self._failed_files())
             entry.status = "pending"  # between attempts: nothing is running
             recorder.write_log()
             recorder.record()
         self.landing.settled(self)
+
+    def _failed_files(self) -> list[str]:
+        """What the failing attempt changed (still in the tree) and what its check names."""
+        entry = self.recorder.entry
+        if self.watch is not None:
+            return sorted(self.watch.footprint(entry).files())
+        return entry.check_files.files if entry.check_files else []
 
     def _record_pass(self) -> None:
         """Record the pass, and what is left to do after it, before doing any of it."""

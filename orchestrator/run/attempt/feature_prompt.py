@@ -9,7 +9,7 @@ context` all build it there.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
@@ -190,12 +190,15 @@ def feature_turn(
     regression_note: str = "",
     reserved_tokens: int = 0,
     view: AttemptView = NO_VIEW,
+    files: Collection[str] = (),
 ) -> FeatureTurn:
     """Build `feature`'s turn under `strategy`; `injections` is the Context Agent (compressed),
-    whose budget gives up `reserved_tokens` to `regression_note`'s forward-looking line."""
+    whose budget gives up `reserved_tokens` to `regression_note`'s forward-looking line;
+    `files`: what the feature is known to touch (`known_files`)."""
     inputs = StrategyInputs(
         feature=feature, paths=paths, recent_ids=recent_ids, depth=depth,
         interrupted_attempt=interrupted_attempt, injections=injections, reserved_tokens=reserved_tokens,
+        files=frozenset(files),
     )
     context = strategy_named(strategy).build(inputs)
     prompt = feature_prompt(

@@ -63,7 +63,11 @@ class FeatureRecorder:
         """Start the feature's clock and spend, and take up the attempts earlier runs logged."""
         self.books.start_feature(self.feature.id)
         self.clock, self.base_duration = time.monotonic(), self.entry.duration_ms
-        self.draft.attempts = self.logs.previous(self.feature.id)[0]
+        attempts, report = self.logs.previous(self.feature.id)
+        self.draft.attempts = attempts
+        if self.entry.attempts and self.entry.last_verification is not None:
+            # A resumed retry is told what the attempt before it reported (`agent_view.retry_note`).
+            self.draft.report = report
 
     def attempt_started(
         self, attempt: int, max_attempts: int, index: int, total: int, *, model: str | None = None,

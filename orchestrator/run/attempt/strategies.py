@@ -12,7 +12,7 @@ look a strategy up here instead of comparing names; adding one is one entry.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -34,7 +34,7 @@ Message = ApiMessage
 class InjectionSource(Protocol):
     """Where `compressed` gets a feature's project context (the Context Agent)."""
 
-    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection: ...
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0, files: Collection[str] = ()) -> ContextInjection: ...
 
 
 @dataclass
@@ -60,6 +60,7 @@ class StrategyInputs:
     interrupted_attempt: int | None = None
     injections: InjectionSource | None = None
     reserved_tokens: int = 0  # of the context budget, taken by a note in the prompt
+    files: frozenset[str] = frozenset()  # what the feature is known to touch (which resolved failures it sees)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def pending_feature_section(feature: Feature, interrupted_attempt: int | None) -
 def _compressed(inputs: StrategyInputs) -> StrategyContext:
     if inputs.injections is None:
         return StrategyContext()
-    injection = inputs.injections.get_injection(inputs.feature.id, inputs.reserved_tokens)
+    injection = inputs.injections.get_injection(inputs.feature.id, inputs.reserved_tokens, inputs.files)
     return StrategyContext(project_context=render_project_context(injection) if injection else "", injection=injection)
 
 

@@ -66,3 +66,62 @@ def test_an_agents_claude_configuration_does_not_reach_the_next_features_session
     assert USER_MEMORY in second  # the project's configuration as the run began
     assert "shell=clean" in second and "shell=yes" not in second
     assert not (project / "hook-ran.txt").exists(), "a hook ran"
+
+
+START_DEFINITION = "---\nname: reviewer\ndescription: AGENT-DEFINITION-START-31c\ntools: Read\n---\nReview the diff.\n"
+PLANTED_MCP = {"mcpServers": {"planted": {"command": "sh", "args": ["-c", "echo ran > mcp-ran.txt"]}}}
+ALL_KINDS = ["--claude-code-allow", "settings,claude-md,agents,mcp"]
+
+
+def _plant_every_kind() -> str:
+    return _plant() + f"\ncat > .mcp.json <<'EOF'\n{json.dumps(PLANTED_MCP)}\nEOF\necho planted-mcp"
+
+
+@pytest.mark.attack
+def test_allowed_kinds_load_as_the_run_began_and_nothing_an_agent_wrote_loads_after_a_resume(
+        fake_api: FakeAPI, tmp_path: Path) -> None:
+    """Every kind allowed: what the project had at the start loads (CLAUDE.md, an agent definition);
+    the first feature's agent writes a file of each kind (settings with hooks and env, CLAUDE.md, an
+    agent definition, .mcp.json) and the run stops; the resumed run's session loads none of them,
+    and not the CLAUDE.md the agent rewrote either. Mode: --agent claude-code, API key, bwrap, serial."""
+    project = tmp_path / "project"
+    (project / ".claude" / "agents").mkdir(parents=True)
+    (project / "CLAUDE.md").write_text(USER_MEMORY + "\n")
+    (project / ".claude" / "agents" / "reviewer.md").write_text(START_DEFINITION)
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "the user's project"], check=True)
+    fake_api.plans["feat-01"] = [[bash(_plant_every_kind())], [edit_create("features/feat-01.txt", "done\n")],
+                                 [report("done")]]
+    fake_api.plans["feat-02"] = [[bash("echo shell=${AGENT_PLANTED_ENV:-clean}")],
+                                 [edit_create("features/feat-02.txt", "done\n")], [report("done")]]
+    spec = write_spec(tmp_path, 2)
+    command = ["run", str(spec), "--agent", "claude-code", *ALL_KINDS, "--sandbox", "bwrap", "--json"]
+    home = str(tmp_path / "home")
+
+    first = run_cli([*command, "--only", "feat-01"], project, fake_api, timeout=600, HOME=home)
+    assert first.code == 0, first.stderr[-3000:]
+    began = json.dumps(fake_api.agent_requests("feat-01")[0].body)
+    assert USER_MEMORY in began and "AGENT-DEFINITION-START-31c" in began  # allowed, present at the start
+    assert "planted" in (project / ".mcp.json").read_text()
+
+    resumed = run_cli(command, project, fake_api, timeout=600, HOME=home)  # the same run, resumed
+
+    assert resumed.code == 0, resumed.stderr[-3000:]
+    second = json.dumps([r.body for r in fake_api.agent_requests("feat-02")])
+    assert "AGENT-DEFINITION-START-31c" in second  # unchanged since the start: still loaded
+    assert AGENT_MEMORY not in second and USER_MEMORY not in second  # CLAUDE.md was rewritten during the run
+    assert "AGENT-DEFINITION-77aa" not in second and "mcp__planted" not in second
+    assert "shell=clean" in second and "shell=yes" not in second
+    assert not (project / "hook-ran.txt").exists() and not (project / "mcp-ran.txt").exists()
+    assert "not loaded" in resumed.stdout + resumed.stderr and "CLAUDE.md" in resumed.stdout + resumed.stderr
+
+
+def test_hooks_and_env_cannot_be_allowed_and_the_error_says_why(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, 1)
+    for kinds in ("hooks", "claude-md,env"):
+        result = run_cli(["run", str(spec), "--agent", "claude-code", "--claude-code-allow", kinds, "--dry-run"],
+                         tmp_path, None, key=None)
+        assert result.code == 2, result.stderr
+        assert "never loaded" in result.stderr and "run programs" in result.stderr

@@ -184,7 +184,7 @@ def _retiring_summarizer(request: dict) -> dict:
     return {**answer, "retiredFailureIds": ["F1"]}
 
 
-def test_failures_to_avoid_name_the_test_and_the_reported_prevention_and_go_once_resolved(fake_api, project):
+def test_failures_to_avoid_name_the_test_and_the_reported_prevention_and_show_once_resolved_only_where_files_meet(fake_api, project):
     (project / "check_total.sh").write_text(PYTEST_LIKE_CHECK)
 
     def plan(turn: AgentTurn) -> list[dict]:
@@ -196,16 +196,19 @@ def test_failures_to_avoid_name_the_test_and_the_reported_prevention_and_go_once
 
     fake_api.plans["feat-01"] = plan
     fake_api.summarizer = _retiring_summarizer
-    spec = write_spec(project, 3, extra={"feat-01": {"verify": "sh check_total.sh"},
-                                         "feat-02": {"depends_on": ["feat-01"]}})
+    shares_a_file = ["features/feat-03.txt exists", "it reads total.txt"]  # no dependency on feat-01
+    spec = write_spec(project, 4, extra={"feat-01": {"verify": "sh check_total.sh"},
+                                         "feat-02": {"depends_on": ["feat-01"]},
+                                         "feat-03": {"acceptance": shares_a_file}})
 
     assert run_cli(["run", str(spec)], project, fake_api).code == 0
 
     assert "Recent Failures to Avoid" not in first_prompt(fake_api, "feat-01", 1)  # its retry shows it once
     shown = ("- tests/test_total.py::test_sum failed: AssertionError: assert 7 == 6: "
              "Sum with sum(values); a manual loop added 1")
-    assert shown in first_prompt(fake_api, "feat-02")  # it builds on feat-01
-    assert "Recent Failures to Avoid" not in first_prompt(fake_api, "feat-03")  # passed since, nothing shared
+    assert shown in first_prompt(fake_api, "feat-02")  # it builds on feat-01's files
+    assert shown in first_prompt(fake_api, "feat-03")  # it names total.txt, which the failing attempt changed
+    assert "Recent Failures to Avoid" not in first_prompt(fake_api, "feat-04")  # passed since, nothing shared
     assert read_json(project / ".autonomous/context/failure-memory.json")["failures"] == []  # the summarizer retired it
 
 
@@ -239,3 +242,20 @@ def test_the_prompt_maps_the_files_and_states_the_environment(fake_api, project)
     environment = next(line for line in workspace.splitlines() if line.startswith("Environment: "))
     assert "network" in environment and "python3 is /" in environment and "pytest" in environment
     assert prompt.index("## Feature") < prompt.index("## Workspace")
+
+
+def test_dry_run_shows_the_workspace_and_a_retry_s_note_as_the_run_would(fake_api, project):
+    (project / "check_total.sh").write_text(PYTEST_LIKE_CHECK)
+    fake_api.plans["feat-01"] = [[edit_create("total.txt", "7\n")], [report("total.txt holds 7", notes="summed by hand")],
+                                 [text("done")]]
+    spec = write_spec(project, 2, extra={"feat-01": {"verify": "sh check_total.sh", "max_attempts": 1},
+                                         "feat-02": {"depends_on": ["feat-01"]}})
+    assert run_cli(["run", str(spec)], project, fake_api).code != 0  # feat-01 failed its one attempt, feat-02 blocked
+
+    result = run_cli(["run", str(spec), "--dry-run"], project, None, key=None)
+
+    assert result.code == 0, result.stderr
+    retry = result.stdout.split("===== feat-01 =====", 1)[1].split("===== feat-02 =====", 1)[0]
+    assert "The last report's summary: total.txt holds 7" in retry and "Its notes: summed by hand" in retry
+    assert result.stdout.count("## Workspace") == 2  # feat-01's retry and feat-02's first attempt
+    assert "check_total.sh" in retry.split("## Workspace", 1)[1]  # the file map

@@ -112,6 +112,23 @@ def test_on_a_retry_the_feature_s_earlier_failure_comes_first_and_its_latest_is_
     assert [(f.feature_id, "KeyError" in f.description) for f in failures] == [("a", True), ("c", True)]
 
 
+def test_a_failure_since_resolved_is_shown_only_where_the_files_meet_not_by_dependency(tmp_path: Path) -> None:
+    features = [_feature("lexer"), _feature("parser", depends_on=("lexer",)), _feature("cli"), _feature("docs")]
+    agent = ContextAgent(tmp_path, features=features)
+    agent.record_failure("lexer", 1, {"command": "pytest -q", "exitCode": 1, "output": "E   KeyError: 'x'"},
+                         files=["src/lexer.py", "tests/test_lexer.py"])
+    agent.record_failure("cli", 1, {"command": "pytest -q", "exitCode": 1, "output": "E   IndexError: 'y'"},
+                         files=["src/cli.py"])
+    agent.record_prevention("lexer", "Key the table by token kind")  # lexer passed since; cli has not
+
+    def shown(feature_id: str, files: list[str]) -> set[str]:
+        return {f.feature_id for f in agent.get_injection(feature_id, files=files).failures}
+
+    assert shown("parser", ["src/parser.py"]) == {"cli"}  # builds on lexer, shares none of its files
+    assert shown("docs", ["README.md", "src/lexer.py"]) == {"lexer", "cli"}  # no dependency, a shared file
+    assert shown("docs", []) == {"cli"}  # an unresolved failure is shown to every feature
+
+
 def test_all_active_constraints_are_listed_when_they_fit(tmp_path: Path) -> None:
     agent = ContextAgent(tmp_path)
     rules = [f"Rule number {n}: keep module {n} pure" for n in range(30)]

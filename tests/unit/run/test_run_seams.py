@@ -3,6 +3,8 @@ feature's turn, and the verifier a feature job is given."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from pathlib import Path
 import pytest
 from context_agent.context_injection import ContextInjection
@@ -21,7 +23,7 @@ class Injections:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    def get_injection(self, feature_id: str, reserved_tokens: int = 0) -> ContextInjection:
+    def get_injection(self, feature_id: str, reserved_tokens: int = 0, files: Collection[str] = ()) -> ContextInjection:
         self.asked.append(feature_id)
         return ContextInjection(feature_id=feature_id, token_count=5, summary="what came before")
 
