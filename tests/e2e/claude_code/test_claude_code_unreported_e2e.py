@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.demo.fake_api.plans import report, text, tool_use
-from orchestrator.demo.fake_api.server import FakeAPI
+from fake_messages_api.plans import report, text, tool_use
+from fake_messages_api.server import FakeAPI
 from tests.cli_helpers import run_cli, write_spec
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")
