@@ -64,7 +64,7 @@ def test_a_bedrock_run_completes_with_signed_requests_and_no_credential_anywhere
          "claude-haiku-4-5", "--summarize-every", "1", "--json"], project, key=None,
         AWS_REGION="us-east-1", AWS_ACCESS_KEY_ID=TEST_AWS_ACCESS_KEY, AWS_SECRET_ACCESS_KEY=TEST_AWS_SECRET_KEY,
         AWS_SESSION_TOKEN=SESSION_TOKEN, AWS_EC2_METADATA_DISABLED="true",
-        ANTHROPIC_BEDROCK_BASE_URL=fake_api.base_url,
+        ANTHROPIC_BEDROCK_BASE_URL=fake_api.base_url, process=True,  # the agent reads the CLI's /proc/PID/environ
     )
 
     assert result.code == 0, result.stderr
@@ -91,6 +91,7 @@ def test_a_vertex_run_completes_with_its_request_shape_and_no_credential_anywher
         project, key=None, ORCHESTRATE_PROVIDER="vertex", CLOUD_ML_REGION="us-east5",
         ANTHROPIC_VERTEX_PROJECT_ID="proj-1", GOOGLE_OAUTH_ACCESS_TOKEN=TEST_VERTEX_TOKEN,
         GOOGLE_APPLICATION_CREDENTIALS=str(credentials), ANTHROPIC_VERTEX_BASE_URL=fake_api.base_url + "/v1",
+        process=True,  # the agent reads the CLI's /proc/PID/environ
     )
 
     assert result.code == 0, result.stderr
