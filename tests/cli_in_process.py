@@ -376,6 +376,9 @@ def program_globals() -> ProgramGlobals:
                 if not info.name.endswith("__main__"):
                     with contextlib.suppress(ImportError):  # an extra not installed (claude-agent-sdk)
                         importlib.import_module(info.name)
+        # What is imported lives as long as the process: out of the collector's way, so that the
+        # collection after each call (`_end_like_a_process`) looks only at what came after.
+        gc.freeze()
         _imported = True
     modules = [module for name, module in sorted(sys.modules.items())
                if module is not None and name.split(".")[0] in PACKAGES]
