@@ -348,11 +348,29 @@ class ProgramGlobals:
 def _copied(value: Any) -> Any:
     if isinstance(value, (dict, list, set, bytearray)):
         return value.copy()
+    if _program_object(value):  # a module-level instance of the program's (a registry, a cache)
+        return _Attributes({name: (item, _copied(item)) for name, item in vars(value).items()})
     return None
 
 
+class _Attributes(dict[str, Any]):
+    """An object's attributes as they were, with copies of their contents."""
+
+
+def _program_object(value: Any) -> bool:
+    kind = type(value)
+    return (kind.__module__.split(".")[0] in PACKAGES and hasattr(value, "__dict__")
+            and not isinstance(value, (type, types.ModuleType, types.FunctionType)))
+
+
 def _put_back(value: Any, contents: Any) -> None:
-    if isinstance(value, dict):
+    if isinstance(contents, _Attributes):
+        vars(value).clear()
+        for name, (item, item_contents) in contents.items():
+            vars(value)[name] = item
+            if item_contents is not None:
+                _put_back(item, item_contents)
+    elif isinstance(value, dict):
         value.clear()
         value.update(contents)
     elif isinstance(value, set):

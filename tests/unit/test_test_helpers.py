@@ -11,6 +11,17 @@ from tests.cli_in_process import ProgramGlobals
 TESTS = Path(__file__).resolve().parent.parent
 
 
+class _Directories:
+    """A module-level object of the program's that keeps state (as `claude_code.launch`'s)."""
+
+    def __init__(self) -> None:
+        self.parent: str | None = None
+        self.busy: set[str] = set()
+
+
+_Directories.__module__ = "orchestrator.example"  # one of the program's classes, as the harness sees it
+
+
 def test_no_test_file_writes_a_process_s_memory() -> None:
     trick = "/proc/self/" + "mem"  # spelled in two pieces, so that this file does not name it
     naming = [path.relative_to(TESTS).as_posix() for path in TESTS.rglob("*.py") if trick in path.read_text()]
@@ -23,6 +34,7 @@ def test_a_calls_changes_to_module_globals_are_put_back() -> None:
     module.active = {"marker"}
     module.concurrent = False
     module.history = [1]
+    module.directories = _Directories()
     before = ProgramGlobals([module])
 
     module.running["forward"] = "/tmp/b.sock"
@@ -30,8 +42,11 @@ def test_a_calls_changes_to_module_globals_are_put_back() -> None:
     module.concurrent = True
     module.history = [1, 2]
     module.cached = "set during the call"
+    module.directories.parent = "/tmp/gone-at-the-call-s-end"
+    module.directories.busy.add("attempt-0")
     before.restore()
 
     assert (module.running, module.active, module.concurrent, module.history) == (
         {"proxy": "/tmp/a.sock"}, {"marker"}, False, [1])
     assert not hasattr(module, "cached")
+    assert (module.directories.parent, module.directories.busy) == (None, set())
