@@ -1,4 +1,5 @@
-"""Running `orchestrate` as a user would: a real subprocess against the fake API."""
+"""Running `orchestrate` as a user would, against the fake API: in the test's own process
+(`tests/cli_in_process.py`) unless the test asks for a process of its own (`process=True`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from tests import fork_server
+from tests import cli_in_process
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TEST_KEY = "sk-ant-test-0123456789abcdef"
@@ -54,12 +56,18 @@ def orchestrate_command(*args: str) -> list[str]:
 
 def run_cli(
     args: Sequence[str], cwd: Path, fake: Any | None = None, *, key: str | None = TEST_KEY,
-    timeout: float = 120, **extra: str,
+    timeout: float = 120, process: bool = False, **extra: str,
 ) -> CliResult:
+    """`orchestrate ARGS` in `cwd` with the suite's environment (`cli_env`), its exit code and output.
+
+    It runs in this process (`cli_in_process.run_here`: the CLI's own entry, everything it
+    changed put back after) unless `process=True`: a new `python -m orchestrator` process, for a
+    test that needs one (it signals or kills the CLI, reads its /proc, gives it a terminal, or
+    checks how the process itself ends). What cannot run here raises `NeedsProcess`, saying why.
+    """
     env = cli_env(fake, key, **extra)
-    server = fork_server.server_for(cli_env(None, key=None))  # started, once, with no test's own settings
-    if server is not None and server.can_serve(env, cwd, args):
-        return CliResult(*server.run(args, cwd, env, timeout))
+    if not process:
+        return CliResult(*cli_in_process.run_here(args, cwd, env, timeout))
     proc = subprocess.run(
         orchestrate_command(*args), cwd=cwd, env=env, capture_output=True,
         text=True, timeout=timeout, stdin=subprocess.DEVNULL,

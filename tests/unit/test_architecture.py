@@ -82,7 +82,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for target in sorted(graph.get(node, ())):
             if colour.get(target) == 1:
-                return stack[stack.index(target):] + [target]
+                return [*stack[stack.index(target):], target]
             if target not in colour and (found := visit(target)):
                 return found
         stack.pop()

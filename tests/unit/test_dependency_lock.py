@@ -44,7 +44,7 @@ def test_the_lock_pins_every_dependency_inside_its_declared_range_with_hashes() 
     for requirement in declared:
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{name} is not in {LOCK.name}: run `bash .ci/lock`"
-        version, hashes = pins[name]
+        version, _hashes = pins[name]
         assert requirement.specifier.contains(version, prereleases=True), f"{name}=={version} is outside {requirement}"
     assert all(hashes for _, hashes in pins.values()), "every pin carries its hashes (pip then checks them all)"
     assert "pytest" in {canonicalize_name(Requirement(text).name) for text in project["dependencies"]}, (

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")
 
-from claude_agent_sdk import (  # noqa: E402
+from claude_agent_sdk import (
     AssistantMessage,
     ResultMessage,
     TextBlock,
@@ -23,23 +23,23 @@ from claude_agent_sdk import (  # noqa: E402
     UserMessage,
 )
 
-from orchestrator.claude_code import availability  # noqa: E402
-from orchestrator.claude_code.choice import agent_for  # noqa: E402
-from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch  # noqa: E402
-from orchestrator.claude_code.options import SessionSettings, session_options  # noqa: E402
-from orchestrator.claude_code.project_config import ProjectConfig  # noqa: E402
-from orchestrator.claude_code.report_server import QUALIFIED_NAME, ReportInbox, report_server  # noqa: E402
-from orchestrator.claude_code.stream import StreamRecorder  # noqa: E402
-from orchestrator.claude_code.write_guard import refusal, unattended, write_guard  # noqa: E402
-from orchestrator.config import ConfigError  # noqa: E402
+from orchestrator.claude_code import availability
+from orchestrator.claude_code.choice import agent_for
+from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch
+from orchestrator.claude_code.options import SessionSettings, session_options
+from orchestrator.claude_code.project_config import ProjectConfig
+from orchestrator.claude_code.report_server import QUALIFIED_NAME, ReportInbox, report_server
+from orchestrator.claude_code.stream import StreamRecorder
+from orchestrator.claude_code.write_guard import refusal, unattended, write_guard
+from orchestrator.config import ConfigError
 from orchestrator.config_layers import load_config
-from orchestrator.user_errors import UsageError  # noqa: E402
-from orchestrator.run.attempt.agent_loop import AttemptOutcome  # noqa: E402
-from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT  # noqa: E402
-from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox  # noqa: E402
-from orchestrator.tools.context import ToolContext  # noqa: E402
-from orchestrator.tools.shell_policy import ShellPolicy  # noqa: E402
+from orchestrator.user_errors import UsageError
+from orchestrator.run.attempt.agent_loop import AttemptOutcome
+from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT
+from orchestrator.safety.environment import CommandEnvironment
+from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.tools.context import ToolContext
+from orchestrator.tools.shell_policy import ShellPolicy
 
 
 def _tools(workspace: Path, protected: list[Path] = (), sandbox: Sandbox = NO_SANDBOX) -> ToolContext:

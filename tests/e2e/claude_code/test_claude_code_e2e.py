@@ -55,7 +55,7 @@ def test_claude_code_builds_a_feature_with_the_same_prompt_and_its_report_reache
     stores = "".join(path.read_text() for path in (project / ".autonomous" / "context").rglob("*.json"))
     assert "Keep feat-01 in features/" in stores
     # What Claude Code sent: its own tools and ours, its system prompt with the run's appended, our prompt.
-    first = [r for r in api_env.agent_requests("feat-01")][0].body
+    first = next(iter(api_env.agent_requests("feat-01"))).body
     tools = {tool["name"] for tool in first["tools"]}
     assert {"Write", "Bash", "Read", REPORT} <= tools and "str_replace_based_edit_tool" not in tools
     system = json.dumps(first["system"])
@@ -127,7 +127,7 @@ def test_an_interrupt_mid_call_ends_claude_code_too_and_the_run_resumes(api_env,
     assert len(api_env.agent_requests()) >= jobs, proc.communicate(timeout=30)
     assert _processes_in(project)  # Claude Code is at work in the project
     proc.send_signal(stop)
-    out, err = proc.communicate(timeout=90)
+    _out, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err[-3000:]
     time.sleep(0.5)
     assert _processes_in(project) == []  # no orphan CLI, nothing it started

@@ -163,9 +163,9 @@ def test_an_error_answer_is_passed_through_and_its_reservation_released(fake_api
 def test_a_stream_cut_or_broken_midway_counts_at_its_worst_case(fake_api, tmp_path, fault):
     fake_api.faults = FailFirst(1, fault)
     books = Books(tmp_path)
-    with _proxy(fake_api, books) as proxy:
-        with pytest.raises(httpx2.TransportError) if fault.kind == "stream_drop" else _nothing():
-            _post(proxy, _request())
+    with _proxy(fake_api, books) as proxy, (
+            pytest.raises(httpx2.TransportError) if fault.kind == "stream_drop" else _nothing()):
+        _post(proxy, _request())
     state = books.replayed()
     assert state.totals.unconfirmed_cost_usd > 0
     assert state.totals.cost_usd >= _billed(fake_api)[1]
@@ -210,7 +210,12 @@ def test_closing_the_proxy_mid_answer_ends_the_call_at_once_and_books_its_worst_
     fake_api.faults = FailFirst(1, Fault.slow_stream(gap=30.0))
     books = Books(tmp_path)
     proxy = _proxy(fake_api, books).__enter__()
-    caller = threading.Thread(target=lambda: pytest.raises(httpx2.TransportError, _post, proxy, _request()))
+
+    def call() -> None:
+        with pytest.raises(httpx2.TransportError):
+            _post(proxy, _request())
+
+    caller = threading.Thread(target=call)
     caller.start()
     while not fake_api.requests:
         threading.Event().wait(0.02)

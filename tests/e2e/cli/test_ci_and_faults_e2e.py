@@ -105,7 +105,7 @@ def test_sigint_mid_run_exits_130_within_seconds_and_resumes_cleanly(fake_api, p
         time.sleep(0.02)
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=15)
+    _out, err = proc.communicate(timeout=15)
     assert proc.returncode == 130, err
     assert time.monotonic() - sent < 30, "Ctrl-C waited for the 60 s reply"  # generous: the machine may be loaded
     assert "Traceback" not in err

@@ -94,7 +94,7 @@ def memory_now(project: Path) -> dict[str, Any]:
     the last summarization (context/pending-reports.jsonl) applied."""
     memory = ContextAgent(project, on_event=lambda kind, data: None).memory()
     stores = (memory.summary, memory.decisions, memory.failures, memory.constraints)
-    return {name: store.model_dump(by_alias=True, mode="json") for name, store in zip(STORE_NAMES, stores)}
+    return {name: store.model_dump(by_alias=True, mode="json") for name, store in zip(STORE_NAMES, stores, strict=False)}
 
 
 def decision_texts(stores: dict[str, Any]) -> list[str]:
@@ -217,7 +217,7 @@ def _reword(text: str) -> str:
     """The same statement in other words: a preamble, the clause order rotated."""
     words = text.rstrip(".").split()
     half = len(words) // 2
-    return "As agreed earlier, " + " ".join(words[half:] + ["-"] + words[:half]) + "."
+    return "As agreed earlier, " + " ".join([*words[half:], "-", *words[:half]]) + "."
 
 
 # --- the twelve-feature run ------------------------------------------------------------------
@@ -334,9 +334,9 @@ def test_a_summarizer_that_is_down_or_answers_garbage_leaves_a_fallback_summary(
     # Each failure is reported on stderr and in the event log, and the run said "fallback".
     expected = ["500", "not JSON", "does not match the schema"]
     reported = [line for line in result.stderr.splitlines() if "context agent" in line and "summar" in line]
-    assert len(reported) == 3 and all(word in line for word, line in zip(expected, reported)), result.stderr
+    assert len(reported) == 3 and all(word in line for word, line in zip(expected, reported, strict=False)), result.stderr
     failed = context_events(project, "summarizer.failed")
-    assert len(failed) == 3 and all(word in e["message"] for word, e in zip(expected, failed)), failed
+    assert len(failed) == 3 and all(word in e["message"] for word, e in zip(expected, failed, strict=False)), failed
     runs = [e for e in events_of(project) if e["type"] == "summarization"]
     assert [(e["features"], e["success"], bool(e["error"])) for e in runs] == [
         ([f"feat-0{n}"], False, True) for n in (1, 2, 3)

@@ -35,7 +35,7 @@ def demo_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def demo(demo_run):
-    root, result = demo_run
+    _root, result = demo_run
     where = re.search(r"building textkit in (\S+)/textkit ", result.stdout)
     assert where, result.stdout + result.stderr
     return Path(where.group(1)), result

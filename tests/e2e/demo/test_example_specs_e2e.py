@@ -80,7 +80,7 @@ def _run_checks(loaded: LoadedSpec, project: Path, scratch: Path) -> dict[str, C
         return run_check(command, unsandboxed(project, env), attempt=1, timeout=120)
 
     with ThreadPoolExecutor(max_workers=min(8, len(features))) as pool:
-        return dict(zip([f.id for f in features], pool.map(check, features)))
+        return dict(zip([f.id for f in features], pool.map(check, features), strict=False))
 
 
 def _python3_shim(scratch: Path) -> Path:

@@ -14,7 +14,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 import anthropic
 import pydantic
 import pytest
@@ -25,6 +26,7 @@ from fake_messages_api.plans import bash, edit_create, load_plans, report, text
 from fake_messages_api.summarizer import empty_summarizer
 from tests.fake_api_fixtures import running_fake_api
 from fake_messages_api.prompt import PromptBlock
+import itertools
 
 
 
@@ -332,7 +334,7 @@ def test_ten_turn_conversation_is_mostly_cache_reads(fake: FakeAPI) -> None:
     reads = sum(u.cache_read_input_tokens for u in usages)
     prompt = sum(u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens for u in usages)
     assert usages[0].cache_read_input_tokens == 0
-    for before, after in zip(usages, usages[1:]):
+    for before, after in itertools.pairwise(usages):
         # Each turn reads everything the previous one cached.
         assert after.cache_read_input_tokens == before.cache_read_input_tokens + before.cache_creation_input_tokens
     assert all(u.input_tokens == 0 for u in usages)  # the last block is a breakpoint
@@ -459,7 +461,7 @@ def test_authentication_and_permission_errors(fake: FakeAPI) -> None:
             model=MODEL, max_tokens=64, messages=hi)
     assert fake.calls == 2  # neither is retried
 
-    status, headers, body = post_raw(fake, {"model": MODEL, "max_tokens": 5, "messages": hi},
+    status, _headers, body = post_raw(fake, {"model": MODEL, "max_tokens": 5, "messages": hi},
                                      headers={"x-api-key": ""})
     assert status == 401 and body["error"]["type"] == "authentication_error"
     status, _, _ = post_raw(fake, {"model": MODEL, "max_tokens": 5, "messages": hi},
@@ -503,7 +505,7 @@ USER = {"role": "user", "content": "hi"}
         ({"tools": [{"type": "text_editor_20250728", "name": "str_replace_editor"}]},
          "Input should be 'str_replace_based_edit_tool'"),
         ({"tools": [{"type": "bash_29990101", "name": "bash"}]}, "does not match any of the expected tags"),
-        ({"tools": TOOLS + [TOOLS[0]]}, "Tool names must be unique"),
+        ({"tools": [*TOOLS, TOOLS[0]]}, "Tool names must be unique"),
         ({"tools": None, "messages": [USER, {"role": "assistant", "content": [TOOL_USE]},
                                       {"role": "user", "content": [TOOL_RESULT]}]},
          "must define tools"),
@@ -606,7 +608,7 @@ def test_standalone_mode_prints_its_url_and_serves(tmp_path: Path) -> None:
 def test_keep_requests_bounds_memory_but_not_the_counters() -> None:
     with running_fake_api(keep_requests=2) as fake:
         client = sdk(fake)
-        for i in range(5):
+        for _i in range(5):
             client.messages.create(model=MODEL, max_tokens=256, tools=TOOLS,
                                    messages=[{"role": "user", "content": feature_request("k")}])
         assert fake.calls == 5 and fake.feature_calls == {"k": 5} and fake.usage.agent.calls == 5

@@ -64,7 +64,7 @@ def test_a_bedrock_run_completes_with_signed_requests_and_no_credential_anywhere
          "claude-haiku-4-5", "--summarize-every", "1", "--json"], project, key=None,
         AWS_REGION="us-east-1", AWS_ACCESS_KEY_ID=TEST_AWS_ACCESS_KEY, AWS_SECRET_ACCESS_KEY=TEST_AWS_SECRET_KEY,
         AWS_SESSION_TOKEN=SESSION_TOKEN, AWS_EC2_METADATA_DISABLED="true",
-        ANTHROPIC_BEDROCK_BASE_URL=fake_api.base_url,
+        ANTHROPIC_BEDROCK_BASE_URL=fake_api.base_url, process=True,  # the agent reads the CLI's /proc/PID/environ
     )
 
     assert result.code == 0, result.stderr
@@ -91,6 +91,7 @@ def test_a_vertex_run_completes_with_its_request_shape_and_no_credential_anywher
         project, key=None, ORCHESTRATE_PROVIDER="vertex", CLOUD_ML_REGION="us-east5",
         ANTHROPIC_VERTEX_PROJECT_ID="proj-1", GOOGLE_OAUTH_ACCESS_TOKEN=TEST_VERTEX_TOKEN,
         GOOGLE_APPLICATION_CREDENTIALS=str(credentials), ANTHROPIC_VERTEX_BASE_URL=fake_api.base_url + "/v1",
+        process=True,  # the agent reads the CLI's /proc/PID/environ
     )
 
     assert result.code == 0, result.stderr
@@ -184,7 +185,7 @@ def test_the_demo_spec_runs_end_to_end_on_each_provider_with_the_default_models(
     project.mkdir()
     subprocess.run(["git", "init", "--quiet", str(project)], check=True)
     with running_fake_api(default_plan=textkit_plan, summarizer=demo_summarizer) as fake:
-        result = run_cli(["run", str(spec), "--provider", provider, "--summarize-every", "1"], project, key=None,
+        result = run_cli(["run", str(spec), "--provider", provider, "--summarize-every", "1"], project, key=None, process=True,
                          timeout=600, **_provider_env(provider, fake))
         requests = fake.requests
 
@@ -204,7 +205,7 @@ def test_the_demo_spec_runs_end_to_end_on_each_provider_with_the_default_models(
 def test_a_model_the_provider_table_lacks_falls_back_to_the_newest_of_its_family_with_a_notice(fake_api, project):
     spec = write_spec(project, 1)
 
-    result = run_cli(["run", str(spec), "--provider", "bedrock", "--model", "claude-sonnet-9-9"], project, key=None,
+    result = run_cli(["run", str(spec), "--provider", "bedrock", "--model", "claude-sonnet-9-9"], project, key=None, process=True,
                      **_provider_env("bedrock", fake_api))
 
     assert result.code == 0, result.stderr
@@ -219,7 +220,7 @@ def test_plan_takes_provider_and_checks_only_the_model_it_calls(fake_api, projec
     feature = {"id": "add", "name": "Add", "description": "Add a note.", "verify": "true"}
     fake_api.tool_answers = lambda name, body: {"project": "notes", "features": [feature]}
 
-    result = run_cli(["plan", "idea.md", "--no-write-checks", "--provider", provider], project, key=None,
+    result = run_cli(["plan", "idea.md", "--no-write-checks", "--provider", provider], project, key=None, process=True,
                      ORCHESTRATE_SUMMARIZER_MODEL="claude-quux-1-1",  # never called by plan: not checked
                      **_provider_env(provider, fake_api))
 

@@ -97,7 +97,7 @@ def test_a_refusal_is_reported_and_not_retried_with_the_same_prompt(fake_api, pr
     assert len(fake_api.agent_requests("feat-01")) == 1  # one attempt, not three
     log = _log(project)
     assert log["attemptHistory"][0]["stop"] == "refusal"
-    finished = [e for e in result.events() if e["type"] == "feature_finished"][0]
+    finished = next(e for e in result.events() if e["type"] == "feature_finished")
     assert finished["status"] == "failed" and "refused" in finished["reason"]
 
 

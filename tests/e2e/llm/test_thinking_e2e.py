@@ -55,7 +55,7 @@ def test_thinking_blocks_go_back_unchanged_and_never_reach_the_next_feature(fake
         assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
         assert INTERLEAVED_THINKING_BETA in request.headers["anthropic-beta"]
     # Each request carries every earlier answer of the attempt exactly as the API sent it.
-    for later, earlier in zip(first[1:], first):
+    for later, earlier in zip(first[1:], first, strict=False):
         sent_back = [m for m in later.body["messages"] if m["role"] == "assistant"][-1]["content"]
         assert sent_back == earlier.response["content"]
     returned = [b for r in first for b in r.response["content"] if b["type"] in THINKING_TYPES]

@@ -207,7 +207,7 @@ def test_the_protected_set_is_the_one_from_before_attempt_1_even_after_a_kill(fa
     assert result.code == 0, result.stderr
     log = read_json(project / ".autonomous/logs/feat-01.json")
     assert "protected" not in json.dumps(log["attemptHistory"])
-    assert [a["stop"] for a in log["attemptHistory"]][0] == "interrupted"
+    assert next(a["stop"] for a in log["attemptHistory"]) == "interrupted"
 
 
 # ---- a pass is recorded before the checkpoint; the checkpoint is made once (item 2) -------------

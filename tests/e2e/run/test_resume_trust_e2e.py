@@ -37,7 +37,7 @@ def test_a_forged_pass_in_the_journal_is_not_believed_on_resume(fake_api: Any, t
     spec = write_spec(tmp_path, 2, extra={"feat-02": {"verify": "false"}})
     fake_api.plans["feat-02"] = [[edit_create("forge.py", FORGE_AND_KILL)], [bash("python3 forge.py")]]
 
-    killed = run_cli(["run", str(spec), "--sandbox", "none"], project, fake_api)
+    killed = run_cli(["run", str(spec), "--sandbox", "none"], project, fake_api, process=True)  # killed at a crash point
     assert killed.code == -9, killed.stderr
     assert b"FORGED" in (project / ".autonomous" / "state" / "journal.jsonl").read_bytes()  # the forgery landed
     feat_01_calls = fake_api.feature_calls["feat-01"]

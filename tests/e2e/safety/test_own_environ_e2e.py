@@ -1,17 +1,13 @@
 """Without a sandbox, a check can walk up to the orchestrator and read `/proc/<pid>/environ`: the
-key must not be there (`orchestrator.safety.own_environ`). Run both in a fresh interpreter and
-through the tests' fork server, whose CLI processes must show their own command line and
-environment there, or every test that reads them would pass for the wrong reason."""
+key must not be there (`orchestrator.safety.own_environ`). The CLI gets a process of its own
+(`process=True`): run in the test's process, its /proc would show pytest's, and this test would
+pass for the wrong reason."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 
-import pytest
-
-from tests import fork_server
-from tests.cli_helpers import TEST_KEY, cli_env, orchestrate_command, run_cli, write_spec
+from tests.cli_helpers import TEST_KEY, run_cli, write_spec
 
 PEEK = r"""
 import os
@@ -38,20 +34,12 @@ with open("parent-environ.bin", "wb") as out:
 """
 
 
-@pytest.mark.parametrize("how", ["fresh interpreter", "fork server"])
-def test_the_orchestrators_proc_environ_shows_its_environment_without_the_key(fake_api, project, how):
+def test_the_orchestrators_proc_environ_shows_its_environment_without_the_key(fake_api, project):
     (project / "peek.py").write_text(PEEK)
     spec = write_spec(project, 1, verify="python3 peek.py && test -f features/{id}.txt")
     args = ["run", str(spec), "--sandbox", "none", "--no-commit"]
-    if how == "fork server":
-        if not fork_server.ENABLED or fork_server.unavailable:
-            pytest.skip(fork_server.unavailable or "ORCHESTRATE_TESTS_FORK_SERVER=0")
-        served = run_cli(args, project, fake_api)
-        code, stderr = served.code, served.stderr
-    else:
-        fresh = subprocess.run(orchestrate_command(*args), cwd=project, env=cli_env(fake_api), capture_output=True,
-                               text=True, stdin=subprocess.DEVNULL, timeout=120)
-        code, stderr = fresh.returncode, fresh.stderr
+    result = run_cli(args, project, fake_api, process=True)
+    code, stderr = result.code, result.stderr
 
     assert code == 0, stderr
     cmdline = (project / "parent-cmdline.bin").read_bytes().rstrip(b"\0").split(b"\0")

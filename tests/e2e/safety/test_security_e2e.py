@@ -18,7 +18,8 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -260,7 +261,7 @@ def test_a_hostile_agent_stays_in_the_project_keeps_no_key_and_cannot_pass_by_ch
 
     result = run_cli(
         ["run", str(spec), "--json", "--report", str(project / "report.json"), "--junit", str(project / "junit.xml")],
-        project, fake_api, key=KEY,
+        project, fake_api, key=KEY, process=True,  # the check looks for the key in the CLI's /proc/PID/environ
     )
 
     assert result.code == 1, result.stderr

@@ -83,4 +83,4 @@ def test_the_runs_agent_gets_the_configured_budget():
     from orchestrator.claude_code.choice import agent_for
 
     agent = agent_for(RunConfig(agent="claude-code", plan_attempt_budget=1.25))
-    assert getattr(agent, "plan_attempt_budget") == 1.25
+    assert agent.plan_attempt_budget == 1.25

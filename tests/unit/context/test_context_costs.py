@@ -97,7 +97,7 @@ def test_active_constraints_stay_under_the_limit_and_every_retired_one_is_named(
 
     for batch in range(0, len(recorded), 5):
         ids = [f"f{n}" for n in range(batch, batch + 5)]
-        for n, feature_id in zip(range(batch, batch + 5), ids):
+        for n, feature_id in zip(range(batch, batch + 5), ids, strict=False):
             report = {"summary": f"Did {feature_id}.", "constraints": [recorded[n]]}
             agent.record_report(feature_id, report)
             _write_log(paths, feature_id, report)

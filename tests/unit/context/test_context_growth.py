@@ -37,7 +37,7 @@ outbox package page parser partner payment pdf permission photo pipeline plan po
 preview price profile proxy queue quota rate receipt refund region release report request review
 role route rule schedule schema search secret session setting share sitemap snapshot sort source
 stock storage stream subscription survey sync tag task team template tenant theme thread ticket
-timezone token topic tracker upload user vendor version video voucher wallet webhook widget worker""".split()
+timezone token topic tracker upload user vendor version video voucher wallet webhook widget worker""".split()  # noqa: SIM905 (a paragraph of words reads better than a list)
 SYNONYMS = {"use": "adopt", "uses": "adopts", "keep": "retain", "must": "should", "always": "consistently",
             "store": "persist", "stores": "persists", "never": "not ever", "with": "via", "every": "each"}
 
@@ -175,7 +175,7 @@ def test_two_hundred_rewriting_summarizations_lose_no_stored_item(tmp_path: Path
     agent = ContextAgent(tmp_path, features=features, model_call=RewritingSummarizer(9),
                          on_event=lambda kind, data: None)
     planted = [f"Planted rule {n}: {_phrase(rng, 6)} must never {_phrase(rng, 3)}" for n in range(10)]
-    plant_at = {number: rule for number, rule in zip(range(3, 1000, 97), planted)}
+    plant_at = {number: rule for number, rule in zip(range(3, 1000, 97), planted, strict=False)}
     reported_constraints = set(planted)
     reported_decisions: list[str] = []
 

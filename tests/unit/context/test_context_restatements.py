@@ -146,7 +146,7 @@ def test_the_index_and_the_linear_test_agree() -> None:
     store = ActiveConstraints()
     for stored, _ in [*RESTATEMENTS, *DISTINCT]:
         add_constraint(store, stored, "f", category="", source="report", now=0)
-    for stored, restated in RESTATEMENTS:
+    for _stored, restated in RESTATEMENTS:
         assert add_constraint(store, restated, "", category="", source="summarizer", now=1) is None, restated
     for _, other in DISTINCT:
         if claim_words(other) not in {claim_words(c.description) for c in store.constraints}:

@@ -6,7 +6,7 @@ a broken request, with urllib), so what passes here is what the orchestrator wil
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 import pytest
 from fake_messages_api.server import FakeAPI
 from fake_messages_api.caching import ManualClock, PromptCache

@@ -56,7 +56,7 @@ def test_bwrap_missing_warns_under_auto_and_stops_bwrap(tmp_path: Path, monkeypa
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap anywhere
     chosen = choose_sandbox("auto", tmp_path)
     assert not chosen.active and chosen.warning and "apt-get install bubblewrap" in chosen.warning
-    with pytest.raises(SandboxUnavailable, match="not installed.*--sandbox none"):
+    with pytest.raises(SandboxUnavailable, match=r"not installed.*--sandbox none"):
         choose_sandbox("bwrap", tmp_path)
 
 

@@ -361,7 +361,9 @@ def test_a_huge_number_of_problems_is_shortened_in_the_message() -> None:
 
 def test_control_characters_in_spec_text_are_escaped_in_messages() -> None:
     raw = spec_bytes(feature("a", depends_on=["b\x1b[2J"]))
-    text = str(pytest.raises(SpecError, parse_spec, raw).value)
+    with pytest.raises(SpecError) as raised:
+        parse_spec(raw)
+    text = str(raised.value)
     assert "\x1b" not in text
 
 

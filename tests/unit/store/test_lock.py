@@ -30,9 +30,8 @@ def test_lock_file_names_its_owner_and_is_removed_on_release(lock_path: Path) ->
 
 
 def test_lock_is_released_when_the_run_fails(lock_path: Path) -> None:
-    with pytest.raises(ZeroDivisionError):
-        with RunLock(lock_path):
-            1 / 0
+    with pytest.raises(ZeroDivisionError), RunLock(lock_path):
+        _ = 1 / 0
     assert not lock_path.exists()
 
 

@@ -116,8 +116,8 @@ def test_retry_section_comes_first_in_every_strategy(fake_api, project):
         spec = write_spec(root, 1, verify="test -f second-try || { touch second-try; exit 1; }")
         fake_api.reset()
         assert run_cli(["run", str(spec), "--context", strategy], root, fake_api).code == 0
-        retry_start = [r for r in fake_api.agent_requests("feat-01") if "## Last Verification Result" in
-                       _text(r.body["messages"][-1])][0]
+        retry_start = next(r for r in fake_api.agent_requests("feat-01") if "## Last Verification Result" in
+                       _text(r.body["messages"][-1]))
         text = _text(retry_start.body["messages"][-1])
         body = text.split("\n", 1)[1] if text.startswith("CURRENT_FEATURE_REQUEST") else text
         assert body.lstrip().startswith("## Last Verification Result"), strategy

@@ -45,7 +45,7 @@ def test_regression_budget_is_a_setting_like_the_others(tmp_path: Path) -> None:
     (tmp_path / "orchestrate.toml").write_text('regression_budget = "5X"\n')
     assert load_config({}, tmp_path, environ={}).regression_budget == "5x"
     assert parse_budget("5x").for_check(2.0) == 10.0 and parse_budget("20").for_check(2.0) == 20.0
-    with pytest.raises(UsageError, match="regression-budget.*3x.*20s"):
+    with pytest.raises(UsageError, match=r"regression-budget.*3x.*20s"):
         load_config({"regression_budget": "soon"}, tmp_path, environ={})
 
 
