@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.checks import carried_files
+from orchestrator.git import carried_files
 from orchestrator.git.carried_files import RunTimes, carry_ignored
 
 
