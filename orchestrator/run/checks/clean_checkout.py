@@ -83,6 +83,7 @@ def verification_tree(
     if not committed or not is_git_repo(workspace):
         yield VerificationTree(workspace, WORKING_TREE)
         return
+    times = RunTimes.load(run_times)  # a link there: LinkRefused, the command stops (no working-tree fallback)
     try:
         checkout = _private_directory(workspace)
     except OSError as err:
@@ -90,7 +91,7 @@ def verification_tree(
         yield VerificationTree(workspace, WORKING_TREE)
         return
     try:
-        tree = _check_out(workspace, checkout, RunTimes.load(run_times), with_changes, share_dirs)
+        tree = _check_out(workspace, checkout, times, with_changes, share_dirs)
     except BaseException as err:  # Ctrl-C too: the half-written checkout goes
         remove_tree(checkout)
         if not isinstance(err, (CheckpointError, OSError)):
