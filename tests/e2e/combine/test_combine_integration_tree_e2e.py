@@ -21,7 +21,8 @@ from orchestrator.run.checks.clean_checkout import checkout_base
 from tests.cli_helpers import run_cli, write_spec
 from tests.git_helpers import clone, git, init_repo
 
-pytestmark = [pytest.mark.attack, pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
+pytestmark = [pytest.mark.attack, pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
 
 LIVE_ONLY = "live-only secret 40d"
 # Passes in the shard (IN_SHARD set); in combine only if it can read the live project's file.

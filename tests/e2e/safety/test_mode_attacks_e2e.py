@@ -27,7 +27,8 @@ from tests.cli_helpers import first_prompt, run_cli, write_spec
 from tests.e2e.safety.test_sandbox_boundary_e2e import SECRET, Target, _agent_saw, _assert_held, pytestmark, target
 from tests.git_helpers import git
 
-__all__ = ["pytestmark", "target"]  # the boundary test's markers (attack, bwrap, git) and fixture
+__all__ = ["target"]  # the boundary test's fixture
+pytestmark = [*pytestmark, pytest.mark.slow]  # its markers (attack, bwrap, git); each test is a CLI run or two
 
 TOML = 'max_turns = 40\n'
 LIFT = """(echo 'max_cost = 100000' >> orchestrate.toml) 2>/dev/null && hit "lifted the cap (./orchestrate.toml)"
