@@ -106,7 +106,7 @@ def doctor(
     """Show what a run here would use: the sandbox and why, the agent, git, Python, the key (set or not), prices, each setting's origin."""
     from orchestrator.commands.doctor import print_doctor
 
-    paths = open_project(project_dir, may_be_missing=True)
+    paths = open_project(project_dir, may_be_missing=True, reads_state=False)  # doctor reads no state
     raise typer.Exit(print_doctor(paths.root, {"sandbox": sandbox, "agent": agent}))
 
 

@@ -63,7 +63,7 @@ def verify_combined(
     # what was carried in), so nothing is put back.
     drop_bytecode(workspace)
     carried = carry_ignored(live, workspace, RunTimes.load(run_times), share_dirs=settings.environment.sandbox.active)
-    runner = in_checkout(settings.runner(), _top(workspace), _top(live), carried.shared)
+    runner = in_checkout(settings.runner(), work_tree_top(workspace), work_tree_top(live), carried.shared)
     runs = run_checks(checks, workspace, runner, settings.jobs, events.warn, put_back=False)
     failed = {run.feature_id: run.result for run in runs if not run.success}
     for fid, result in failed.items():
@@ -85,7 +85,7 @@ def verify_combined(
     return failed
 
 
-def _top(directory: Path) -> Path | None:
+def work_tree_top(directory: Path) -> Path | None:
     """The top level of the git work tree `directory` lies in; None when git cannot say."""
     result = run_git(directory, "rev-parse", "--show-toplevel")
     return Path(result.stdout.strip()) if result.returncode == 0 and result.stdout.strip() else None

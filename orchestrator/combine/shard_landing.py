@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from orchestrator.combine.final_check import CheckSettings
+from orchestrator.combine.final_check import CheckSettings, work_tree_top
 from orchestrator.combine.integration import CherryPick, CombinedBranch
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.queue import MergeOutcome, MergeQueue
-from orchestrator.run.checks.check_pool import CheckRun
+from orchestrator.run.checks.check_pool import CheckRun, in_checkout
+from orchestrator.run.checks.clean_checkout import private_directory, remove_tree
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, RegressionMode
 from orchestrator.run.parallel.integrity_steps import guarded_recheck
@@ -60,15 +61,34 @@ class CombineLanding:
     def __init__(self, paths: ProjectPaths, spec: FeatureSpec, state: RunState, branch: CombinedBranch,
                  events: EventSink, settings: CheckSettings, mode: RegressionMode) -> None:
         self.spec, self.events = spec, events
-        self.runner = settings.runner()
+        # The integration worktree lives outside the project, as verification checkouts do: under
+        # `.autonomous/`, a check run there without a sandbox reached the live tree by `../../`.
+        # In the sandbox it is mounted over the live repository (`in_checkout`): no check sees the
+        # live tree either way. `close` removes it; one a kill left, the next combine.
+        Worktrees(paths.root, paths.autonomous).remove_integration()  # an earlier version's, in the project
+        self._private = private_directory(paths.root, "combine")
+        self.worktrees = Worktrees(paths.root, paths.autonomous, integration=self._private / "tree")
+        self.runner = in_checkout(settings.runner(), self.worktrees.integration, work_tree_top(paths.root))
         guard = RegressionGuard(spec, state, mode=mode, concurrency=settings.jobs, runner=self.runner,
                                 on_warning=events.warn)
         self.integrity = _Watching(spec, guard, events, park_failures=False, recheck_in_workspace=False)
         self.integrity.last_runs = []
         self.cherry_pick = CherryPick(branch)
-        self.worktrees = Worktrees(paths.root, paths.autonomous)
         self.queue = MergeQueue(self.worktrees, self._recheck, lambda: False, self.cherry_pick)
         self._own_failed = False
+
+    def __enter__(self) -> CombineLanding:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """The integration worktree, git's record of it and its private directory, gone."""
+        try:
+            self.worktrees.remove_integration()
+        finally:
+            remove_tree(self._private)
 
     def land(self, feature: Feature, commit: str | None, attempt: int) -> ApplyResult:
         """Cherry-pick `commit` (None: nothing to pick) onto the branch, re-checked; emits `merge`."""

@@ -88,17 +88,19 @@ class Combiner:
         commits = [self._checkpoints(a, i) for i, a in enumerate(artifacts)]
         branch = self.branch
         on_branch = branch.combined()
-        landing = CombineLanding(self.paths, self.loaded.spec, state, branch, self.events, self.checks, self.regression)
-        for feature in dependency_order(self.loaded, self.loaded.spec.ids()):
-            self._combine_feature(feature, artifacts, commits, on_branch, outcome, landing)
-        self._union_books(state, artifacts)
-        if self.final_verify:
-            outcome.final_failures = verify_combined(landing.tree_at_tip(), self.loaded.spec, state, self.checks,
-                                                     self.events, FeatureLogs(self.paths), live=self.paths.root,
-                                                     run_times=self.paths.run_times)
-        else:  # as a run with --no-final-verify: no checks, no `final_verification` event
-            self.on_line("final verification skipped (final_verify is off: --no-final-verify, "
-                         "orchestrate.toml or ORCHESTRATE_FINAL_VERIFY)")
+        # Its integration worktree (outside the project) goes on every way out, Ctrl-C included.
+        with CombineLanding(self.paths, self.loaded.spec, state, branch, self.events, self.checks,
+                            self.regression) as landing:
+            for feature in dependency_order(self.loaded, self.loaded.spec.ids()):
+                self._combine_feature(feature, artifacts, commits, on_branch, outcome, landing)
+            self._union_books(state, artifacts)
+            if self.final_verify:
+                outcome.final_failures = verify_combined(landing.tree_at_tip(), self.loaded.spec, state, self.checks,
+                                                         self.events, FeatureLogs(self.paths), live=self.paths.root,
+                                                         run_times=self.paths.run_times)
+            else:  # as a run with --no-final-verify: no checks, no `final_verification` event
+                self.on_line("final verification skipped (final_verify is off: --no-final-verify, "
+                             "orchestrate.toml or ORCHESTRATE_FINAL_VERIFY)")
         for fid, result in outcome.final_failures.items():
             # Its output's first meaningful lines are under the `final_verification` event's line.
             self.on_line(f"final verification: {fid}: check {check_verdict(result)}")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from context_agent.files import LinkRefused
+from orchestrator.git.state_guard import refuse_planted_state
 from orchestrator.store.atomic import refuse_links
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.user_errors import UsageError
@@ -33,8 +34,14 @@ def read_spec(spec_path: Path) -> LoadedSpec:
     return loaded
 
 
-def open_project(project_dir: Path | None, may_be_missing: bool = False) -> ProjectPaths:
-    """The project's paths (default: the current directory), its state directories free of links."""
+def open_project(project_dir: Path | None, may_be_missing: bool = False, *, reads_state: bool = True) -> ProjectPaths:
+    """The project's paths (default: the current directory), its state directories free of links.
+
+    Every command that reads `.autonomous/` starts here, so the start check of
+    `orchestrator.git.state_guard` (a repository that tracks `.autonomous`, or a linked directory
+    in it: exit 2, nothing read) holds for each of them, whatever command is added next. Only a
+    command that never reads the state (`doctor`) passes `reads_state=False`.
+    """
     root = (project_dir or Path.cwd()).expanduser()
     if may_be_missing and not root.exists():
         return ProjectPaths.for_project(root)  # `run` creates it when it has something to do
@@ -44,6 +51,8 @@ def open_project(project_dir: Path | None, may_be_missing: bool = False) -> Proj
     try:
         for directory in paths.state_dirs:
             refuse_links(directory)
+        if reads_state:
+            refuse_planted_state(paths.root)
     except LinkRefused as err:
         raise UsageError(str(err)) from err
     return paths

@@ -16,18 +16,20 @@ from pydantic import ValidationError
 
 from orchestrator.commands.output import describe
 from orchestrator.store.event_kinds import FinalVerification, RunFinished, RunStarted, parse_event
+from orchestrator.store.no_follow import lexists, open_no_follow, read_no_follow
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.user_errors import EXIT_OK, UsageError
 
 _BLOCK = 1 << 16
 _SHOWN = 20  # features not passed, listed by id; the rest are counted
+_MAX_STATE_BYTES = 64 * 1024 * 1024  # as `orchestrator.store.state.MAX_STATE_BYTES`
 
 
 def print_last_run(paths: ProjectPaths) -> int:
     """Print the summary of the last run recorded in the project at `paths`."""
-    if not paths.state_file.is_file():
+    if not lexists(paths.state_file):
         raise UsageError(f"no run recorded in {paths.root} (no {paths.state_file}); run `orchestrate run SPEC` first")
-    state = json.loads(paths.state_file.read_text(encoding="utf-8"))
+    state = json.loads(read_no_follow(paths.state_file, _MAX_STATE_BYTES))  # a link: LinkRefused, exit 2
     finished, final = _last_run_events(paths.events_log)
     name = _project_name(str(state.get("specPath", "")))
     lines = [f"{name}: " if name else ""]
@@ -93,9 +95,9 @@ def _last_run_events(log: Path) -> tuple[RunFinished | None, FinalVerification |
 
 def _lines_backwards(path: Path) -> Iterator[str]:
     """The lines of `path`, last first, read a block at a time from the end."""
-    if not path.is_file():
+    if not lexists(path):
         return
-    with open(path, "rb") as handle:
+    with open_no_follow(path) as handle:
         position = handle.seek(0, os.SEEK_END)
         rest = b""
         while position > 0:

@@ -7,6 +7,7 @@ feature's `footprint`, `regression_check` events) are used when present and not 
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from orchestrator.commands.report_model import FeatureRow, ReportData
 from orchestrator.commands.report_timeline import Timeline
 from orchestrator.json_types import JsonObject
 from orchestrator.store.check_excerpt import error_excerpt
+from orchestrator.store.no_follow import LinkRefused, open_no_follow
 from orchestrator.store.paths import ProjectPaths
 
 CONTEXT_HEADING = "## Project Context"
@@ -23,11 +25,13 @@ CONTEXT_HEADING = "## Project Context"
 
 def _json_lines(path: Path) -> Iterator[JsonObject]:
     try:
-        handle = path.open(encoding="utf-8", errors="replace")
+        handle = open_no_follow(path)
+    except LinkRefused:
+        raise  # the report stops, saying so: nothing is read through a link
     except OSError:
         return
-    with handle:
-        for line in handle:
+    with io.TextIOWrapper(handle, encoding="utf-8", errors="replace") as text:
+        for line in text:
             try:
                 value = json.loads(line)
             except ValueError:
@@ -38,7 +42,10 @@ def _json_lines(path: Path) -> Iterator[JsonObject]:
 
 def _read_json(path: Path) -> JsonObject:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        with open_no_follow(path) as handle:
+            value = json.loads(handle.read())
+    except LinkRefused:
+        raise
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

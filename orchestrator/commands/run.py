@@ -13,7 +13,6 @@ from orchestrator.commands.user_lines import WARNING, say
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.git.repository_guard import record_git_at_start
-from orchestrator.git.state_guard import refuse_planted_state
 from orchestrator.run.verdict import Outcome, RunResult
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
@@ -108,7 +107,6 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     if config.jobs > 1 and not config.commit:
         raise UsageError("--jobs N merges each passed feature as a checkpoint commit: it cannot go with --no-commit")
     _create_project_dir(paths)
-    refuse_planted_state(paths.root)  # a cloned `.autonomous/` (or a link in it): nothing read, written or deleted
     if request.fresh:
         _start_fresh(paths)
     _keep_backups_out_of_git(paths)  # also for backups made before the project became a repository

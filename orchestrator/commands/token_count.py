@@ -8,12 +8,14 @@ count_tokens), the estimate stands and a line says why.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.config import RunConfig
 from orchestrator.json_types import RequestDraft
+from orchestrator.store.no_follow import LinkRefused, open_no_follow
 from orchestrator.user_errors import UsageError
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
@@ -65,7 +67,7 @@ def last_run_model(events_log: Path) -> str | None:
     """The agent model of the last run in `events_log` (its `run_started` event), or None."""
     model = None
     try:
-        with events_log.open(encoding="utf-8", errors="replace") as lines:
+        with io.TextIOWrapper(open_no_follow(events_log), encoding="utf-8", errors="replace") as lines:
             for line in lines:
                 if '"run_started"' not in line:
                     continue
@@ -74,6 +76,8 @@ def last_run_model(events_log: Path) -> str | None:
                 except (ValueError, AttributeError):
                     continue
                 model = found if isinstance(found, str) and found else model
+    except LinkRefused:
+        raise
     except OSError:
         return None
     return model

@@ -23,7 +23,6 @@ from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.output import excerpt_lines
 from orchestrator.config import RunConfig
 from orchestrator.git.repository_guard import refuse_foreign_git
-from orchestrator.git.state_guard import refuse_planted_state
 from orchestrator.run.checks.check_pool import CheckRun, check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import VerificationTree, uncommitted, verification_tree
 from orchestrator.run.checks.final_verification import left_out_note, mark_regressed, passed_checks, verify_passed
@@ -63,7 +62,6 @@ def _verify(
     paths: ProjectPaths, config: RunConfig, spec_path: Path | None, *, only: str | None, json_output: bool,
     junit: Path | None, reopen: bool, committed: bool,
 ) -> int:
-    refuse_planted_state(paths.root)  # a cloned `.autonomous/`: its verify checkout could lead anywhere
     refuse_foreign_git(paths.root)  # an agent's `git init` in a project that had no repository: never read
     store = StateStore(paths, on_warning=_warn)
     state = store.load()

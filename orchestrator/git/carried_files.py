@@ -37,6 +37,7 @@ from context_agent.files import LinkRefused
 from orchestrator.git.run_git import CheckpointError, check_git
 from orchestrator.git.tree import is_ours, split_z
 from orchestrator.store.atomic import write_json_atomic
+from orchestrator.store.no_follow import read_no_follow
 
 RUN_TIMES_NAME = "run-times.json"
 MAX_FILES = 50_000
@@ -45,6 +46,7 @@ SHARE_MIN_FILES = 200
 # The end of a run is taken a little late: a file written in its last moments is the run's.
 _MARGIN_NS = 2_000_000_000
 _BYTECODE = (".pyc", ".pyo")
+_MAX_RUN_TIMES_BYTES = 16 * 1024 * 1024  # a span a run: far more than any project makes
 
 
 @dataclass(frozen=True)
@@ -57,9 +59,11 @@ class RunTimes:
     def load(cls, path: Path) -> RunTimes:
         """The spans recorded at `path`; unreadable: one span from the epoch on (nothing carried)."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_no_follow(path, _MAX_RUN_TIMES_BYTES))
         except FileNotFoundError:
             return cls()
+        except LinkRefused:
+            raise
         except (OSError, ValueError):
             return cls(((0, None),))
         try:

@@ -64,10 +64,12 @@ def identity_options(root: Path, safe: list[str]) -> list[str]:
 class Worktrees:
     """The worktrees and work branches of one project's parallel run."""
 
-    def __init__(self, root: Path, state_dir: Path) -> None:
+    def __init__(self, root: Path, state_dir: Path, *, integration: Path | None = None) -> None:
+        """`integration`: where the merge queue's tree goes (default `.autonomous/integration`;
+        `combine` puts it in a private directory outside the project)."""
         self.root = root
         self.base = state_dir / "worktrees"
-        self.integration = state_dir / "integration"
+        self.integration = integration or state_dir / "integration"
         self.run_times = state_dir / "state" / RUN_TIMES_NAME  # `ProjectPaths.run_times`
         self._safe: list[str] | None = None
         self._identity: list[str] | None = None
@@ -243,6 +245,11 @@ class Worktrees:
         if carry:
             self.carry_in(path)
         return path
+
+    def remove_integration(self) -> None:
+        """The integration worktree and git's record of it, gone (quietly, if it was not there)."""
+        with self._lock:
+            self._remove_tree(self.integration)
 
     def prune_all(self) -> None:
         """Every worktree and `orchestrate/work/*` branch of this or a killed run, gone."""

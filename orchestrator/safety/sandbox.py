@@ -121,6 +121,8 @@ class Sandbox:
                    "--ro-bind", "/", "/", *(_nesting_dev() if nests else ["--dev", "/dev"]), "--proc", "/proc"]
         if stand_in is not None:
             workspace = stand_in.inside(Path(workspace))
+        else:
+            _make_state_dir(Path(workspace))
         for kind, path, source in self._mounts(Path(workspace), stand_in):
             command += ["--tmpfs", str(path)] if kind == "tmpfs" else _bind(kind, source, path)
         init: list[str] = []
@@ -168,6 +170,18 @@ class Sandbox:
 
 
 NO_SANDBOX = Sandbox("none", "no sandbox asked for")
+
+
+def _make_state_dir(workspace: Path) -> None:
+    """The workspace's `.autonomous/`, made empty if it is missing, so that it is mounted read-only
+    like the protected names that exist: where there was none (`plan`, `validate --run-checks` in a
+    new project), a command could otherwise create it, with a state and logs the next run trusts."""
+    state_dir = workspace / PROTECTED_NAMES[0]
+    if not os.path.lexists(state_dir):
+        try:
+            state_dir.mkdir(mode=0o700)
+        except OSError:
+            pass  # a read-only or vanished workspace: the command fails there on its own
 
 
 def _namespace_flags(network: bool) -> list[str]:

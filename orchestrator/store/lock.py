@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from orchestrator.store.no_follow import LinkRefused, read_no_follow
 from orchestrator.user_errors import OrchestrateError
 
 # A lock file is one short line of JSON; anything longer is not a lock we wrote.
@@ -132,12 +133,11 @@ class RunLock:
 def read_owner(lock_path: Path) -> LockOwner | None:
     """The lock's owner as recorded in the file; None if it is missing, empty or corrupt."""
     try:
-        with open(lock_path, "rb") as handle:
-            raw = handle.read(_MAX_LOCK_BYTES + 1)
-        if len(raw) > _MAX_LOCK_BYTES:
-            return None
+        raw = read_no_follow(lock_path, _MAX_LOCK_BYTES)  # a link: LinkRefused, the command stops
         data: Any = json.loads(raw)
         return LockOwner.model_validate(data)
+    except LinkRefused:
+        raise
     except (OSError, ValueError, ValidationError, RecursionError):
         return None
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
@@ -22,6 +23,7 @@ from orchestrator.llm.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import append_jsonl, set_aside, write_text_atomic
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
+from orchestrator.store.no_follow import LinkRefused, TooLarge, lexists, read_no_follow
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CamelModel
 from orchestrator.store.run_state import (
@@ -80,8 +82,8 @@ class StateStore:
         """
         path = self.paths.state_file
         self._must_save = False
-        if not path.exists():
-            if self.paths.state_journal.exists():
+        if not lexists(path):  # a link (a dangling one too) is refused below, never taken for no file
+            if lexists(self.paths.state_journal):
                 # No snapshot (killed before the first one, or lost): what the logs prove, then the journal.
                 return self._keep_recovered(self._replay_journal(self.rebuild_from_logs()))
             recovered = self.rebuild_from_logs()
@@ -95,9 +97,7 @@ class StateStore:
             )
             return self._keep_recovered(recovered)
         try:
-            if path.stat().st_size > MAX_STATE_BYTES:
-                raise ValueError(f"larger than {MAX_STATE_BYTES} bytes")
-            text = path.read_bytes().decode("utf-8")
+            text = _read_state(path).decode("utf-8")  # LinkRefused: a link here stops the command
             try:  # parsed straight into the model: a third less time than through json.loads
                 state = RunState.model_validate_json(text)
             except ValidationError:  # the same failure again, for json's or pydantic's usual message
@@ -177,15 +177,17 @@ class StateStore:
 
     def _replay_journal(self, state: RunState) -> RunState:
         path = self.paths.state_journal
-        if not path.exists():
+        if not lexists(path):
             return state
         try:
-            if path.stat().st_size > MAX_STATE_BYTES:
-                backup = set_aside(path, self.paths.backups_dir)
-                self._must_save = True
-                self.on_warning(f"state journal {path} is larger than {MAX_STATE_BYTES} bytes; set aside as {backup}")
-                return state
-            data = path.read_bytes()
+            data = read_no_follow(path, MAX_STATE_BYTES)
+        except TooLarge:
+            backup = set_aside(path, self.paths.backups_dir)
+            self._must_save = True
+            self.on_warning(f"state journal {path} is larger than {MAX_STATE_BYTES} bytes; set aside as {backup}")
+            return state
+        except LinkRefused:
+            raise  # never read through, nor passed over with a warning: the command stops, saying so
         except OSError as err:
             self.on_warning(f"state journal {path} could not be read: {err}")
             return state
@@ -266,6 +268,14 @@ def _replay_lines(state: RunState, raw_lines: list[bytes], *, torn_tail: bool) -
     # Killed while calls were in flight: the API may have billed them, so their worst case counts.
     close_all_unanswered(state, open_calls)
     return damaged
+
+
+def _read_state(path: Path) -> bytes:
+    """The snapshot's bytes, never through a link; ValueError (set aside) when it is too large."""
+    try:
+        return read_no_follow(path, MAX_STATE_BYTES)
+    except TooLarge as err:
+        raise ValueError(f"larger than {MAX_STATE_BYTES} bytes") from err
 
 
 def _snapshot_text(state: RunState) -> str:

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from orchestrator.json_types import JsonObject
+from orchestrator.store.no_follow import LinkRefused, read_no_follow
 from orchestrator.store.paths import ProjectPaths
 
 # As `orchestrator.store.state.MAX_STATE_BYTES`: bigger files are not state we wrote.
@@ -38,11 +39,13 @@ def peek_features(paths: ProjectPaths) -> dict[str, JsonObject] | None:
 
 
 def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes; None when it is missing, too large or unreadable. A link raises
+    `LinkRefused`: the listing stops saying so rather than fall back to a read that refuses it too."""
     try:
-        if path.stat().st_size > _MAX_BYTES:
-            return None
-        return path.read_bytes()
-    except OSError:
+        return read_no_follow(path, _MAX_BYTES)
+    except LinkRefused:
+        raise
+    except OSError:  # TooLarge included
         return None
 
 

@@ -16,6 +16,7 @@ is oversized or has no readable entry at all.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from typing import Any
 from orchestrator.json_types import JsonObject
 from orchestrator.store.atomic import append_jsonl, set_aside
 from orchestrator.store.memory_entries import dump_entry, entry_of
+from orchestrator.store.no_follow import LinkRefused, lexists, open_no_follow
 
 # Far above what a long run writes (prompts are bounded by the spec's 10 MB); beyond this the
 # file is not ours, or not worth reading line by line at the start of every feature.
@@ -89,10 +91,10 @@ class ParsedLog:
 
 
 def read_log(path: Path) -> ParsedLog:
-    """Parse the log; a missing (or oversized) file is an empty log. Blank lines are not counted."""
+    """Parse the log; a missing (or oversized) file is an empty log, a link `LinkRefused`. Blank lines are not counted."""
     parsed = ParsedLog()
     try:
-        if not path.exists() or path.stat().st_size > MAX_LOG_BYTES:
+        if not lexists(path) or os.lstat(path).st_size > MAX_LOG_BYTES:  # a link: refused by `_lines`
             return parsed
     except OSError:
         return parsed
@@ -114,7 +116,8 @@ def read_log(path: Path) -> ParsedLog:
 
 
 def check_log(path: Path, backups_dir: Path) -> str | None:
-    """Look at the log before a run appends to it; a warning, or None if it is fine. Never raises.
+    """Look at the log before a run appends to it; a warning, or None if it is fine. Raises only
+    `LinkRefused` (a link in place of the log).
 
     A log over `MAX_LOG_BYTES`, or one in which no line is a readable entry, is not ours: it is
     set aside into `backups_dir` and a new log starts. A log with some unreadable lines keeps
@@ -122,9 +125,9 @@ def check_log(path: Path, backups_dir: Path) -> str | None:
     last line (a kill mid-append) is normal and not mentioned.
     """
     try:
-        if not path.is_file():
+        if not lexists(path):
             return None
-        if path.stat().st_size > MAX_LOG_BYTES:
+        if os.lstat(path).st_size > MAX_LOG_BYTES:  # a link's own size: `_lines` refuses it below
             backup = set_aside(path, backups_dir)
             return (f"working-memory log {path} is larger than {MAX_LOG_BYTES} bytes; set aside as {backup}; "
                     "a new log is started")
@@ -146,6 +149,8 @@ def check_log(path: Path, backups_dir: Path) -> str | None:
             return f"working-memory log {path}: {what}; they are skipped, and counted in replay statistics"
         backup = set_aside(path, backups_dir)
         return f"working-memory log {path} has no readable entry, {what}; set aside as {backup}; a new log is started"
+    except LinkRefused:
+        raise  # a link there stops the run, saying so: never read through, never passed over
     except OSError as err:
         return f"working-memory log {path} could not be checked: {err}"
 
@@ -156,7 +161,7 @@ def _readable(raw: bytes) -> bool:
 
 def _lines(path: Path) -> Iterator[bytes]:
     """The file's lines, each at most MAX_LINE_BYTES (a longer one comes back as `b"{"`, i.e. invalid)."""
-    with open(path, "rb") as handle:
+    with open_no_follow(path) as handle:
         while True:
             raw = handle.readline(MAX_LINE_BYTES + 1)
             if not raw:

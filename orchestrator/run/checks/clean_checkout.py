@@ -83,14 +83,15 @@ def verification_tree(
     if not committed or not is_git_repo(workspace):
         yield VerificationTree(workspace, WORKING_TREE)
         return
+    times = RunTimes.load(run_times)  # a link there: LinkRefused, the command stops (no working-tree fallback)
     try:
-        checkout = _private_directory(workspace)
+        checkout = private_directory(workspace)
     except OSError as err:
         on_warning(f"final verification runs in the working tree: no clean checkout of the final commit ({err})")
         yield VerificationTree(workspace, WORKING_TREE)
         return
     try:
-        tree = _check_out(workspace, checkout, RunTimes.load(run_times), with_changes, share_dirs)
+        tree = _check_out(workspace, checkout, times, with_changes, share_dirs)
     except BaseException as err:  # Ctrl-C too: the half-written checkout goes
         remove_tree(checkout)
         if not isinstance(err, (CheckpointError, OSError)):
@@ -104,19 +105,21 @@ def verification_tree(
         remove_tree(checkout)
 
 
-def checkout_base(workspace: Path) -> tuple[Path, str]:
-    """The directory `workspace`'s checkouts are made in (the temporary one, never inside the
-    project), and the start of their names there."""
+def checkout_base(workspace: Path, kind: str = "verify") -> tuple[Path, str]:
+    """The directory `workspace`'s checkouts of `kind` (`verify`; `combine`: its integration
+    worktree) are made in (the temporary one, never inside the project), and the start of their
+    names there."""
     key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
     base = Path(tempfile.gettempdir()).resolve()
     if base == workspace.resolve() or workspace.resolve() in base.parents:
         base = Path("/tmp")
-    return base, f"{CHECKOUT_PREFIX}{key}-"
+    return base, f"orchestrate-{kind}-{key}-"
 
 
-def _private_directory(workspace: Path) -> Path:
-    """A new 0700 directory for `workspace`'s checkout, outside it; those a kill left behind removed."""
-    base, prefix = checkout_base(workspace)
+def private_directory(workspace: Path, kind: str = "verify") -> Path:
+    """A new 0700 directory for `workspace`'s checkout of `kind`, outside the project; those of
+    that kind a kill left behind removed."""
+    base, prefix = checkout_base(workspace, kind)
     for leftover in base.glob(f"{prefix}*"):
         try:
             info = leftover.lstat()
@@ -124,7 +127,8 @@ def _private_directory(workspace: Path) -> Path:
             continue
         if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
             remove_tree(leftover)
-    _remove_legacy(workspace)
+    if kind == "verify":
+        _remove_legacy(workspace)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
 
 

@@ -102,6 +102,9 @@ def test_a_shard_branch_amended_to_write_the_run_records_is_refused(fake_api: An
                               capture_output=True, check=True).stdout.strip()
         git(shard.runner, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
     git(shard.runner, "commit", "-q", "--amend", "--no-edit")
+    # `export` refuses a repository that tracks `.autonomous` (state_guard): the attacker's copy untracks
+    # it in the index only, so the amended commit it bundles still writes the records.
+    git(shard.runner, "rm", "-r", "-q", "--cached", ".autonomous")
     forged = tmp_path / "artifacts" / "forged"
     assert run_cli(["export", str(forged)], shard.runner, fake_api).code == 0
     project = clone(shard.remote, tmp_path / "combine")

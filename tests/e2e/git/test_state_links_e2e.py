@@ -104,3 +104,38 @@ def test_worktree_removal_never_follows_a_link(tmp_path: Path) -> None:
     with pytest.raises(LinkRefused):
         trees.prune_all()
     assert file_tree(victim) == before
+
+
+# Every command that reads `.autonomous` gets the start check, in one place (`open_project`).
+READERS = [
+    pytest.param(["status"], id="status"),
+    pytest.param(["logs"], id="logs"),
+    pytest.param(["logs", "feat-01"], id="logs-one"),
+    pytest.param(["combine", "{spec}", "{artifact}"], id="combine"),
+    pytest.param(["verify"], id="verify"),
+    pytest.param(["report"], id="report"),
+    pytest.param(["context", "--spec", "{spec}"], id="context"),
+    pytest.param(["summarize", "--spec", "{spec}"], id="summarize"),
+    pytest.param(["export", "{artifact}"], id="export"),
+    pytest.param(["validate", "{spec}", "--run-checks"], id="validate"),
+]
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_every_command_that_reads_the_state_refuses_a_clone_that_commits_it(
+    fake_api: Any, tmp_path: Path, command: list[str]
+) -> None:
+    victim = _victim(tmp_path)
+    before = file_tree(victim)
+    project = _hostile_clone(tmp_path)
+    spec = write_spec(tmp_path, 2)
+    args = [arg.format(spec=spec, artifact=tmp_path / "artifact") for arg in command]
+
+    result = run_cli(args, project, fake_api)
+
+    assert result.code == 2, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if "the repository commits" in line]
+    assert len(lines) == 1 and "git rm -r --cached .autonomous" in lines[0], result.stderr
+    assert file_tree(victim) == before
+    assert not (tmp_path / "artifact").exists()
+    assert fake_api.requests == []
