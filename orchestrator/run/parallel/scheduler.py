@@ -38,6 +38,7 @@ from orchestrator.run.attempt.feature_job import FeatureJob
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
 from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.checks.clean_checkout import private_directory, remove_tree
 from orchestrator.run.checks.impact import shared_writes
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.parallel.background_summary import BackgroundSummary, worth_summarizing
@@ -71,6 +72,7 @@ class ParallelSchedule:
         self.workspace = run.workspace
         self.hooks = hooks or ParallelHooks(likely_conflict=self._likely_conflict)
         self.worktrees = Worktrees(self.workspace, run.paths.autonomous)
+        self._integration_dir: Path | None = None  # the integration worktree's private directory (`_prepare`)
         self.queue = MergeQueue(
             self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
             landing=SquashOntoHead(self.events.warn),
@@ -94,8 +96,8 @@ class ParallelSchedule:
 
     # ---- the loop -----------------------------------------------------------------------
     def features(self) -> None:
-        self._prepare()
         try:
+            self._prepare()
             self._loop()
         except BaseException:
             self._stop_workers()
@@ -214,7 +216,12 @@ class ParallelSchedule:
     # ---- start and end ------------------------------------------------------------------
     def _prepare(self) -> None:
         """Prune what a killed run left, and take up what it merged but did not record."""
-        self.worktrees.prune_all()
+        # The merge queue's integration worktree lives outside the project, as combine's does:
+        # under `.autonomous/`, a re-check run without a sandbox reached the live tree by `../../`.
+        # `_clean_up` removes it; one a kill left, the next run (here, then `prune_all`).
+        self._integration_dir = private_directory(self.workspace, "integration")
+        self.worktrees.prune_all()  # an earlier version's `.autonomous/integration` too
+        self.worktrees.integration = self._integration_dir / "tree"
         for feature_id, entry in self.state.features.items():
             if entry.status != "passed":
                 entry.awaiting_check = None  # its work went with its worktree: the attempt is redone
@@ -241,3 +248,7 @@ class ParallelSchedule:
             self.worktrees.prune_all()
         except CheckpointError as err:
             self.events.warn(f"could not remove the run's worktrees: {err}; the next run prunes them")
+        finally:
+            if self._integration_dir is not None:
+                remove_tree(self._integration_dir)
+                self._integration_dir = None

@@ -31,7 +31,7 @@ def test_checks_in_a_scratch_tree_are_not_put_back(tmp_path: Path) -> None:
 
 def _slow_in_integration(fid: str) -> str:
     """A check that takes half a second in the merge queue's integration worktree, so merges are slow."""
-    return f'test -f features/{fid}.txt && case "$PWD" in */.autonomous/integration*) sleep 0.5;; esac'
+    return f'test -f features/{fid}.txt && case "$PWD" in */orchestrate-integration-*) sleep 0.5;; esac'
 
 
 def test_the_next_feature_starts_while_one_is_merged_and_never_more_than_n_at_work(tmp_path: Path, fake_api: Any) -> None:
@@ -107,7 +107,7 @@ def test_the_end_summary_runs_beside_the_final_verification(tmp_path: Path, fake
         return plain_summarizer(request)
 
     fake_api.summarizer = summarizer
-    waits = (f'case "$PWD" in */.autonomous/*) exit 0;; esac; '
+    waits = (f'case "$PWD" in */.autonomous/*|*/orchestrate-integration-*) exit 0;; esac; '
              f'for i in $(seq 100); do [ -e "{flag}" ] && exit 0; sleep 0.1; done; exit 1')
     spec = write_spec(tmp_path, 2, extra={"feat-01": {"verify": f"test -f features/feat-01.txt && {{ {waits}; }}"}})
     root = tmp_path / "project"
