@@ -5,10 +5,11 @@ the user's branch as it is when the feature (or its next attempt after a failed 
 An ended feature's tree is kept as a spare (`.autonomous/worktrees/.spare-*`) and becomes the next
 feature's: checked out at the head and cleaned of every file git does not track, so it costs
 the files that differ, not the whole project, and carries nothing over.
-The merge queue applies work in `.autonomous/integration`, a detached worktree, so nothing is
-ever half-applied to the user's checkout. All of it lives under `.autonomous/`, which git
-ignores and checkpoints never commit; a run removes what it made when it ends, and prunes
-what a killed run left at its start.
+The merge queue applies work in the integration tree, a detached worktree in a private
+directory outside the project (its owner gives the path), so nothing is ever half-applied to
+the user's checkout. The feature trees live under `.autonomous/`, which git ignores and
+checkpoints never commit; a run removes what it made when it ends, and prunes what a killed
+run left at its start.
 
 Each tree (a feature's and the integration tree) carries in the project's ignored files that no
 run made or changed, as final verification's checkout does (`carried_files`, the one mechanism:
