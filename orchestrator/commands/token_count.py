@@ -13,9 +13,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.json_types import RequestDraft
-from orchestrator.store.no_follow import LinkRefused, open_no_follow
+from orchestrator.store.no_follow import open_no_follow
 from orchestrator.user_errors import UsageError
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only

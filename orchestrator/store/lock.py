@@ -25,7 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.store.no_follow import LinkRefused, read_no_follow
+from context_agent.files import LinkRefused
+from orchestrator.store.no_follow import read_no_follow
 from orchestrator.user_errors import OrchestrateError
 
 # A lock file is one short line of JSON; anything longer is not a lock we wrote.

@@ -25,8 +25,6 @@ from typing import BinaryIO
 from context_agent.files import LinkRefused, TooLarge
 from orchestrator.store.atomic import refuse_links
 
-__all__ = ["LinkRefused", "TooLarge", "lexists", "open_no_follow", "read_no_follow"]
-
 
 def lexists(path: Path) -> bool:
     """Whether anything is at `path`, a link (dangling or not) included: a reader that asked

@@ -19,11 +19,12 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from context_agent.files import LinkRefused, TooLarge
 from orchestrator.llm.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import append_jsonl, set_aside, write_text_atomic
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
-from orchestrator.store.no_follow import LinkRefused, TooLarge, lexists, read_no_follow
+from orchestrator.store.no_follow import lexists, read_no_follow
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CamelModel
 from orchestrator.store.run_state import (

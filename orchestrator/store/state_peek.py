@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from context_agent.files import LinkRefused
 from orchestrator.json_types import JsonObject
-from orchestrator.store.no_follow import LinkRefused, read_no_follow
+from orchestrator.store.no_follow import read_no_follow
 from orchestrator.store.paths import ProjectPaths
 
 # As `orchestrator.store.state.MAX_STATE_BYTES`: bigger files are not state we wrote.

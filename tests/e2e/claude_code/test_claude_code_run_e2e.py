@@ -231,4 +231,5 @@ def test_the_demo_runs_claude_code_offline(tmp_path: Path) -> None:
     assert result.code == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert re.search(r"^run passed: 8 passed, 0 failed", result.stdout, re.MULTILINE), result.stdout[-2000:]
     assert "answered 400" not in result.stderr  # the fake takes Claude Code's first request as the API does
+    assert "orchestrate: warning:" not in result.stderr, result.stderr  # a clean demo warns nothing (issue 43)
     assert _checkpoints(tmp_path / "demo" / "textkit") == FEATURES
