@@ -57,7 +57,16 @@ def test_a_call_leaves_this_process_as_it_found_it(fake_api, project):
     result = run_cli(["run", "spec.json", "--jobs", "2", "--sandbox", "none"], project, fake_api)
 
     assert result.code == 0, result.stderr
+    _wait_for_the_fake_api_to_close_its_connections()
     assert _process_state() == before
+
+
+def _wait_for_the_fake_api_to_close_its_connections() -> None:
+    """A connection the client closed is closed on the fake's side by its own thread a moment
+    later; until then that socket is the fake's open file, not one the CLI left behind."""
+    for thread in threading.enumerate():
+        if "process_request" in thread.name:
+            thread.join(timeout=10)
 
 
 def _process_state() -> dict[str, object]:
@@ -68,8 +77,19 @@ def _process_state() -> dict[str, object]:
         "handlers": {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE)},
         # The fake API's own threads serving a connection are this process's, not the CLI's.
         "threads": sorted(thread.name for thread in threading.enumerate() if "process_request" not in thread.name),
-        "fds": sorted(os.listdir("/proc/self/fd")),
+        "fds": _open_files(),
     }
+
+
+def _open_files() -> dict[str, str]:
+    """Each open descriptor and what it points at, so a failure names the file left open."""
+    targets = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            targets[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the directory listing's own descriptor, closed by now
+            continue
+    return targets
 
 
 @pytest.mark.parametrize("name, value", [("ANTHROPIC_LOG", "debug"), ("PYTHONWARNINGS", "error"), ("LANG", "C")])
