@@ -113,7 +113,7 @@ class CombineLanding:
         own = self.runner(command, tree) if command else None
         failed = own if own is not None and not own.success else None
         self._own_failed = failed is not None
-        return guarded_recheck(self.integrity, failed, tree, feature, attempt)
+        return guarded_recheck(self.integrity, self.runner, failed, tree, feature, attempt)
 
     def _result(self, fid: str, outcome: MergeOutcome) -> ApplyResult:
         if outcome.result == "merged":

@@ -75,6 +75,7 @@ class Worktrees:
         self._safe: list[str] | None = None
         self._identity: list[str] | None = None
         self._prefix: str | None = None
+        self._top: Path | None = None
         self._admin: Path | None = None
         # Workers add and remove worktrees at once; git's worktree bookkeeping is not made for that
         # (a prune while another add is half done deletes it).
@@ -99,6 +100,14 @@ class Worktrees:
         if self._prefix is None:
             self._prefix = check_git(self.root, "rev-parse", "--show-prefix").stdout.strip()
         return self._prefix
+
+    @property
+    def top(self) -> Path:
+        """The top level of the live repository (`root` unless the project is a directory of a
+        bigger one): what the integration tree, the whole repository, stands in for in the sandbox."""
+        if self._top is None:
+            self._top = Path(check_git(self.root, "rev-parse", "--show-toplevel").stdout.strip())
+        return self._top
 
     def path(self, feature_id: str) -> Path:
         """The feature's worktree: the whole repository."""

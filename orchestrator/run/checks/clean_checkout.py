@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import shutil
 import stat
 import tempfile
@@ -119,17 +120,41 @@ def checkout_base(workspace: Path, kind: str = "verify") -> tuple[Path, str]:
 def private_directory(workspace: Path, kind: str = "verify") -> Path:
     """A new 0700 directory for `workspace`'s checkout of `kind`, outside the project; those of
     that kind a kill left behind removed."""
-    base, prefix = checkout_base(workspace, kind)
-    for leftover in base.glob(f"{prefix}*"):
-        try:
-            info = leftover.lstat()
-        except OSError:
-            continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
-            remove_tree(leftover)
     if kind == "verify":
         _remove_legacy(workspace)
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    return PrivateDirectory.of(workspace, kind).make()
+
+
+@dataclass(frozen=True)
+class PrivateDirectory:
+    """A private directory outside the project for `workspace`'s checkout of `kind`, named when
+    it is built (unguessable, as `mkdtemp`'s) and made by `make`: its owner can hand out paths in
+    it (the `--jobs` merge queue's integration tree) before anything is on disk, so nothing is
+    left behind by a run that stops before it begins; `remove` takes it away."""
+
+    path: Path
+    prefix: str
+
+    @classmethod
+    def of(cls, workspace: Path, kind: str) -> PrivateDirectory:
+        base, prefix = checkout_base(workspace, kind)
+        return cls(base / f"{prefix}{secrets.token_hex(8)}", prefix)
+
+    def make(self) -> Path:
+        """The directory, made 0700 (refused if anything is at its path: nothing is followed),
+        those of its kind a kill left behind removed first."""
+        for leftover in self.path.parent.glob(f"{self.prefix}*"):
+            try:
+                info = leftover.lstat()
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+                remove_tree(leftover)
+        os.mkdir(self.path, stat.S_IRWXU)
+        return self.path
+
+    def remove(self) -> None:
+        remove_tree(self.path)
 
 
 def _remove_legacy(workspace: Path) -> None:

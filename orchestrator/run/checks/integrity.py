@@ -167,7 +167,7 @@ class FeatureWatch:
             return result
         self.changed = self.changes.changed()
         started = time.monotonic()
-        round = self.integrity.guard.check(self.workspace, self.feature, self.changed,
+        round = self.integrity.guard.check(self.workspace, self.feature, self.changed, runner=self.integrity.guard.runner,
                                            on_progress=self.integrity.progress(self.feature.id))
         self.runs = round.runs
         self.integrity.rechecked(self.feature.id, self.runs, elapsed_ms(started), deferred=round.deferred)

@@ -151,15 +151,17 @@ class RegressionGuard:
                     self.broke.add(run.feature_id)
 
     def check(
-        self, workspace: Path, feature: Feature, changed: Iterable[str], *, put_back: bool = True,
-        on_progress: Progress | None = None,
+        self, workspace: Path, feature: Feature, changed: Iterable[str], *, runner: CheckRunner,
+        put_back: bool = True, on_progress: Progress | None = None,
     ) -> GuardRound:
-        """Re-run the planned checks in `workspace` (ranked order); the rest are deferred.
+        """Re-run the planned checks in `workspace` (ranked order) with `runner` (the guard's own in
+        the live workspace; in an integration tree, one standing in for the live repository:
+        `check_pool.in_checkout`); the rest are deferred.
         `put_back=False`: a scratch tree (`run_checks`); `on_progress`: checks done of all, as they end."""
         started = time.monotonic()
         plan = self.plan(feature, changed)
         checks = [(fid, self.spec.check_command(self.spec.feature(fid)) or "") for fid in plan.picked]
-        runs = run_checks(checks, workspace, self.runner, self.concurrency, self.on_warning, put_back=put_back,
+        runs = run_checks(checks, workspace, runner, self.concurrency, self.on_warning, put_back=put_back,
                           on_progress=on_progress)
         self.ran(runs)
         return GuardRound(plan, runs, int((time.monotonic() - started) * 1000))

@@ -35,16 +35,18 @@ def merged_changes(tree: Path) -> list[str]:
 
 
 def guarded_recheck(
-    integrity: Integrity, own_check: CheckResult | None, tree: Path, feature: Feature, attempt: int
+    integrity: Integrity, runner: CheckRunner, own_check: CheckResult | None, tree: Path, feature: Feature,
+    attempt: int,
 ) -> CheckResult | None:
     """None when the merged tree passes the feature's check (`own_check`, None for a pass) and
-    every check the guard picks; else the failure to feed back."""
+    every check the guard picks, run by `runner` (standing in for the live repository:
+    `check_pool.in_checkout`); else the failure to feed back."""
     if own_check is not None:
         return own_check
     # The integration worktree is reset before every merge, and the checkpoint is committed from
     # the index the merge staged: what a check changes in the files there is dropped anyway.
     started = time.monotonic()
-    round = integrity.guard.check(tree, feature, merged_changes(tree), put_back=False,
+    round = integrity.guard.check(tree, feature, merged_changes(tree), runner=runner, put_back=False,
                                   on_progress=integrity.progress(feature.id))
     integrity.rechecked(feature.id, round.runs, elapsed_ms(started), deferred=round.deferred)
     broken = failures(round.runs)

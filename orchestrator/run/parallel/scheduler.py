@@ -38,7 +38,8 @@ from orchestrator.run.attempt.feature_job import FeatureJob
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
 from orchestrator.run.checks.check_command import CheckVerifier
-from orchestrator.run.checks.clean_checkout import private_directory, remove_tree
+from orchestrator.run.checks.check_pool import CheckRunner, in_checkout
+from orchestrator.run.checks.clean_checkout import PrivateDirectory
 from orchestrator.run.checks.impact import shared_writes
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.parallel.background_summary import BackgroundSummary, worth_summarizing
@@ -71,8 +72,12 @@ class ParallelSchedule:
         self.config, self.events, self.parts, self.spec = run.config, run.events, run.parts, run.spec
         self.workspace = run.workspace
         self.hooks = hooks or ParallelHooks(likely_conflict=self._likely_conflict)
-        self.worktrees = Worktrees(self.workspace, run.paths.autonomous)
-        self._integration_dir: Path | None = None  # the integration worktree's private directory (`_prepare`)
+        # The merge queue's integration worktree lives outside the project, as combine's does (under
+        # `.autonomous/`, a re-check run without a sandbox reached the live tree by `../../`), and in the
+        # sandbox it stands in for the live repository (`_in_integration`). Its private directory is
+        # named here, made by `_prepare` and removed by `_clean_up`; one a kill left, the next run removes.
+        self._private = PrivateDirectory.of(self.workspace, "integration")
+        self.worktrees = Worktrees(self.workspace, run.paths.autonomous, integration=self._private.path / "tree")
         self.queue = MergeQueue(
             self.worktrees, self.hooks.recheck or self._own_check, lambda: self.pool.stopping,
             landing=SquashOntoHead(self.events.warn),
@@ -192,15 +197,23 @@ class ParallelSchedule:
 
     def _own_check(self, tree: Path, feature: Feature, attempt: int) -> CheckResult | None:
         """The default re-check: the feature's own check on the merged tree, then the regression guard's."""
-        result = CheckVerifier(self.parts.environment.at(tree), timeout=self.config.check_timeout).check(
+        environment = self.parts.environment.standing_in(self.worktrees.integration, self.worktrees.top)
+        result = CheckVerifier(environment.at(tree), timeout=self.config.check_timeout).check(
             self.spec.check_command(feature), attempt
         )
         own = None if result.success or result.skipped else result
-        return guarded_recheck(self.run.guarding(), own, tree, feature, attempt)
+        return guarded_recheck(self.run.guarding(), self._in_integration(), own, tree, feature, attempt)
 
     def _batch_check(self, tree: Path, members: Sequence[tuple[Feature, int]], changed: list[str]) -> bool:
         """The default re-check of a merge batch: every member's own check and the guard's, at once."""
-        return batch_recheck(self.run.guarding(), self.run.check_runner, self.run.concurrency, tree, members, changed)
+        return batch_recheck(self.run.guarding(), self._in_integration(), self.run.concurrency, tree, members, changed)
+
+    def _in_integration(self) -> CheckRunner:
+        """The run's check runner for the integration tree: in the sandbox the tree is mounted over
+        the live repository (as combine's and final verification's checkouts are), so no re-check
+        sees the live project, by a relative path or by its absolute one. Its ignored files are
+        the carried ones (`Worktrees.reset_integration`)."""
+        return in_checkout(self.run.check_runner, self.worktrees.integration, self.worktrees.top)
 
     def _likely_conflict(self, a: Feature, b: Feature) -> bool:
         """The two are predicted to change a file in common (`checks/impact`)."""
@@ -216,12 +229,9 @@ class ParallelSchedule:
     # ---- start and end ------------------------------------------------------------------
     def _prepare(self) -> None:
         """Prune what a killed run left, and take up what it merged but did not record."""
-        # The merge queue's integration worktree lives outside the project, as combine's does:
-        # under `.autonomous/`, a re-check run without a sandbox reached the live tree by `../../`.
-        # `_clean_up` removes it; one a kill left, the next run (here, then `prune_all`).
-        self._integration_dir = private_directory(self.workspace, "integration")
-        self.worktrees.prune_all()  # an earlier version's `.autonomous/integration` too
-        self.worktrees.integration = self._integration_dir / "tree"
+        self._private.make()  # one a kill left goes first (and git's record of its tree: `prune_all`)
+        Worktrees(self.workspace, self.run.paths.autonomous).remove_integration()  # an earlier version's, in the project
+        self.worktrees.prune_all()
         for feature_id, entry in self.state.features.items():
             if entry.status != "passed":
                 entry.awaiting_check = None  # its work went with its worktree: the attempt is redone
@@ -249,6 +259,4 @@ class ParallelSchedule:
         except CheckpointError as err:
             self.events.warn(f"could not remove the run's worktrees: {err}; the next run prunes them")
         finally:
-            if self._integration_dir is not None:
-                remove_tree(self._integration_dir)
-                self._integration_dir = None
+            self._private.remove()
