@@ -30,8 +30,11 @@ def test_checks_in_a_scratch_tree_are_not_put_back(tmp_path: Path) -> None:
 
 
 def _slow_in_integration(fid: str) -> str:
-    """A check that takes half a second in the merge queue's integration worktree, so merges are slow."""
-    return f'test -f features/{fid}.txt && case "$PWD" in */orchestrate-integration-*) sleep 0.5;; esac'
+    """A check that takes half a second in the merge queue's integration worktree, so merges are slow:
+    not a worker's worktree, yet with a `.git` (final verification's checkout has none; in the sandbox
+    the integration tree is seen at the live project's path)."""
+    return (f'test -f features/{fid}.txt && case "$PWD" in */.autonomous/worktrees/*) ;; '
+            '*) if [ -e .git ]; then sleep 0.5; fi;; esac')
 
 
 def test_the_next_feature_starts_while_one_is_merged_and_never_more_than_n_at_work(tmp_path: Path, fake_api: Any) -> None:
@@ -107,8 +110,9 @@ def test_the_end_summary_runs_beside_the_final_verification(tmp_path: Path, fake
         return plain_summarizer(request)
 
     fake_api.summarizer = summarizer
-    waits = (f'case "$PWD" in */.autonomous/*|*/orchestrate-integration-*) exit 0;; esac; '
-             f'for i in $(seq 100); do [ -e "{flag}" ] && exit 0; sleep 0.1; done; exit 1')
+    # A worker's worktree and the merge queue's integration tree have a `.git`; final verification's
+    # checkout has none (in the sandbox all three are seen at the live project's path, so `$PWD` cannot tell).
+    waits = f'[ -e .git ] && exit 0; for i in $(seq 100); do [ -e "{flag}" ] && exit 0; sleep 0.1; done; exit 1'
     spec = write_spec(tmp_path, 2, extra={"feat-01": {"verify": f"test -f features/feat-01.txt && {{ {waits}; }}"}})
     root = tmp_path / "project"
     result = run_cli(["run", str(spec), "-j", "2", "--json", "--project-dir", str(root)], cwd=tmp_path, fake=fake_api)
