@@ -84,3 +84,25 @@ def test_a_merge_recheck_in_the_sandbox_sees_the_merged_tree_at_the_live_project
     assert result.code == 1, result.stderr
     base, prefix = checkout_base(project, "integration")
     assert list(base.glob(f"{prefix}*")) == [], "the integration worktree was left behind"
+
+
+@pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")
+def test_the_regression_guard_in_a_merge_recheck_sees_the_merged_tree_at_the_live_projects_path(
+    fake_api: Any, outside_tmp: Path  # noqa: F811 (the fixture imported above)
+) -> None:
+    """Mode bwrap, the guard's runner: feat-01's check reads the live project only once feat-02's
+    file is there, so it passes in its worker and its own merge; after feat-02 (which depends on
+    it) is merged, the guard re-runs it on the merged tree, where the live path shows that tree."""
+    project = init_repo(outside_tmp / "project")
+    reads_live = LIVE_RECORD.format(live=project).replace("{id}", "feat-01")
+    guarded = f"test -f features/feat-01.txt && {{ test ! -f features/feat-02.txt || {{ {reads_live}; }}; }}"
+    spec = write_spec(outside_tmp, 2, extra={"feat-01": {"verify": guarded},
+                                             "feat-02": {"depends_on": ["feat-01"], "max_attempts": 1}})
+
+    result = run_cli(["run", str(spec), "--jobs", "2", "--sandbox", "bwrap", "--no-final-verify", "--json"],
+                     project, fake_api)
+
+    merges = [(e["id"], e["result"]) for e in result.events() if e["type"] == "merge"]
+    assert merges == [("feat-01", "merged"), ("feat-02", "recheck_failed")], result.stdout[-3000:] + result.stderr
+    assert "broke feature feat-01" in result.stdout, result.stdout[-3000:]
+    assert result.code == 1, result.stderr
