@@ -69,6 +69,33 @@ class CheckResult(CamelModel):
         return self.dump()
 
 
+def _check_keys() -> frozenset[str]:
+    return frozenset(key for name, field in CheckResult.model_fields.items() for key in (name, field.alias or name))
+
+
+def nest_check(data: object) -> object:
+    """For a model holding a `CheckResult` as `check` and written flat (an event, a working-memory
+    entry; `flat_check`): the check's keys of `data`, gathered under `check` (a `mode="before"`
+    model validator's body). Data that already has `check`, or is not a dict, is left as it is."""
+    if not isinstance(data, dict) or "check" in data:
+        return data
+    keys = _check_keys()
+    held = {key: value for key, value in data.items() if key in keys}
+    return {key: value for key, value in data.items() if key not in keys} | {"check": held}
+
+
+def flat_check(dumped: JsonObject, check: CheckResult) -> JsonObject:
+    """`dumped` (a model's dump, with `check` among its keys) with `check`'s keys in its place, as
+    `CheckResult.dump` writes them: the check's keys are the holder's on disk, in their order."""
+    line: JsonObject = {}
+    for key, value in dumped.items():
+        if key == "check":
+            line.update(check.dump())
+        else:
+            line[key] = value
+    return line
+
+
 class ReCheck(CheckResult):
     """A passed feature's check run again (by the regression guard, final verification or
     `verify`): its `CheckResult`, with whose check it was and how long it took. Saved without the

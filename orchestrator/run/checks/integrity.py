@@ -98,11 +98,8 @@ class Integrity:
         if self.guard.mode == "none":
             return
         for run in runs:
-            self.events.emit(RegressionCheck(
-                id=feature_id, checked=run.feature_id, command=run.result.command, success=run.success,
-                exit_code=run.result.exit_code, error=run.result.error, duration_ms=run.duration_ms,
-                output="" if run.success else run.result.output,
-            ))
+            kept = run.result if not run.success else run.result.model_copy(update={"output": ""})  # a failure's only
+            self.events.emit(RegressionCheck(id=feature_id, checked=run.feature_id, check=kept, duration_ms=run.duration_ms))
         self.events.emit(RegressionSummary(
             id=feature_id, affected=len(runs) + deferred, ran=len(runs),
             failed=[run.feature_id for run in failures(runs)], deferred=deferred, duration_ms=duration_ms,
