@@ -1,7 +1,9 @@
 """The check and attempt records the state and the feature logs share, typed.
 
-`CheckResult` is the one model of a check's outcome: what `run_check` returns, what the agent is
-fed back and what the state and the logs save; `ReCheck` is a passed feature's check run again.
+A check's outcome is `context_agent.check_result.CheckResult` (the Context Agent reads it too,
+and imports nothing from here); `ReCheck` is a passed feature's check run again, and
+`nest_check` / `flat_check` let an event or a working-memory entry hold a `CheckResult` and
+still write its keys flat, as it always did.
 `AttemptRecord` is one `attemptHistory` entry. All keep the JSON they always had on disk, so
 state files and logs of earlier versions still load.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 from pydantic.alias_generators import to_camel
 
+from context_agent.check_result import CheckResult, Influencer
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
 
@@ -22,51 +25,6 @@ class CamelModel(BaseModel):
 
     def dump(self) -> JsonObject:  # a JSON object, keyed as saved
         return self.model_dump(mode="json", by_alias=True)
-
-
-class Influencer(BaseModel):
-    """A file that can change a check's outcome without being the check, changed during the feature.
-
-    Found by `orchestrator.run.checks.check_influence`: a `conftest.py`, pytest's configuration, a site
-    hook (`sitecustomize.py`, `*.pth`) or a module shadowing the standard library.
-    """
-
-    path: str
-    """Relative to the project root."""
-    kind: str
-    """`conftest`, `pytest-config`, `site-hook` or `stdlib-shadow`."""
-    change: str
-    """`added`, `modified` or `removed`, since before the feature's first attempt in this run."""
-
-
-class CheckResult(CamelModel):
-    """The outcome of one check (`orchestrator.run.checks.check_command`): fed back to the agent as
-    the spec's `Last Verification Result`, saved in the state and the feature logs."""
-
-    command: str | None = None
-    """The shell command that was run; None when the feature has no check."""
-    success: bool = False
-    """True only when the command exited with status 0."""
-    exit_code: int | None = None
-    """The exit status; negative when killed by a signal, None when it never finished."""
-    output: str = ""
-    """The tail of the combined stdout and stderr, bounded in size."""
-    error: str | None = None
-    """Why the check did not pass, when the exit code alone does not say it."""
-    skipped: bool = False
-    """True when there was no check to run; the agent's report decides then."""
-    attempt: int = 0
-    """Which attempt at the feature this check verified (1-based)."""
-    # Only when there are some, so the usual result keeps its seven keys.
-    influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
-    """Check-influencing files changed during the feature (`orchestrator.run.checks.check_influence`)."""
-    refused_by: str | None = Field(None, exclude_if=lambda by: by is None)
-    """What refused the attempt before its check could decide (so there is no exit status): the
-    protected-files guard, the ignore-rules guard, `--strict-checks`, the merge queue."""
-
-    def to_json(self) -> JsonObject:
-        """The result with the camelCase keys of the spec's `Last Verification Result`."""
-        return self.dump()
 
 
 def _check_keys() -> frozenset[str]:

@@ -11,6 +11,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from context_agent.check_result import CheckResult
 from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_loop import AgentEvent, AttemptOutcome
 from orchestrator.run.books import RunBooks
@@ -20,7 +21,7 @@ from orchestrator.store.event_kinds import FeatureBlocked, FeatureFinished, Feat
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import ReplayStats, build_feature_log
 from orchestrator.store.memory_entries import CheckEvent, StatusEvent, TextInput, TextOutput, ToolEvent
-from orchestrator.store.records import Assessment, AttemptRecord, CheckResult
+from orchestrator.store.records import Assessment, AttemptRecord
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.working_memory import WorkingMemory
 

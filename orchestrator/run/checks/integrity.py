@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from context_agent.check_result import CheckResult
 from context_agent.tokens import estimate_tokens
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.run_git import CheckpointError
@@ -26,7 +27,7 @@ from orchestrator.run.checks.regression import RegressionGuard, broken_result, f
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.event_kinds import Notice, RegressionCheck, RegressionSummary
 from orchestrator.store.events import EventSink
-from orchestrator.store.records import Assessment, CheckResult, Footprint, ReCheck
+from orchestrator.store.records import Assessment, Footprint, ReCheck
 from orchestrator.store.run_state import RESUMED_AFTER_INTERRUPT, FeatureState
 
 
