@@ -137,8 +137,9 @@ def _final_verification_lines(event: FinalVerification) -> str:
     failed = f"; regressed: {', '.join(event.failed)}" if event.failed else ""
     lines = [f"final verification: {event.passed}/{event.checked} check(s) pass on the final tree{failed}"]
     for failure in event.failures:
-        lines.append(f"    {failure.id}: check FAILED ({failure_reason('', failure.error, failure.exit_code)})")
-        lines += excerpt_lines(failure.output, None, "      ")
+        check = failure.check
+        lines.append(f"    {failure.id}: check FAILED ({failure_reason('', check.error, check.exit_code)})")
+        lines += excerpt_lines(check.output, None, "      ")
     return "\n".join(lines)
 
 

@@ -153,7 +153,6 @@ class RegressionCheck(_Event):
         output = line.pop("output", "")
         for key in ("skipped", "attempt", "influencers", "refusedBy"):  # a re-run is never refused
             line.pop(key, None)
-        line["durationMs"] = line.pop("durationMs")
         return line | ({"output": output} if output else {})
 
 

@@ -10,7 +10,7 @@ state files and logs of earlier versions still load.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
 from context_agent.check_result import CheckResult, Influencer
@@ -167,15 +167,22 @@ class Prediction(CamelModel):
 class CheckFailure(CamelModel):
     """A passed feature's check that failed when run again (final verification, `verify`,
     `combine`): kept in the event that reports it, output and all (a check's output is a bounded
-    tail), so every surface can show why."""
+    tail), so every surface can show why. Written flat: the feature's id, then the check's
+    command, exit code, error and output."""
 
     id: str
-    command: str | None = None
-    exit_code: int | None = None
-    error: str | None = None
-    output: str = ""
+    check: CheckResult
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data: object) -> object:
+        return nest_check(data)
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
+        line = flat_check(handler(self), self.check)
+        return {key: line[key] for key in ("id", "command", "exitCode", "error", "output")}
 
     @classmethod
     def of(cls, feature_id: str, result: CheckResult) -> CheckFailure:
-        return cls(id=feature_id, command=result.command, exit_code=result.exit_code, error=result.error,
-                   output=result.output)
+        return cls(id=feature_id, check=result)
