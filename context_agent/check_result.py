@@ -94,8 +94,11 @@ class CheckResult(BaseModel):
 
     def for_prompt(self) -> JsonObject:
         """The fields that were set, camelCase: what the summarizer is shown of the check (not
-        the run's own bookkeeping: which files could sway it, what refused it)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude={"influencers", "refused_by"})
+        the run's own bookkeeping: which files could sway it, what refused it), the output and
+        the error last, where the summarizer reads on into the agent's report."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude={"influencers", "refused_by"})
+        last = {key: data.pop(key) for key in ("output", "error") if key in data}
+        return data | last
 
     @property
     def known_failed(self) -> bool:

@@ -110,3 +110,6 @@ def test_the_context_agent_reads_a_logged_check_leniently_into_the_same_model(tm
     assert "exitCode" not in read.for_prompt() and "success" not in read.for_prompt()  # wrong types: unknown
     assert "influencers" not in read.for_prompt()  # the run's bookkeeping is not the summarizer's
     assert not read.known_failed and CheckResult.from_mapping(FAILED.dump()).known_failed
+    # The summarizer reads the keys in the order it always had: the output and the error last.
+    assert list(CheckResult.from_mapping({**FAILED.dump(), "error": "boom"}).for_prompt()) == [
+        "command", "success", "exitCode", "skipped", "attempt", "output", "error"]
