@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
-from context_agent.check_result import CheckResult, Influencer
+from context_agent.check_result import CheckResult
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
 
@@ -61,10 +61,6 @@ class ReCheck(CheckResult):
 
     id: str = ""  # the feature whose check it is
     duration_ms: int = 0
-    output: str = Field("", exclude_if=lambda output: not output)  # a failed one's only: what `logs ID` shows
-    skipped: bool = Field(False, exclude=True)
-    attempt: int = Field(0, exclude=True)
-    influencers: list[Influencer] = Field(default_factory=list, exclude=True)
 
     @classmethod
     def of(cls, feature_id: str, result: CheckResult, duration_ms: int) -> ReCheck:
@@ -74,6 +70,10 @@ class ReCheck(CheckResult):
     @model_serializer(mode="wrap")
     def _id_first(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data: dict[str, object] = handler(self)  # the keys in the order logs always had them
+        for key in ("skipped", "attempt", "influencers"):
+            data.pop(key, None)
+        if not data.get("output"):  # a failed one's only: what `logs ID` shows
+            data.pop("output", None)
         return {"id": data.pop("id"), **data}
 
 

@@ -20,7 +20,7 @@ import orchestrator
 from context_agent.check_result import CheckResult, Influencer
 from orchestrator.store.event_kinds import FinalVerification, RegressionCheck, Verification, parse_event
 from orchestrator.store.memory_entries import CheckEvent
-from orchestrator.store.records import CheckFailure
+from orchestrator.store.records import CheckFailure, ReCheck
 
 CHECK_FIELDS = frozenset(CheckResult.model_fields)
 HOLDERS = (Verification, RegressionCheck, CheckEvent, CheckFailure)
@@ -66,6 +66,8 @@ def test_no_model_but_check_result_declares_what_a_check_result_is() -> None:
     partial = [name for name, model in _models()
                if {"command", "exit_code", "output"} <= _fields(model) and not issubclass(model, CheckResult)]
     assert partial == []
+    # `ReCheck` is a check result and adds to it; it does not declare its fields again.
+    assert set(ReCheck.__annotations__) & CHECK_FIELDS == set()
 
 
 FAILED = CheckResult(command="pytest -q", success=False, exit_code=1, output="E   assert 0 == 3\n", error=None,
