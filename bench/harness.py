@@ -32,7 +32,7 @@ from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.runner import Runner, RunOptions
 from orchestrator.run.factory import build_parts
 from orchestrator.run.checks.check_command import Verifier
-from orchestrator.store.records import CheckResult
+from context_agent.check_result import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.event_kinds import Event, Notice
 from orchestrator.store.events import EventSink

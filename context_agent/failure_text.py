@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS
-from .feature_records import CheckSummary
+from .check_result import CheckResult
 from .text import clip_item, one_line
 from .tokens import estimate_tokens
 
@@ -32,7 +32,7 @@ _FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)|^(\S+::\S+) (?:FAILED|E
 _MAX_COMMAND_TOKENS = 8
 
 
-def describe_check_failure(check: CheckSummary) -> str:
+def describe_check_failure(check: CheckResult) -> str:
     """"`<command>` failed: <first meaningful error line(s)>", bounded for injection."""
     command = one_line(check.command or "")
     if check.skipped:
@@ -56,7 +56,7 @@ def describe_check_failure(check: CheckSummary) -> str:
     return clip_item(prefix + detail, FAILURE_DESCRIPTION_TOKENS)
 
 
-def default_prevention(check: CheckSummary) -> str:
+def default_prevention(check: CheckResult) -> str:
     """What to do until something better is learned: run the check before reporting done."""
     command = one_line(check.command or "")
     prevention = f"make `{command}` pass before reporting done"
@@ -75,7 +75,7 @@ def _failing_tests(output: str) -> list[str]:
     return found
 
 
-def _error_lines(check: CheckSummary) -> list[str]:
+def _error_lines(check: CheckResult) -> list[str]:
     text = "\n".join((check.output or "", check.error or ""))
     strong: list[str] = []
     weak: list[str] = []
@@ -100,6 +100,6 @@ def _add_once(lines: list[str], line: str) -> None:
         lines.append(line)
 
 
-def _exit_text(check: CheckSummary) -> str:
+def _exit_text(check: CheckResult) -> str:
     code = check.exit_code
     return f"exit code {code}, no output" if code is not None else "no exit code, no output"

@@ -44,6 +44,6 @@ def outcome_line(outcome: FeatureOutcome, note: str = "") -> str:
     said = outcome.report.summary or note
     if said:
         parts.append(said if said.endswith((".", "!", "?")) else f"{said}.")
-    if outcome.status != "passed" and outcome.verification.success is False:
+    if outcome.status != "passed" and outcome.verification.known_failed:
         parts.append(f"Last check: {describe_check_failure(outcome.verification)}")
     return clip_item(" ".join(parts), _LINE_TOKENS)

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from .agent_events import EventHandler, EventReporter
+from .check_result import CheckResult
 from .context_injection import ContextInjection
 from .failure_text import default_prevention, describe_check_failure
-from .feature_records import CheckSummary, FeatureReader
+from .feature_records import FeatureReader
 from .files import ContextFiles
 from .injection_choice import build_injection
 from .interfaces import FeatureLike, ModelCall
@@ -101,15 +102,15 @@ class ContextAgent:
             self._failed("context.record_failed", f"recording the report of {feature_id}", exc, feature_id)
 
     def record_failure(
-        self, feature_id: str, attempt: int, verification: Mapping[str, object] | CheckSummary,
+        self, feature_id: str, attempt: int, verification: Mapping[str, object] | CheckResult,
         files: Sequence[str] = (),
     ) -> None:
-        """Store a failed check (a `CheckSummary`, or its camelCase fields); its description
+        """Store a failed check (a `CheckResult`, or its camelCase fields); its description
         comes from the check's output. `files`: what the failing attempt changed and its check
         names (relative paths), which decide who sees it once its feature has passed."""
         try:
-            check = verification if isinstance(verification, CheckSummary) else (
-                CheckSummary.from_mapping(verification, tail=None))
+            check = verification if isinstance(verification, CheckResult) else (
+                CheckResult.from_mapping(verification, tail=None))
             memory = load_store(self.files.failure_memory, FailureMemory, self.files, self.events)
             add_failure(
                 memory, feature_id, attempt=int(attempt), command=check.command or "", exit_code=check.exit_code,

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from context_agent.check_result import CheckResult
 from orchestrator.git.carried_files import RunTimes, carry_ignored
 from orchestrator.git.run_git import run_git
 from orchestrator.run.checks.check_pool import CheckRunner, check_runner, in_checkout, run_checks
@@ -24,7 +25,7 @@ from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.check_excerpt import failure_reason
 from orchestrator.store.event_kinds import FinalVerification
 from orchestrator.store.events import EventSink
-from orchestrator.store.records import CheckFailure, CheckResult
+from orchestrator.store.records import CheckFailure
 from orchestrator.store.run_state import RunState
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from context_agent.check_result import CheckResult
 from orchestrator.combine.final_check import CheckSettings, work_tree_top
 from orchestrator.combine.integration import CherryPick, CombinedBranch
 from orchestrator.git.worktrees import Worktrees
@@ -27,7 +28,6 @@ from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.event_kinds import Merge
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import RunState
 
 MergeResult = Literal["merged", "conflict", "recheck_failed"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from context_agent.check_result import CheckResult
 from context_agent.files import ContextFiles
 from context_agent.store_union import merge_store_files
 from orchestrator.combine.artifact import Artifact
@@ -40,7 +41,6 @@ from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.check_excerpt import check_verdict
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
 

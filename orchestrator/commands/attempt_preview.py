@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from context_agent.check_result import CheckResult
 from orchestrator.config import RunConfig
 from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView, retry_note, workspace_section
@@ -18,7 +19,7 @@ from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import Assessment, CheckResult
+from orchestrator.store.records import Assessment
 from orchestrator.store.run_state import FeatureState, RunState
 from orchestrator.user_errors import UsageError
 

@@ -76,8 +76,8 @@ def describe(event: Event, verbose: bool = False) -> str | None:
     if isinstance(event, RegressionCheck):
         if not verbose:
             return None
-        line = f"      regression check of {event.checked}: {check_verdict(event, 'ok')}"
-        return "\n".join([line, *excerpt_lines(event.output, event.error, "        ")])
+        line = f"      regression check of {event.checked}: {check_verdict(event.check, 'ok')}"
+        return "\n".join([line, *excerpt_lines(event.check.output, event.check.error, "        ")])
     if isinstance(event, RegressionSummary):
         return regression_line(event)
     if isinstance(event, FinalVerification):
@@ -120,15 +120,16 @@ def _by_model(costs: dict[str, float]) -> str:
 
 
 def _verification_line(event: Verification, verbose: bool) -> str:
-    if event.skipped:
-        return f"    check: none configured; the agent's report decides ({'reported' if event.success else 'no report'})"
-    verdict = check_verdict(event)
-    extra = f": {for_the_user(event.error)}" if event.error else ""
-    line = f"    check `{event.command}` {verdict}{extra}" if verbose else f"    check {verdict}{extra}"
-    if event.success:
+    check = event.check
+    if check.skipped:
+        return f"    check: none configured; the agent's report decides ({'reported' if check.success else 'no report'})"
+    verdict = check_verdict(check)
+    extra = f": {for_the_user(check.error)}" if check.error else ""
+    line = f"    check `{check.command}` {verdict}{extra}" if verbose else f"    check {verdict}{extra}"
+    if check.success:
         return line
     # The first meaningful lines of the output, so the reader sees why without opening the log.
-    return "\n".join([line, *excerpt_lines(event.output, None, "      ")])
+    return "\n".join([line, *excerpt_lines(check.output, None, "      ")])
 
 
 def _final_verification_lines(event: FinalVerification) -> str:
@@ -136,8 +137,9 @@ def _final_verification_lines(event: FinalVerification) -> str:
     failed = f"; regressed: {', '.join(event.failed)}" if event.failed else ""
     lines = [f"final verification: {event.passed}/{event.checked} check(s) pass on the final tree{failed}"]
     for failure in event.failures:
-        lines.append(f"    {failure.id}: check FAILED ({failure_reason('', failure.error, failure.exit_code)})")
-        lines += excerpt_lines(failure.output, None, "      ")
+        check = failure.check
+        lines.append(f"    {failure.id}: check FAILED ({failure_reason('', check.error, check.exit_code)})")
+        lines += excerpt_lines(check.output, None, "      ")
     return "\n".join(lines)
 
 

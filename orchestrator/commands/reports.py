@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from context_agent.check_result import CheckResult
 from orchestrator.commands.cost_words import worst_case_part
 from orchestrator.config import RunConfig
 from orchestrator.llm.pricing import TokenUsage
@@ -19,7 +20,7 @@ from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.agent_words import for_the_user
 from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.check_excerpt import check_verdict, error_excerpt
-from orchestrator.store.records import CamelModel, CheckResult
+from orchestrator.store.records import CamelModel
 
 
 class FeatureReport(CamelModel):

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from context_agent.check_result import CheckResult
 from orchestrator.run.checks.check_command import run_check
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.store.records import CheckResult
 
 Verdict = Literal["red", "vacuous", "broken"]
 

@@ -54,6 +54,7 @@ from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
 from orchestrator.store.event_kinds import Notice, RunFinished, RunStarted, Summarization
 from orchestrator.store.events import EventSink
+from orchestrator.store.memory_entries import Insight
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState, RunTotals, now_ms
 from orchestrator.store.state import StateStore
@@ -281,8 +282,8 @@ class Runner:
             trigger=trigger, features=ids, success=result.success,
             new_decisions=result.new_decisions, new_failures=result.new_failures, error=result.error,
         ))
-        self.parts.memory.append("wm_insight", trigger=trigger, featureIds=ids, summary=result.summary,
-                                 success=result.success, source=result.source)
+        self.parts.memory.append(Insight(trigger=trigger, feature_ids=ids, summary=result.summary,
+                                         success=result.success, source=result.source))
 
     # ---- helpers ------------------------------------------------------------------------
     def _load_state(self) -> None:

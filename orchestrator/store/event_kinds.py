@@ -10,11 +10,12 @@ from __future__ import annotations
 import time
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer, model_validator
 
+from context_agent.check_result import CheckResult, Influencer
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.store.records import CamelModel, CheckFailure, CheckResult, Influencer
+from orchestrator.store.records import CamelModel, CheckFailure, flat_check, nest_check
 
 
 def _absent(value: object) -> bool:
@@ -90,26 +91,25 @@ class ToolCall(_Event):
 
 
 class Verification(_Event):
-    """A check's result: the feature's id, then the keys of `feature_log.CheckResult`."""
+    """A feature's check result: the feature's id, then the check's keys (`CheckResult`'s, flat)."""
 
     type: Literal["verification"] = "verification"
     id: str
-    command: str | None
-    success: bool
-    exit_code: int | None = None
-    output: str = ""
-    error: str | None = None
-    skipped: bool = False
-    attempt: int
-    influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
-    refused_by: str | None = Field(None, exclude_if=lambda by: by is None)
+    check: CheckResult
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data: object) -> object:
+        return nest_check(data)
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
+        return flat_check(handler(self), self.check)
 
     @classmethod
     def of(cls, feature_id: str, result: CheckResult) -> Verification:
         """The event of feature `feature_id`'s check `result`."""
-        return cls(id=feature_id, command=result.command, success=result.success, exit_code=result.exit_code,
-                   output=result.output, error=result.error, skipped=result.skipped, attempt=result.attempt,
-                   influencers=result.influencers, refused_by=result.refused_by)
+        return cls(id=feature_id, check=result)
 
 
 class FeatureFinished(_Event):
@@ -131,21 +131,29 @@ class FeatureFinished(_Event):
 
 
 class RegressionCheck(_Event):
-    """A passed feature's check (`checked`), re-run by the regression guard after feature `id`'s check passed."""
+    """A passed feature's check (`checked`), re-run by the regression guard after feature `id`'s check passed.
+
+    Written flat and short: the check's command, success, exit code and error, the duration, and
+    the output only when there is some (the guard keeps a failed check's only)."""
 
     type: Literal["regression_check"] = "regression_check"
     id: str
     checked: str
-    command: str | None = None
-    success: bool
-    exit_code: int | None = None
-    error: str | None = None
+    check: CheckResult
     duration_ms: int = 0
-    output: str = Field("", exclude_if=lambda output: not output)  # a failed check's (bounded) only
 
-    @property
-    def refused_by(self) -> str | None:  # a re-run is never refused: it runs or fails
-        return None
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data: object) -> object:
+        return nest_check(data)
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
+        line = flat_check(handler(self), self.check)
+        output = line.pop("output", "")
+        for key in ("skipped", "attempt", "influencers", "refusedBy"):  # a re-run is never refused
+            line.pop(key, None)
+        return line | ({"output": output} if output else {})
 
 
 class RegressionSummary(_Event):

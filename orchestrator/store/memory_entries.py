@@ -2,27 +2,43 @@
 each: `type` and `ts_ms` first, then the fields of the kind, with the keys the spec's replay
 sends back to the model. A `wm_event` says which event it is in `event`.
 
-Only the keys given are written (`dump`): a status change names either its reason, its
-attempts or its attempt. Reading stays lenient (`working_memory.read_log`): replay sends back
+An entry is built where it happens, without its time: `WorkingMemory.append(TextInput(...))`
+stamps `ts_ms`. Only the keys given are written (`dump_entry`), with `type`, `ts_ms` and a
+`wm_event`'s `event` always: a status change names either its reason, its attempts or its
+attempt. A check's result is held whole (`CheckEvent.check`) and written with its keys flat, as
+`CheckResult.dump` writes them. Reading stays lenient (`working_memory.read_log`): replay sends back
 any entry with a string `type` and a numeric `ts_ms`, whatever else it holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
+from context_agent.check_result import CheckResult
 from orchestrator.json_types import AgentReport, JsonObject
-from orchestrator.store.records import Influencer
+from orchestrator.store.records import flat_check, nest_check
+
+_ALWAYS_WRITTEN = frozenset({"type", "ts_ms", "event"})
 
 
 class _Entry(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     type: str
-    ts_ms: int
+    ts_ms: int = 0  # stamped by `WorkingMemory.append`
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Written whether given or defaulted (`dump_entry` writes the keys given).
+        self.__pydantic_fields_set__.update(_ALWAYS_WRITTEN & type(self).model_fields.keys())
 
 
 class _FeatureEntry(_Entry):
@@ -35,13 +51,13 @@ class _WmEvent(_Entry):
 
 
 class TextInput(_FeatureEntry):
-    type: Literal["text_input"]
+    type: Literal["text_input"] = "text_input"
     attempt: int
     text: str
 
 
 class TextOutput(_FeatureEntry):
-    type: Literal["text_output"]
+    type: Literal["text_output"] = "text_output"
     attempt: int
     stop: str | None = None
     text: str | None = None
@@ -49,8 +65,8 @@ class TextOutput(_FeatureEntry):
 
 
 class StatusEvent(_WmEvent):
-    type: Literal["wm_event"]
-    event: Literal["status"]
+    type: Literal["wm_event"] = "wm_event"
+    event: Literal["status"] = "status"
     status: str
     reason: str | None = None
     attempts: int | None = None
@@ -58,31 +74,32 @@ class StatusEvent(_WmEvent):
 
 
 class ToolEvent(_WmEvent):
-    type: Literal["wm_event"]
-    event: Literal["tool_call"]
+    type: Literal["wm_event"] = "wm_event"
+    event: Literal["tool_call"] = "tool_call"
     tool: str | None = None
     summary: str | None = None
     is_error: bool | None = Field(None, alias="isError")
 
 
 class CheckEvent(_WmEvent):
-    """A check's result: the keys of `feature_log.CheckResult`."""
+    """A feature's check result: the check's keys (`CheckResult`'s), flat after the feature's id."""
 
-    type: Literal["wm_event"]
-    event: Literal["verification"]
-    command: str | None = None
-    success: bool
-    exit_code: int | None = Field(None, alias="exitCode")
-    output: str = ""
-    error: str | None = None
-    skipped: bool = False
-    attempt: int
-    influencers: list[Influencer] = Field(default_factory=list)
-    refused_by: str | None = Field(None, alias="refusedBy", exclude_if=lambda by: by is None)
+    type: Literal["wm_event"] = "wm_event"
+    event: Literal["verification"] = "verification"
+    check: CheckResult
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data: object) -> object:
+        return nest_check(data)
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
+        return flat_check(handler(self), self.check)
 
 
 class Insight(_Entry):
-    type: Literal["wm_insight"]
+    type: Literal["wm_insight"] = "wm_insight"
     trigger: str
     feature_ids: list[str] = Field(alias="featureIds")
     summary: str | None = ""
@@ -92,13 +109,6 @@ class Insight(_Entry):
 
 WmEvent = Annotated[StatusEvent | ToolEvent | CheckEvent, Field(discriminator="event")]
 MemoryEntry = Annotated[TextInput | TextOutput | WmEvent | Insight, Field(discriminator="type")]
-_ENTRY: TypeAdapter[MemoryEntry] = TypeAdapter(MemoryEntry)
-
-
-def entry_of(kind: str, ts_ms: int, data: Mapping[str, object]) -> MemoryEntry:
-    """The entry of kind `kind` with the fields `data` (keyword arguments, by their JSON keys);
-    `pydantic.ValidationError` for a kind or field this module does not declare."""
-    return _ENTRY.validate_python({"type": kind, "ts_ms": ts_ms, **data})
 
 
 def dump_entry(entry: MemoryEntry) -> JsonObject:  # a JSON object, as the spec's replay sends it

@@ -1,16 +1,19 @@
 """The check and attempt records the state and the feature logs share, typed.
 
-`CheckResult` is the one model of a check's outcome: what `run_check` returns, what the agent is
-fed back and what the state and the logs save; `ReCheck` is a passed feature's check run again.
+A check's outcome is `context_agent.check_result.CheckResult` (the Context Agent reads it too,
+and imports nothing from here); `ReCheck` is a passed feature's check run again, and
+`nest_check` / `flat_check` let an event or a working-memory entry hold a `CheckResult` and
+still write its keys flat, as it always did.
 `AttemptRecord` is one `attemptHistory` entry. All keep the JSON they always had on disk, so
 state files and logs of earlier versions still load.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
+from context_agent.check_result import CheckResult
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import TokenUsage
 
@@ -24,49 +27,31 @@ class CamelModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
-class Influencer(BaseModel):
-    """A file that can change a check's outcome without being the check, changed during the feature.
-
-    Found by `orchestrator.run.checks.check_influence`: a `conftest.py`, pytest's configuration, a site
-    hook (`sitecustomize.py`, `*.pth`) or a module shadowing the standard library.
-    """
-
-    path: str
-    """Relative to the project root."""
-    kind: str
-    """`conftest`, `pytest-config`, `site-hook` or `stdlib-shadow`."""
-    change: str
-    """`added`, `modified` or `removed`, since before the feature's first attempt in this run."""
+def _check_keys() -> frozenset[str]:
+    return frozenset(key for name, field in CheckResult.model_fields.items() for key in (name, field.alias or name))
 
 
-class CheckResult(CamelModel):
-    """The outcome of one check (`orchestrator.run.checks.check_command`): fed back to the agent as
-    the spec's `Last Verification Result`, saved in the state and the feature logs."""
+def nest_check(data: object) -> object:
+    """For a model holding a `CheckResult` as `check` and written flat (an event, a working-memory
+    entry; `flat_check`): the check's keys of `data`, gathered under `check` (a `mode="before"`
+    model validator's body). Data that already has `check`, or is not a dict, is left as it is."""
+    if not isinstance(data, dict) or "check" in data:
+        return data
+    keys = _check_keys()
+    held = {key: value for key, value in data.items() if key in keys}
+    return {key: value for key, value in data.items() if key not in keys} | {"check": held}
 
-    command: str | None = None
-    """The shell command that was run; None when the feature has no check."""
-    success: bool = False
-    """True only when the command exited with status 0."""
-    exit_code: int | None = None
-    """The exit status; negative when killed by a signal, None when it never finished."""
-    output: str = ""
-    """The tail of the combined stdout and stderr, bounded in size."""
-    error: str | None = None
-    """Why the check did not pass, when the exit code alone does not say it."""
-    skipped: bool = False
-    """True when there was no check to run; the agent's report decides then."""
-    attempt: int = 0
-    """Which attempt at the feature this check verified (1-based)."""
-    # Only when there are some, so the usual result keeps its seven keys.
-    influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
-    """Check-influencing files changed during the feature (`orchestrator.run.checks.check_influence`)."""
-    refused_by: str | None = Field(None, exclude_if=lambda by: by is None)
-    """What refused the attempt before its check could decide (so there is no exit status): the
-    protected-files guard, the ignore-rules guard, `--strict-checks`, the merge queue."""
 
-    def to_json(self) -> JsonObject:
-        """The result with the camelCase keys of the spec's `Last Verification Result`."""
-        return self.dump()
+def flat_check(dumped: JsonObject, check: CheckResult) -> JsonObject:
+    """`dumped` (a model's dump, with `check` among its keys) with `check`'s keys in its place, as
+    `CheckResult.dump` writes them: the check's keys are the holder's on disk, in their order."""
+    line: JsonObject = {}
+    for key, value in dumped.items():
+        if key == "check":
+            line.update(check.dump())
+        else:
+            line[key] = value
+    return line
 
 
 class ReCheck(CheckResult):
@@ -76,10 +61,6 @@ class ReCheck(CheckResult):
 
     id: str = ""  # the feature whose check it is
     duration_ms: int = 0
-    output: str = Field("", exclude_if=lambda output: not output)  # a failed one's only: what `logs ID` shows
-    skipped: bool = Field(False, exclude=True)
-    attempt: int = Field(0, exclude=True)
-    influencers: list[Influencer] = Field(default_factory=list, exclude=True)
 
     @classmethod
     def of(cls, feature_id: str, result: CheckResult, duration_ms: int) -> ReCheck:
@@ -89,6 +70,10 @@ class ReCheck(CheckResult):
     @model_serializer(mode="wrap")
     def _id_first(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data: dict[str, object] = handler(self)  # the keys in the order logs always had them
+        for key in ("skipped", "attempt", "influencers"):
+            data.pop(key, None)
+        if not data.get("output"):  # a failed one's only: what `logs ID` shows
+            data.pop("output", None)
         return {"id": data.pop("id"), **data}
 
 
@@ -182,15 +167,22 @@ class Prediction(CamelModel):
 class CheckFailure(CamelModel):
     """A passed feature's check that failed when run again (final verification, `verify`,
     `combine`): kept in the event that reports it, output and all (a check's output is a bounded
-    tail), so every surface can show why."""
+    tail), so every surface can show why. Written flat: the feature's id, then the check's
+    command, exit code, error and output."""
 
     id: str
-    command: str | None = None
-    exit_code: int | None = None
-    error: str | None = None
-    output: str = ""
+    check: CheckResult
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data: object) -> object:
+        return nest_check(data)
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
+        line = flat_check(handler(self), self.check)
+        return {key: line[key] for key in ("id", "command", "exitCode", "error", "output")}
 
     @classmethod
     def of(cls, feature_id: str, result: CheckResult) -> CheckFailure:
-        return cls(id=feature_id, command=result.command, exit_code=result.exit_code, error=result.error,
-                   output=result.output)
+        return cls(id=feature_id, check=result)

@@ -13,11 +13,12 @@ from typing import Literal
 
 from pydantic import Field, field_serializer, field_validator
 
+from context_agent.check_result import CheckResult
 from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.store.paths import is_project_key
-from orchestrator.store.records import AttemptRecord, CheckResult, Footprint, Prediction
+from orchestrator.store.records import AttemptRecord, Footprint, Prediction
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
 
 # `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.

@@ -27,7 +27,7 @@ from typing import Any
 from context_agent.files import LinkRefused
 from orchestrator.json_types import JsonObject
 from orchestrator.store.atomic import append_jsonl, set_aside
-from orchestrator.store.memory_entries import dump_entry, entry_of
+from orchestrator.store.memory_entries import MemoryEntry, dump_entry
 from orchestrator.store.no_follow import lexists, open_no_follow
 
 # Far above what a long run writes (prompts are bounded by the spec's 10 MB); beyond this the
@@ -39,8 +39,7 @@ KINDS = ("text_input", "text_output", "wm_event", "wm_insight")  # their models:
 
 
 class WorkingMemory:
-    """Appends entries (`memory_entries`) to the log; a full disk never stops a run (only an
-    entry of a kind or with a key `memory_entries` does not declare raises)."""
+    """Appends entries (`memory_entries`, typed) to the log; a full disk never stops a run."""
 
     def __init__(
         self, path: Path, enabled: bool = True, on_warning: Callable[[str], None] | None = None,
@@ -57,14 +56,15 @@ class WorkingMemory:
             if message:
                 on_warning(message)
 
-    def append(self, kind: str, **data: Any) -> None:
+    def append(self, entry: MemoryEntry) -> None:
+        """Append `entry` (its `ts_ms` stamped here; the entry given is left as it was)."""
         if not self.enabled:
             return
         with self._lock:
             # Strictly increasing timestamps keep replay order equal to append order.
             ts = max(int(time.time() * 1000), self._last_ts + 1)
             self._last_ts = ts
-            line = dump_entry(entry_of(kind, ts, data))  # a kind or key not declared there raises
+            line = dump_entry(entry.model_copy(update={"ts_ms": ts}))
             try:
                 append_jsonl(self.path, line, fsync=False)
             except OSError as err:

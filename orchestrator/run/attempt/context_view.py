@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from context_agent.check_result import CheckResult
 from context_agent.context_injection import ContextInjection
 from context_agent.feature_records import FeatureRecord
 from context_agent.project_memory import ContextAgent
@@ -22,7 +23,6 @@ from orchestrator.run.checks.check_paths import check_file_keys
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import FeatureState
 
 
@@ -65,7 +65,7 @@ class ContextView:
 
     def record_failure(self, feature_id: str, attempt: int, verification: CheckResult, files: Sequence[str] = ()) -> None:
         with self.lock:
-            self.agent.record_failure(feature_id, attempt, verification.dump(), files)
+            self.agent.record_failure(feature_id, attempt, verification, files)
 
     def record_prevention(self, feature_id: str, learned: str) -> None:
         with self.lock:

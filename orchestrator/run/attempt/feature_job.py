@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from context_agent.check_result import CheckResult
 from orchestrator.config import RunConfig
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.repository_guard import remove_foreign_git
@@ -41,7 +42,7 @@ from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
-from orchestrator.store.records import AttemptRecord, CheckResult
+from orchestrator.store.records import AttemptRecord
 from orchestrator.store.run_state import AwaitingCheck, FeatureStatus, PassToFinish, now_ms
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.report import DefectiveCheck

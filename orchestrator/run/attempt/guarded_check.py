@@ -13,6 +13,7 @@ import hashlib
 import time
 from pathlib import Path
 
+from context_agent.check_result import CheckResult
 from orchestrator.run.attempt.agent_loop import stop_note
 from orchestrator.run.attempt.recorder import FeatureRecorder
 from orchestrator.run.checks import check_influence, protect
@@ -21,7 +22,6 @@ from orchestrator.run.checks.check_paths import check_file_keys
 from orchestrator.run.checks.integrity import FeatureWatch
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.agent_words import FIX_THE_CODE
-from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import CheckFiles
 
 

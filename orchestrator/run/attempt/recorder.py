@@ -11,6 +11,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from context_agent.check_result import CheckResult
 from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_loop import AgentEvent, AttemptOutcome
 from orchestrator.run.books import RunBooks
@@ -19,7 +20,8 @@ from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.event_kinds import FeatureBlocked, FeatureFinished, FeatureStarted, ToolCall, Verification
 from orchestrator.store.events import EventSink
 from orchestrator.store.feature_log import ReplayStats, build_feature_log
-from orchestrator.store.records import Assessment, AttemptRecord, CheckResult
+from orchestrator.store.memory_entries import CheckEvent, StatusEvent, TextInput, TextOutput, ToolEvent
+from orchestrator.store.records import Assessment, AttemptRecord
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.working_memory import WorkingMemory
 
@@ -80,23 +82,23 @@ class FeatureRecorder:
         ))
 
     def in_progress(self, attempt: int) -> None:
-        self.memory.append("wm_event", event="status", featureId=self.feature.id, status="in_progress", attempt=attempt)
+        self.memory.append(StatusEvent(feature_id=self.feature.id, status="in_progress", attempt=attempt))
 
     def prompt_sent(self, attempt: int, prompt: str) -> None:
-        self.memory.append("text_input", featureId=self.feature.id, attempt=attempt, text=prompt)
+        self.memory.append(TextInput(feature_id=self.feature.id, attempt=attempt, text=prompt))
 
     def agent_done(self, attempt: int, outcome: AttemptOutcome) -> None:
-        self.memory.append(
-            "text_output", featureId=self.feature.id, attempt=attempt, stop=outcome.stop,
+        self.memory.append(TextOutput(
+            feature_id=self.feature.id, attempt=attempt, stop=outcome.stop,
             text=outcome.final_text, report=outcome.report.model_dump() if outcome.report else None,
-        )
+        ))
 
     def agent_event(self, event: AgentEvent) -> None:
         """Events from the agent loop: to the event sink, tool calls to working memory too."""
         self.events.emit(event)
         if isinstance(event, ToolCall):
-            self.memory.append("wm_event", event="tool_call", featureId=event.feature, tool=event.tool,
-                               summary=event.summary, isError=event.is_error)
+            self.memory.append(ToolEvent(feature_id=event.feature, tool=event.tool, summary=event.summary,
+                                         is_error=event.is_error))
 
     def phase(self, name: str) -> None:
         """What the feature is doing now, for the live view (`EventSink.phase`)."""
@@ -104,7 +106,7 @@ class FeatureRecorder:
 
     def verified(self, verification: CheckResult) -> None:
         self.events.emit(Verification.of(self.feature.id, verification))
-        self.memory.append("wm_event", event="verification", featureId=self.feature.id, **verification.to_json())
+        self.memory.append(CheckEvent(feature_id=self.feature.id, check=verification))
 
     def book(self) -> None:
         self.books.book_feature(self.entry, self.clock, self.base_duration)
@@ -134,9 +136,7 @@ class FeatureRecorder:
         if entry.status == "failed":  # a pass whose checkpoint failed: its log said passed
             self.write_log()
         self._emit_finished()
-        self.memory.append(
-            "wm_event", event="status", featureId=self.feature.id, status=entry.status, attempts=entry.attempts
-        )
+        self.memory.append(StatusEvent(feature_id=self.feature.id, status=entry.status, attempts=entry.attempts))
 
     def settled(self) -> None:
         """Settled without running: blocked by a dependency, or out of attempts after a kill."""
@@ -148,9 +148,7 @@ class FeatureRecorder:
             self.events.emit(FeatureBlocked(id=self.feature.id, reason=entry.reason))
         else:
             self._emit_finished()
-        self.memory.append(
-            "wm_event", event="status", featureId=self.feature.id, status=entry.status, reason=entry.reason
-        )
+        self.memory.append(StatusEvent(feature_id=self.feature.id, status=entry.status, reason=entry.reason))
 
     def _emit_finished(self) -> None:
         entry = self.entry

@@ -31,6 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from context_agent.check_result import CheckResult, Influencer
 from orchestrator.run.checks.influence_snapshot import (
     KIND_CONFTEST,
     KIND_PYTEST_CONFIG,
@@ -42,7 +43,6 @@ from orchestrator.run.checks.influence_snapshot import (
     watched_entry,
 )
 from orchestrator.store.agent_words import RESTORE_THEM
-from orchestrator.store.records import CheckResult, Influencer
 
 _KIND_WORDS = {
     KIND_CONFTEST: "pytest hooks",

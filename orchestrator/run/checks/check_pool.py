@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from context_agent.check_result import CheckResult
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.tree import TreeSnapshot
@@ -25,7 +26,7 @@ from orchestrator.run.checks.check_batch import parallel, run_batched
 from orchestrator.run.checks.check_command import DEFAULT_TIMEOUT, run_check_recorded
 from orchestrator.run.checks.pytest_outcomes import PytestRecord
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.store.records import CheckResult, ReCheck
+from orchestrator.store.records import ReCheck
 
 CheckRunner = Callable[[str, Path], CheckResult]  # (command, workspace) -> its result
 

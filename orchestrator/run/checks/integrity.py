@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from context_agent.check_result import CheckResult
 from context_agent.tokens import estimate_tokens
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.run_git import CheckpointError
@@ -26,7 +27,7 @@ from orchestrator.run.checks.regression import RegressionGuard, broken_result, f
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.event_kinds import Notice, RegressionCheck, RegressionSummary
 from orchestrator.store.events import EventSink
-from orchestrator.store.records import Assessment, CheckResult, Footprint, ReCheck
+from orchestrator.store.records import Assessment, Footprint, ReCheck
 from orchestrator.store.run_state import RESUMED_AFTER_INTERRUPT, FeatureState
 
 
@@ -98,11 +99,8 @@ class Integrity:
         if self.guard.mode == "none":
             return
         for run in runs:
-            self.events.emit(RegressionCheck(
-                id=feature_id, checked=run.feature_id, command=run.result.command, success=run.success,
-                exit_code=run.result.exit_code, error=run.result.error, duration_ms=run.duration_ms,
-                output="" if run.success else run.result.output,
-            ))
+            kept = run.result if not run.success else run.result.model_copy(update={"output": ""})  # a failure's only
+            self.events.emit(RegressionCheck(id=feature_id, checked=run.feature_id, check=kept, duration_ms=run.duration_ms))
         self.events.emit(RegressionSummary(
             id=feature_id, affected=len(runs) + deferred, ran=len(runs),
             failed=[run.feature_id for run in failures(runs)], deferred=deferred, duration_ms=duration_ms,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from context_agent.check_result import CheckResult
 from orchestrator.config import RunConfig
 from orchestrator.regression_budget import RegressionBudget, parse_budget
 from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, run_checks
@@ -24,7 +25,7 @@ from orchestrator.run.checks.footprint_index import FootprintIndex
 from orchestrator.run.checks.guard_plan import Candidate, GuardPlan, estimator, plan_checks
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.agent_words import BROKE, FIX_YOUR_CHANGE, OWN_CHECK_PASSED, YOU_CHANGED
-from orchestrator.store.records import CheckResult, Footprint
+from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import RunState
 
 RegressionMode = Literal["affected", "all", "none"]

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from context_agent.check_result import CheckResult
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.llm.client import ModelClient
@@ -56,7 +57,6 @@ from orchestrator.run.runner import Runner
 from orchestrator.safety.descendants import commands_run_concurrently
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.event_kinds import FeatureWaiting
-from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import RunState
 
 GRACE_SECONDS = 3.0  # how long a stop waits for workers before it gives up on them

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 from orchestrator.store.feature_log import FeatureLog, write_feature_log
-from orchestrator.store.records import CheckResult
+from context_agent.check_result import CheckResult
 from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import run_cli, write_spec
 from tests.resume_trust import doubted, git, passed_feature

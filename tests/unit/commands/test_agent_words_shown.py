@@ -24,7 +24,8 @@ from orchestrator.store.agent_words import FIX_THE_CODE, REDO_ON_TOP, RESTORE_TH
 from orchestrator.store.event_kinds import Verification
 from orchestrator.store.feature_log import FeatureLog
 from orchestrator.store.paths import ProjectPaths
-from orchestrator.store.records import AttemptRecord, CheckResult, Influencer
+from context_agent.check_result import CheckResult, Influencer
+from orchestrator.store.records import AttemptRecord
 
 # What the agent is told and a person must not read as addressed to them.
 _TO_THE_AGENT = re.compile(r"\byour?\b|" + "|".join(re.escape(words) for words in (

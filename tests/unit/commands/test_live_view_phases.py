@@ -90,7 +90,7 @@ def test_phases_reach_no_plain_output_and_no_event_log(tmp_path) -> None:
 
 def test_checks_report_their_progress_as_they_end_a_shared_command_counting_for_each(tmp_path) -> None:
     from orchestrator.run.checks.check_pool import run_checks
-    from orchestrator.store.records import CheckResult
+    from context_agent.check_result import CheckResult
 
     seen: list[tuple[int, int]] = []
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from orchestrator.commands.output import JsonRenderer, PlainRenderer, describe, printable
 from orchestrator.store.event_kinds import Checkpoint, FeatureBlocked, Notice, ToolCall, Verification, parse_event
-from orchestrator.store.records import CheckResult
+from context_agent.check_result import CheckResult
 from orchestrator.store.events import EventSink
 
 

@@ -11,7 +11,7 @@ from orchestrator.plan.red import judge
 from orchestrator.plan.result import planned_spec_json
 from orchestrator.plan.runners import detect_runner
 from orchestrator.plan.schema import PLANNED_FEATURE_FIELDS, spec_tool
-from orchestrator.store.records import CheckResult
+from context_agent.check_result import CheckResult
 from orchestrator.spec.load import parse_spec
 from orchestrator.spec.feature_spec import Feature
 

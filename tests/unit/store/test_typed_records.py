@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from orchestrator.store.records import AttemptRecord, CheckResult
+from context_agent.check_result import CheckResult
+from orchestrator.store.records import AttemptRecord
 from orchestrator.store.run_state import FeatureState, RunState
 
 OLD_STATE = {

@@ -26,7 +26,7 @@ from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
-from orchestrator.store.records import CheckResult
+from context_agent.check_result import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
