@@ -135,7 +135,9 @@ def glob_matches(root: Path, pattern: str) -> list[Path]:
         return []
     try:
         return list(root.glob(pattern))
-    except (ValueError, NotImplementedError, OSError):
+    except (ValueError, NotImplementedError, OSError, RecursionError):
+        # Python's glob recurses once per part: hundreds of parts (no real path has them) would
+        # end the run, so such a pattern names nothing, as an odd one does.
         return []
 
 

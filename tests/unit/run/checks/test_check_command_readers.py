@@ -128,5 +128,6 @@ def commands(draw: st.DrawFn) -> str:
 @example("cat <<EOF\n" + "line\n" * 2000 + "EOF")
 @example("pytest " + "a" * 10_000)
 @example("pytest tests/\0test_a.py")
+@example("pytest " + "a/" * 600 + "**")  # Python's glob recursed past the interpreter's limit
 def test_no_check_command_makes_a_reader_fail(project: Path, command: str) -> None:
     read_everywhere(project, command)
