@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .prompt import PromptBlock
+from fake_messages_api.billing.prompt import PromptBlock
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 DEFAULT_MIN_CACHEABLE_TOKENS = 1024  # Sonnet's minimum; Haiku's is higher

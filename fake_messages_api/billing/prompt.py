@@ -14,7 +14,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .api_tokens import MESSAGE_FRAMING_TOKENS, block_tokens, json_tokens, tool_tokens, tool_use_system_prompt_tokens
+from fake_messages_api.billing.api_tokens import (
+    MESSAGE_FRAMING_TOKENS,
+    block_tokens,
+    json_tokens,
+    tool_tokens,
+    tool_use_system_prompt_tokens,
+)
 
 
 @dataclass(frozen=True)

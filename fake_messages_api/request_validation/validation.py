@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import sdk_facts
-from .api_errors import invalid_request
-from .prompt import cache_controls
-from .validation_tools import check_tool_choice, check_tool_pairing, check_tools
+from fake_messages_api.api_errors import invalid_request
+from fake_messages_api.billing.prompt import cache_controls
+from fake_messages_api.request_validation import sdk_facts
+from fake_messages_api.request_validation.validation_tools import check_tool_choice, check_tool_pairing, check_tools
 
 MAX_CACHE_BREAKPOINTS = 4
 DEFAULT_MAX_OUTPUT_TOKENS = 128_000

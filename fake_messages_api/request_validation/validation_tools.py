@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import sdk_facts
-from .api_errors import invalid_request
+from fake_messages_api.api_errors import invalid_request
+from fake_messages_api.request_validation import sdk_facts
 
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .api_errors import new_id
+from fake_messages_api.api_errors import new_id
 
 Block = dict[str, Any]
 

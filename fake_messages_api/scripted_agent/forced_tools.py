@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .conflicts import CONFLICT_TOOL, keep_both_sides
-from .summarizer import minimal_instance
+from fake_messages_api.scripted_agent.conflicts import CONFLICT_TOOL, keep_both_sides
+from fake_messages_api.scripted_agent.summarizer import minimal_instance
 
 ToolAnswer = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 ToolAnswerer = Callable[[str, dict[str, Any]], dict[str, Any]]

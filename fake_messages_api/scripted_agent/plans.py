@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .agent_turn import AgentTurn
-from .api_errors import new_id
+from fake_messages_api.api_errors import new_id
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 
 Block = dict[str, Any]
 StepFn = Callable[[AgentTurn], list[Block]]

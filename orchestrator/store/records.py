@@ -27,7 +27,7 @@ class CamelModel(BaseModel):
 class Influencer(BaseModel):
     """A file that can change a check's outcome without being the check, changed during the feature.
 
-    Found by `orchestrator.run.checks.check_influence`: a `conftest.py`, pytest's configuration, a site
+    Found by `orchestrator.run.checks.influence.check_influence`: a `conftest.py`, pytest's configuration, a site
     hook (`sitecustomize.py`, `*.pth`) or a module shadowing the standard library.
     """
 
@@ -40,7 +40,7 @@ class Influencer(BaseModel):
 
 
 class CheckResult(CamelModel):
-    """The outcome of one check (`orchestrator.run.checks.check_command`): fed back to the agent as
+    """The outcome of one check (`orchestrator.run.checks.running.check_command`): fed back to the agent as
     the spec's `Last Verification Result`, saved in the state and the feature logs."""
 
     command: str | None = None
@@ -59,7 +59,7 @@ class CheckResult(CamelModel):
     """Which attempt at the feature this check verified (1-based)."""
     # Only when there are some, so the usual result keeps its seven keys.
     influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
-    """Check-influencing files changed during the feature (`orchestrator.run.checks.check_influence`)."""
+    """Check-influencing files changed during the feature (`orchestrator.run.checks.influence.check_influence`)."""
     refused_by: str | None = Field(None, exclude_if=lambda by: by is None)
     """What refused the attempt before its check could decide (so there is no exit status): the
     protected-files guard, the ignore-rules guard, `--strict-checks`, the merge queue."""
@@ -125,7 +125,7 @@ class Footprint(CamelModel):
     """The files a passed feature touched: what its checkpoint changed and what its check names.
 
     A later feature that changes one of them may break this feature's check, so the regression
-    guard re-runs it (`orchestrator.run.checks.regression`). Paths are relative to the project root.
+    guard re-runs it (`orchestrator.run.checks.guard.regression`). Paths are relative to the project root.
     """
 
     changed: list[str] = Field(default_factory=list)
@@ -159,7 +159,7 @@ class ConflictMiss(CamelModel):
 
 class Prediction(CamelModel):
     """The Impact Agent's prediction of a feature's footprint, made before it starts
-    (`orchestrator.run.checks.impact`), and, once it passed, how it compared with the truth."""
+    (`orchestrator.run.checks.impact_agent.impact`), and, once it passed, how it compared with the truth."""
 
     # Empty lists are left out of the state: a prediction is kept for every feature of the run.
     writes: list[str] = Field(default_factory=list, exclude_if=_empty)  # the files its text names

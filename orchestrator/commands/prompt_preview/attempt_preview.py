@@ -12,8 +12,8 @@ from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView, retry_note, workspace_section
 from orchestrator.run.attempt.context_view import known_files
 from orchestrator.run.checks.assessment import assess
-from orchestrator.run.checks.outside_reads import spec_checks
-from orchestrator.run.checks.regression import RegressionGuard
+from orchestrator.run.checks.guard.regression import RegressionGuard
+from orchestrator.run.checks.protection.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from context_agent.project_memory import ContextAgent
-from orchestrator.commands.attempt_preview import assessment_now, files_known, first_attempt_view, next_attempt_view
+from orchestrator.commands.prompt_preview.attempt_preview import (
+    assessment_now,
+    files_known,
+    first_attempt_view,
+    next_attempt_view,
+)
 from orchestrator.config import RunConfig
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt, feature_turn, strategy_system_prompt
 from orchestrator.run.feature_logs import FeatureLogs

@@ -1,13 +1,13 @@
-"""What `orchestrate context FEATURE` shows of the Impact Agent (`orchestrator.run.checks.impact`):
+"""What `orchestrate context FEATURE` shows of the Impact Agent (`orchestrator.run.checks.impact_agent.impact`):
 the feature's predicted footprint as the run keeps it in the state (or as it would be predicted
 now, before any run), how it compared with the truth once the feature passed, the merge
 conflicts it met, the run's hit rate so far, and the forward-looking line of its prompt."""
 
 from __future__ import annotations
 
-from orchestrator.run.checks.impact import predict
-from orchestrator.run.checks.impact_note import forward_note
-from orchestrator.run.checks.regression import RegressionGuard
+from orchestrator.run.checks.guard.regression import RegressionGuard
+from orchestrator.run.checks.impact_agent.impact import predict
+from orchestrator.run.checks.impact_agent.impact_note import forward_note
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.run_state import RunState, hit_rate_text
 

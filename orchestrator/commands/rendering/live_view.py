@@ -17,8 +17,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from orchestrator.commands import user_lines
-from orchestrator.commands.output import (
+from orchestrator.commands.rendering import user_lines
+from orchestrator.commands.rendering.output import (
     FINAL_KINDS,
     JsonRenderer,
     PlainRenderer,

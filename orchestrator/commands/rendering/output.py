@@ -12,7 +12,7 @@ import re
 import sys
 from typing import TextIO
 
-from orchestrator.commands.cost_words import worst_case_part
+from orchestrator.commands.rendering.cost_words import worst_case_part
 from orchestrator.store.agent_words import for_the_user
 from orchestrator.store.check_excerpt import check_verdict, error_excerpt, failure_reason
 from orchestrator.store.event_kinds import (

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from orchestrator.commands.report_model import FeatureRow, Span
+from orchestrator.commands.report.report_model import FeatureRow, Span
 
 WIDTH = 960
 MAX_BARS = 120

@@ -13,11 +13,11 @@ from html import escape
 from pathlib import Path
 
 from context_agent.budget import INJECTION_BUDGET
-from orchestrator.commands import html_charts as charts
-from orchestrator.commands.cost_words import calls_cut_off
-from orchestrator.commands.report_data import load_report_data
-from orchestrator.commands.report_model import FeatureRow, ReportData
-from orchestrator.commands.user_lines import WARNING, say
+from orchestrator.commands.rendering.cost_words import calls_cut_off
+from orchestrator.commands.rendering.user_lines import WARNING, say
+from orchestrator.commands.report import html_charts as charts
+from orchestrator.commands.report.report_data import load_report_data
+from orchestrator.commands.report.report_model import FeatureRow, ReportData
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.paths import ProjectPaths

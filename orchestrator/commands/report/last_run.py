@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from orchestrator.commands.output import describe
+from orchestrator.commands.rendering.output import describe
 from orchestrator.store.event_kinds import FinalVerification, RunFinished, RunStarted, parse_event
 from orchestrator.store.no_follow import lexists, open_no_follow, read_no_follow
 from orchestrator.store.paths import ProjectPaths

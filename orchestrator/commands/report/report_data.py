@@ -14,8 +14,8 @@ from pathlib import Path
 
 from context_agent.files import LinkRefused
 from context_agent.tokens import estimate_tokens
-from orchestrator.commands.report_model import FeatureRow, ReportData
-from orchestrator.commands.report_timeline import Timeline
+from orchestrator.commands.report.report_model import FeatureRow, ReportData
+from orchestrator.commands.report.report_timeline import Timeline
 from orchestrator.json_types import JsonObject
 from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.no_follow import open_no_follow

@@ -7,7 +7,7 @@ that overlap in time are put on separate lanes, so several workers show as sever
 
 from __future__ import annotations
 
-from orchestrator.commands.report_model import MergeRow, ReportData, Span
+from orchestrator.commands.report.report_model import MergeRow, ReportData, Span
 from orchestrator.json_types import JsonObject
 
 

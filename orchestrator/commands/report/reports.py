@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from orchestrator.commands.cost_words import worst_case_part
+from orchestrator.commands.rendering.cost_words import worst_case_part
 from orchestrator.config import RunConfig
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend

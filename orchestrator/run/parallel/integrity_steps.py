@@ -20,9 +20,9 @@ from pathlib import Path
 from orchestrator.git.run_git import run_git
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.queue import Recheck
-from orchestrator.run.checks.check_pool import CheckRunner, run_checks
+from orchestrator.run.checks.guard.regression import broken_result, failures
 from orchestrator.run.checks.integrity import Integrity, elapsed_ms
-from orchestrator.run.checks.regression import broken_result, failures
+from orchestrator.run.checks.running.check_pool import CheckRunner, run_checks
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.records import CheckResult
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.tree import changed_since_head, is_ours
-from orchestrator.run.checks.influence_snapshot import file_digest
-from orchestrator.run.checks.inotify_watch import InotifyWatch
+from orchestrator.run.checks.guard.inotify_watch import InotifyWatch
+from orchestrator.run.checks.influence.influence_snapshot import file_digest
 from orchestrator.store.records import Footprint
 
 # Directories never walked without git: tools' caches and environments, not the project's work.

@@ -20,7 +20,7 @@ import os
 import struct
 from collections.abc import Callable
 
-from orchestrator.run.checks.check_reach import is_directory
+from orchestrator.run.checks.influence.check_reach import is_directory
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200

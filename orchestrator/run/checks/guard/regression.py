@@ -19,9 +19,9 @@ from typing import Literal
 
 from orchestrator.config import RunConfig
 from orchestrator.regression_budget import RegressionBudget, parse_budget
-from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, run_checks
-from orchestrator.run.checks.footprint_index import FootprintIndex
-from orchestrator.run.checks.guard_plan import Candidate, GuardPlan, estimator, plan_checks
+from orchestrator.run.checks.guard.footprint_index import FootprintIndex
+from orchestrator.run.checks.guard.guard_plan import Candidate, GuardPlan, estimator, plan_checks
+from orchestrator.run.checks.running.check_pool import CheckRun, CheckRunner, Progress, run_checks
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.agent_words import BROKE, FIX_YOUR_CHANGE, OWN_CHECK_PASSED, YOU_CHANGED
 from orchestrator.store.records import CheckResult, Footprint
@@ -71,7 +71,7 @@ def _shared(footprint: Footprint | None, touched: set[str]) -> int:
 class RegressionGuard:
     """Picks and re-runs the checks a feature's change may have broken.
 
-    `budget`: what the checks may cost after one feature (`orchestrator.run.checks.guard_plan`); None
+    `budget`: what the checks may cost after one feature (`orchestrator.run.checks.guard.guard_plan`); None
     runs every affected check (`--regression all`, or no final verification to leave the rest to).
     """
 
@@ -132,7 +132,7 @@ class RegressionGuard:
             self.durations[feature_id] = seconds
 
     def plan(self, feature: Feature, changed: Iterable[str]) -> GuardPlan:
-        """The affected checks ranked, and which of them fit the budget (`orchestrator.run.checks.guard_plan`)."""
+        """The affected checks ranked, and which of them fit the budget (`orchestrator.run.checks.guard.guard_plan`)."""
         candidates = self._candidates(feature, changed)
         with self._lock:
             own = self.durations.get(feature.id, 0.0)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from orchestrator.run.checks.assessment import named_files
-from orchestrator.run.checks.regression import RegressionGuard, dependencies_of
+from orchestrator.run.checks.guard.regression import RegressionGuard, dependencies_of
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import ConflictMiss, Prediction
 from orchestrator.store.run_state import FeatureState, RunState

@@ -19,7 +19,7 @@ from pathlib import Path
 from orchestrator.json_types import JsonSchema
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.errors import ApiUnavailable, ModelRequestRejected
-from orchestrator.run.checks.footprint import walked_dir
+from orchestrator.run.checks.guard.footprint import walked_dir
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import Prediction
 from orchestrator.store.run_state import RunState

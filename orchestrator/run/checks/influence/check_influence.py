@@ -1,6 +1,6 @@
 """Files that can change a check's outcome without being the check.
 
-A check is protected by hash (`orchestrator.run.checks.protect`), but pytest and Python read more than
+A check is protected by hash (`orchestrator.run.checks.protection.protect`), but pytest and Python read more than
 the files a command names: a `conftest.py` hook can turn every failure into a pass, a
 `pytest.ini` with `addopts = --collect-only` runs no test at all, a `random.py` beside the
 tests shadows the standard library, and `sitecustomize.py` or a `.pth` file runs code in
@@ -31,7 +31,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from orchestrator.run.checks.influence_snapshot import (
+from orchestrator.run.checks.influence.influence_snapshot import (
     KIND_CONFTEST,
     KIND_PYTEST_CONFIG,
     KIND_SITE_HOOK,

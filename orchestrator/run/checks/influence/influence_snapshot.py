@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.run.checks.check_reach import (
+from orchestrator.run.checks.influence.check_reach import (
     SKIP_DIRS,
     directories_on_path,
     is_directory,

@@ -20,7 +20,7 @@ A change that cannot be undone is carried into the next attempt's comparison, so
 feature cannot pass on a check the agent replaced.
 
 The project's `orchestrate.toml` is guarded in every attempt too, whatever the check names, and
-around every check (`orchestrator.run.checks.check_command.run_check`): it sets the next run's sandbox,
+around every check (`orchestrator.run.checks.running.check_command.run_check`): it sets the next run's sandbox,
 limits and prices. One the agent creates where there was none is removed.
 """
 
@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.run.checks.check_paths import (
+from orchestrator.run.checks.protection.check_paths import (
     MAX_PROTECTED_FILES,
     SKIP_DIRS,
     SKIP_SUFFIXES,

@@ -1,11 +1,11 @@
 """Several plain pytest checks run as one pytest process, each feature's verdict read back.
 
 Re-running a thousand features' checks one process each costs a thousand interpreter starts and
-collections. Checks that are plain pytest invocations (`orchestrator.run.checks.pytest_command`) with the
+collections. Checks that are plain pytest invocations (`orchestrator.run.checks.running.pytest_command`) with the
 same launcher and options run together instead: one `pytest OPTIONS --continue-on-collection-errors
 TARGETS...` over the union of their targets (test files named by their directory, the probe
 collecting only the files wanted there), at most `MAX_BATCH` checks a process (several
-processes at once when the pool allows). The probe's record (`orchestrator.run.checks.pytest_outcomes`)
+processes at once when the pool allows). The probe's record (`orchestrator.run.checks.running.pytest_outcomes`)
 says how each test ended; a check passes there when the tests it names were all collected and
 none failed.
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from orchestrator.run.checks.pytest_command import PytestInvocation, pytest_invocation
-from orchestrator.run.checks.pytest_outcomes import ONLY_VARIABLE, PytestRecord
+from orchestrator.run.checks.running.pytest_command import PytestInvocation, pytest_invocation
+from orchestrator.run.checks.running.pytest_outcomes import ONLY_VARIABLE, PytestRecord
 from orchestrator.store.records import CheckResult
 
 MAX_BATCH = 50

@@ -19,8 +19,14 @@ from pathlib import Path
 from typing import Protocol
 
 from orchestrator.llm.reservations import StopToken
-from orchestrator.run.checks import protect
-from orchestrator.run.checks.pytest_outcomes import PROBE_MODULE, ProbeSetup, PytestRecord, early_end, probe_setup
+from orchestrator.run.checks.protection import protect
+from orchestrator.run.checks.running.pytest_outcomes import (
+    PROBE_MODULE,
+    ProbeSetup,
+    PytestRecord,
+    early_end,
+    probe_setup,
+)
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.redaction import redact_piece
@@ -67,7 +73,7 @@ def run_check(
     """Run `command` in `environment` (its workspace, sandbox and variables) and report whether it passed.
 
     Exit status 0 is a pass, unless a pytest it ran ended before reporting its results
-    (`orchestrator.run.checks.pytest_outcomes`). A check that outlives `timeout` seconds is killed with its
+    (`orchestrator.run.checks.running.pytest_outcomes`). A check that outlives `timeout` seconds is killed with its
     whole process group. Any exception while waiting (KeyboardInterrupt included) kills the check's
     process group and is re-raised. A check that changed the run's configuration
     (`orchestrate.toml`: only possible without a sandbox) fails, and the file is put back.

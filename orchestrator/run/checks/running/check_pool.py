@@ -3,7 +3,7 @@ verification and `orchestrate verify`.
 
 Up to `concurrency` checks run at the same time (`check_concurrency`: the CPU count by default;
 1 when checks share a port or a file), each with its own timeout; plain pytest checks run several
-to a pytest process (`orchestrator.run.checks.check_batch`). In a git project the tree is
+to a pytest process (`orchestrator.run.checks.running.check_batch`). In a git project the tree is
 recorded before and the files the checks modified or deleted are put back after, so a check
 that deletes files loses nothing (and the caller hears which files it touched).
 """
@@ -21,9 +21,9 @@ from pathlib import Path
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.tree import TreeSnapshot
-from orchestrator.run.checks.check_batch import parallel, run_batched
-from orchestrator.run.checks.check_command import DEFAULT_TIMEOUT, run_check_recorded
-from orchestrator.run.checks.pytest_outcomes import PytestRecord
+from orchestrator.run.checks.running.check_batch import parallel, run_batched
+from orchestrator.run.checks.running.check_command import DEFAULT_TIMEOUT, run_check_recorded
+from orchestrator.run.checks.running.pytest_outcomes import PytestRecord
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.store.records import CheckResult, ReCheck
 

@@ -3,8 +3,8 @@
 A plain invocation is `pytest ARGS`, `py.test ARGS` or `python[3[.N]] -m pytest ARGS` with no shell
 syntax at all (no `;`, `&&`, pipes, redirections, variables, globs): the shell would run exactly
 these words. Such a check can be run together with others in one pytest process
-(`orchestrator.run.checks.check_batch`), and must leave a pytest session's results behind
-(`orchestrator.run.checks.pytest_outcomes`). Anything else is run as it is, one process per check.
+(`orchestrator.run.checks.running.check_batch`), and must leave a pytest session's results behind
+(`orchestrator.run.checks.running.pytest_outcomes`). Anything else is run as it is, one process per check.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the exit status said. Bytecode caches are off for every check too (`PYTHONDONTWR
 `-p no:cacheprovider`), so a check never writes them; a forged cache already in the tree is the
 clean checkout's business (`orchestrator.run.checks.clean_checkout`).
 
-The test outcomes also let several checks share one pytest process (`orchestrator.run.checks.check_batch`).
+The test outcomes also let several checks share one pytest process (`orchestrator.run.checks.running.check_batch`).
 Code under test runs inside pytest's process and could write the record itself: this catches a
 process that ends early, not code written to forge this file (docs/security.md's "not caught" list).
 """
@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.run.checks.pytest_command import pytest_invocation
+from orchestrator.run.checks.running.pytest_command import pytest_invocation
 
 PROBE_MODULE = "orchestrate_pytest_probe"
 RECORD_VARIABLE = "ORCHESTRATE_PYTEST_RECORD"
