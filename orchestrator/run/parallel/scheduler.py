@@ -12,7 +12,7 @@ caps hold for all of them together, and its stop token stops their clients and v
 
 Three steps are pluggable (`ParallelHooks`): the re-check after a merge (default: the feature's
 own check on the merged tree, then the regression guard's checks), which features are likely to
-touch the same files (default: the Impact Agent predicts both change a file: `checks/impact`), and what happens to a failed
+touch the same files (default: the Impact Agent predicts both change a file: `checks/impact_agent/impact`), and what happens to a failed
 feature's worktree (default: deleted, once its job has parked the work on `orchestrate/failed/<id>`).
 
 Stopping: Ctrl-C, a limit or an error stops every worker at its next model call, check or queue
@@ -203,7 +203,7 @@ class ParallelSchedule:
         return batch_recheck(self.run.guarding(), self.run.check_runner, self.run.concurrency, tree, members, changed)
 
     def _likely_conflict(self, a: Feature, b: Feature) -> bool:
-        """The two are predicted to change a file in common (`checks/impact`)."""
+        """The two are predicted to change a file in common (`checks/impact_agent/impact`)."""
         return bool(shared_writes(self.state, a.id, b.id))
 
     def _waits(self, feature: Feature, holder: Feature) -> None:
