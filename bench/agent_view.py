@@ -24,8 +24,8 @@ from typing import Any
 
 from bench.harness import new_project, run_spec, scratch_dir
 from bench.summarizers import diligent_summarizer
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.plans import bash, edit_create, edit_str_replace, report, text, tool_use
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import bash, edit_create, edit_str_replace, report, text, tool_use
 from fake_messages_api.server import FakeAPI
 
 FEATURES = 8

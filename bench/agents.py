@@ -33,7 +33,7 @@ from orchestrator.demo.scripted import demo_summarizer  # noqa: E402
 from orchestrator.demo.textkit_plan import textkit_plan  # noqa: E402
 from orchestrator.llm.pricing import PriceTable, TokenUsage  # noqa: E402
 from fake_messages_api.api_behaviour import FakeAPI  # noqa: E402
-from fake_messages_api.ledger import RecordedRequest
+from fake_messages_api.billing.ledger import RecordedRequest
 
 SPEC = REPO_ROOT / "specs" / "textkit" / "spec.json"
 AGENTS = ("builtin", "claude-code")

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from orchestrator.git.checkpoint import commit_checkpoint  # noqa: E402
 from orchestrator.git.commit_filter import drop_refused  # noqa: E402
 from orchestrator.git.run_git import safe_config  # noqa: E402
-from orchestrator.run.checks.hidden_files import hidden_by_new_rules  # noqa: E402
+from orchestrator.run.checks.protection.hidden_files import hidden_by_new_rules  # noqa: E402
 
 
 def _git(root: Path, *args: str) -> None:

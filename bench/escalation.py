@@ -35,9 +35,9 @@ from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import plain_summarizer
-from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.server import FakeAPI
-from fake_messages_api.plans import bash, edit_create, report, text
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 
 SMALL, STRONG = "claude-haiku-4-5", "claude-opus-4-5"
 LISTING = "\n".join(f"src/part_{i:03d}.py  {1200 + 37 * i} bytes" for i in range(60))

@@ -55,7 +55,7 @@ def served(plan: str = "short") -> Iterator[ServedFake]:
 def main() -> int:
     from bench.plans import multi_turn_plan, short_plan
     from bench.summarizers import diligent_summarizer
-    from fake_messages_api import sdk_facts
+    from fake_messages_api.request_validation import sdk_facts
     from fake_messages_api.server import FakeAPI
 
     plans = {"short": short_plan, "multi-turn": multi_turn_plan}

@@ -26,10 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.run.checks.check_pool import check_runner, default_concurrency  # noqa: E402
+from orchestrator.run.checks.running.check_pool import check_runner, default_concurrency  # noqa: E402
 from orchestrator.run.checks.clean_checkout import WORKING_TREE, VerificationTree, verification_tree  # noqa: E402
 from orchestrator.run.checks.final_verification import verify_passed  # noqa: E402
-from orchestrator.run.checks.check_command import run_check  # noqa: E402
+from orchestrator.run.checks.running.check_command import run_check  # noqa: E402
 from context_agent.check_result import CheckResult
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402

@@ -31,14 +31,14 @@ from orchestrator.config import ContextStrategy, RunConfig
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.runner import Runner, RunOptions
 from orchestrator.run.factory import build_parts
-from orchestrator.run.checks.check_command import Verifier
+from orchestrator.run.checks.running.check_command import Verifier
 from context_agent.check_result import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.event_kinds import Event, Notice
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths
 from fake_messages_api.server import FakeAPI
-from fake_messages_api.ledger import UsageReport
+from fake_messages_api.billing.ledger import UsageReport
 
 API_KEY = "sk-ant-bench-0000"
 

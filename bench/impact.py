@@ -30,7 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from bench.parallel import warm_up_fake  # noqa: E402
-from fake_messages_api.plans import bash, report  # noqa: E402
+from fake_messages_api.scripted_agent.plans import bash, report  # noqa: E402
 from tests.cli_helpers import run_cli, write_spec  # noqa: E402
 from tests.fake_api_fixtures import running_fake_api  # noqa: E402
 

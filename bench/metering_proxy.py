@@ -39,7 +39,7 @@ _REQUEST: dict[str, Any] = {
 
 def _serve() -> None:
     from fake_messages_api.server import FakeAPI
-    from fake_messages_api.plans import text
+    from fake_messages_api.scripted_agent.plans import text
 
     with FakeAPI(default_plan=[[text("Hello. " * 200)]], keep_requests=1) as fake:
         print(fake.base_url, flush=True)

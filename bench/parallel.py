@@ -51,7 +51,7 @@ def dag_links(features: int) -> dict[str, dict[str, Any]]:
 def warm_up_fake() -> None:
     """The fake reads the SDK's types once per process, on its first request (about a second):
     done here, so that it is not counted in the first run measured."""
-    from fake_messages_api import sdk_facts
+    from fake_messages_api.request_validation import sdk_facts
 
     sdk_facts.request_params("messages")
     sdk_facts.typed_tools()

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.plans import bash, edit_create, edit_str_replace, report, text
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import bash, edit_create, edit_str_replace, report, text
 
 PROJECT_RULES = (
     "Python 3.11 standard library only; no new dependencies",

@@ -64,7 +64,7 @@ def main(count: int) -> dict[str, Any]:
 
     os.environ.get = counting_get  # type: ignore[method-assign]
     try:
-        from orchestrator.run.checks import check_influence
+        from orchestrator.run.checks.influence import check_influence
 
         check_influence.take_snapshot = snapshots.wrap(check_influence.take_snapshot)  # type: ignore[assignment]
     except ImportError:

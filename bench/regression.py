@@ -23,13 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.run.checks.check_pool import check_runner, default_concurrency  # noqa: E402
+from orchestrator.run.checks.running.check_pool import check_runner, default_concurrency  # noqa: E402
 from orchestrator.run.checks.clean_checkout import WORKING_TREE, VerificationTree  # noqa: E402
 from orchestrator.run.checks.final_verification import verify_passed  # noqa: E402
-from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers  # noqa: E402
+from orchestrator.run.checks.guard.footprint import ChangeWatch, TreeLedgers  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
-from orchestrator.run.checks.regression import RegressionGuard  # noqa: E402
+from orchestrator.run.checks.guard.regression import RegressionGuard  # noqa: E402
 from orchestrator.spec.feature_spec import FeatureSpec  # noqa: E402
 from orchestrator.store.records import Footprint  # noqa: E402
 from orchestrator.store.run_state import FeatureState, RunState  # noqa: E402

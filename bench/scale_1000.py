@@ -38,8 +38,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from tests.cli_helpers import run_cli  # noqa: E402
-from fake_messages_api.agent_turn import AgentTurn  # noqa: E402
-from fake_messages_api.plans import bash, report, text
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn  # noqa: E402
+from fake_messages_api.scripted_agent.plans import bash, report, text
 from tests.fake_api_fixtures import running_fake_api  # noqa: E402
 
 CASES = [f"{repo}-{shape}-{jobs}" for repo in ("nogit", "git") for shape in ("independent", "shared")

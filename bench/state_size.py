@@ -24,7 +24,7 @@ from orchestrator.store.state import MAX_STATE_BYTES, StateStore
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.run_state import RunState
 from orchestrator.llm.pricing import TokenUsage
-from orchestrator.run.checks.check_command import DEFAULT_OUTPUT_LIMIT
+from orchestrator.run.checks.running.check_command import DEFAULT_OUTPUT_LIMIT
 
 MB = 1024 * 1024
 

@@ -39,7 +39,7 @@ _REQUEST = {
 
 def _serve(latency: float, gap: float) -> None:
     from fake_messages_api.server import FakeAPI
-    from fake_messages_api.plans import edit_create, text
+    from fake_messages_api.scripted_agent.plans import edit_create, text
 
     answer = [text("I will write the module now. " * 20), edit_create("pkg/module.py", "def f(x):\n    return x\n" * 200)]
     with FakeAPI(default_plan=[answer], latency=latency, keep_requests=1) as fake:

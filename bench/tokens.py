@@ -18,8 +18,8 @@ from bench.plans import multi_turn_plan, spec_document
 from bench.summarizers import diligent_summarizer
 from orchestrator.config import ContextStrategy, RunConfig
 from orchestrator.llm.pricing import PriceTable, TokenUsage
-from fake_messages_api.ledger import UsageReport
-from fake_messages_api.ledger import UsageTotals
+from fake_messages_api.billing.ledger import UsageReport
+from fake_messages_api.billing.ledger import UsageTotals
 
 STRATEGIES: tuple[ContextStrategy, ...] = ("compressed", "window", "replay")
 

@@ -1,6 +1,6 @@
 """`CheckResult`: the one model of a check's outcome, for the whole program.
 
-What a check run returns (`orchestrator.run.checks.check_command`), what the agent is fed back
+What a check run returns (`orchestrator.run.checks.running.check_command`), what the agent is fed back
 (the spec's `Last Verification Result`), what the state, the feature logs, the `verification`
 and `regression_check` events and the working-memory log save (each holds a `CheckResult`, none
 redeclares its fields), and what the Context Agent reads of a feature's last check. It lives
@@ -26,7 +26,7 @@ OUTPUT_TAIL_CHARS = 800
 class Influencer(BaseModel):
     """A file that can change a check's outcome without being the check, changed during the feature.
 
-    Found by `orchestrator.run.checks.check_influence`: a `conftest.py`, pytest's configuration, a site
+    Found by `orchestrator.run.checks.influence.check_influence`: a `conftest.py`, pytest's configuration, a site
     hook (`sitecustomize.py`, `*.pth`) or a module shadowing the standard library.
     """
 
@@ -59,7 +59,7 @@ class CheckResult(BaseModel):
     """Which attempt at the feature this check verified (1-based)."""
     # Only when there are some, so the usual result keeps its seven keys.
     influencers: list[Influencer] = Field(default_factory=list, exclude_if=lambda found: not found)
-    """Check-influencing files changed during the feature (`orchestrator.run.checks.check_influence`)."""
+    """Check-influencing files changed during the feature (`orchestrator.run.checks.influence.check_influence`)."""
     refused_by: str | None = Field(None, exclude_if=lambda by: by is None)
     """What refused the attempt before its check could decide (so there is no exit status): the
     protected-files guard, the ignore-rules guard, `--strict-checks`, the merge queue."""

@@ -13,11 +13,11 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from . import sdk_facts
-from .faults import RandomFaults
-from .forced_tools import load_tool_answers
-from .plans import load_plans
-from .server import FakeAPI
+from fake_messages_api.faults import RandomFaults
+from fake_messages_api.request_validation import sdk_facts
+from fake_messages_api.scripted_agent.forced_tools import load_tool_answers
+from fake_messages_api.scripted_agent.plans import load_plans
+from fake_messages_api.server import FakeAPI
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,30 +14,31 @@ import traceback
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from . import claude_code_turns, cloud_providers
-from . import plans as plan_builders
-from .agent_turn import agent_turn
-from .api_errors import ApiError, invalid_request, new_id
-from .fault_replies import STREAM_FAULTS, error_reply, fault_reply
-from .faults import Fault
-from .forced_tools import forced_tool_name
-from .ledger import RecordedRequest
-from .prompt import prompt_blocks, prompt_tokens
-from .reply import Reply, stream_reply
-from .responses import build_message, json_message
-from .sse import CUT_AT, message_events
-from .summarizer import is_summarizer_request
-from .thinking import thinking_blocks, thinking_on, validate_thinking
-from .validation import validate_request
+from fake_messages_api import cloud_providers
+from fake_messages_api.api_errors import ApiError, invalid_request, new_id
+from fake_messages_api.billing.ledger import RecordedRequest
+from fake_messages_api.billing.prompt import prompt_blocks, prompt_tokens
+from fake_messages_api.fault_replies import STREAM_FAULTS, error_reply, fault_reply
+from fake_messages_api.faults import Fault
+from fake_messages_api.reply import Reply, stream_reply
+from fake_messages_api.request_validation.validation import validate_request
+from fake_messages_api.responses import build_message, json_message
+from fake_messages_api.scripted_agent import claude_code_turns
+from fake_messages_api.scripted_agent import plans as plan_builders
+from fake_messages_api.scripted_agent.agent_turn import agent_turn
+from fake_messages_api.scripted_agent.forced_tools import forced_tool_name
+from fake_messages_api.scripted_agent.summarizer import is_summarizer_request
+from fake_messages_api.sse import CUT_AT, message_events
+from fake_messages_api.thinking import thinking_blocks, thinking_on, validate_thinking
 
 if TYPE_CHECKING:
 
-    from .caching import PromptCache
-    from .faults import FaultPolicy
-    from .forced_tools import ToolAnswerer
-    from .ledger import Ledger
-    from .plans import Plan
-    from .summarizer import Summarizer
+    from fake_messages_api.billing.caching import PromptCache
+    from fake_messages_api.billing.ledger import Ledger
+    from fake_messages_api.faults import FaultPolicy
+    from fake_messages_api.scripted_agent.forced_tools import ToolAnswerer
+    from fake_messages_api.scripted_agent.plans import Plan
+    from fake_messages_api.scripted_agent.summarizer import Summarizer
 
 
 class FakeAPI(Protocol):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .api_errors import ApiError, error_body, new_id
-from .faults import Fault
-from .reply import Reply
+from fake_messages_api.api_errors import ApiError, error_body, new_id
+from fake_messages_api.faults import Fault
+from fake_messages_api.reply import Reply
 
 # Statuses the SDK retries, which therefore carry the (short) retry-after headers.
 RETRYABLE = {408, 409, 429} | set(range(500, 600))

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
-from .api_errors import DEFAULT_MESSAGES, error_type_for
+from fake_messages_api.api_errors import DEFAULT_MESSAGES, error_type_for
 
 FaultKind = int | str
 FaultPolicy = Callable[[int, dict[str, Any] | None], Optional["Fault"]]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .reply import Reply
+from fake_messages_api.reply import Reply
 
 Dispatcher = Callable[[str, str, dict[str, str], bytes], Reply]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .faults import Fault
-from .sse import bedrock_frames, message_events, sse_chunks, with_error_event
+from fake_messages_api.faults import Fault
+from fake_messages_api.sse import bedrock_frames, message_events, sse_chunks, with_error_event
 
 
 @dataclass

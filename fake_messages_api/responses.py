@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .api_errors import new_id
-from .api_tokens import block_tokens, text_tokens
-from .caching import CacheOutcome
-from .sse import CUT_AT
+from fake_messages_api.api_errors import new_id
+from fake_messages_api.billing.api_tokens import block_tokens, text_tokens
+from fake_messages_api.billing.caching import CacheOutcome
+from fake_messages_api.sse import CUT_AT
 
 # A plan's pseudo-block that picks the reply's stop reason (`plans.stop_reason`): pause_turn,
 # refusal, model_context_window_exceeded, ... It is never sent.

@@ -9,17 +9,17 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, Literal
 
-from .api_behaviour import dispatch
-from .caching import DEFAULT_MIN_CACHEABLE_TOKENS, PromptCache
-from .cloud_providers import ProviderSettings
-from .faults import FaultPolicy
-from .forced_tools import ToolAnswerer, default_tool_answer
-from .handler import FakeHTTPServer
-from .ledger import Ledger, RecordedRequest, UsageReport
-from .plans import Plan, default_plan
-from .reply import Reply
-from .summarizer import Summarizer, default_summarizer
-from .validation import DEFAULT_MAX_OUTPUT_TOKENS
+from fake_messages_api.api_behaviour import dispatch
+from fake_messages_api.billing.caching import DEFAULT_MIN_CACHEABLE_TOKENS, PromptCache
+from fake_messages_api.billing.ledger import Ledger, RecordedRequest, UsageReport
+from fake_messages_api.cloud_providers import ProviderSettings
+from fake_messages_api.faults import FaultPolicy
+from fake_messages_api.handler import FakeHTTPServer
+from fake_messages_api.reply import Reply
+from fake_messages_api.request_validation.validation import DEFAULT_MAX_OUTPUT_TOKENS
+from fake_messages_api.scripted_agent.forced_tools import ToolAnswerer, default_tool_answer
+from fake_messages_api.scripted_agent.plans import Plan, default_plan
+from fake_messages_api.scripted_agent.summarizer import Summarizer, default_summarizer
 
 DEFAULT_RETRY_AFTER = 0.01  # seconds; small so that the SDK's retries keep tests fast
 

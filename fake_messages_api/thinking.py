@@ -16,7 +16,7 @@ import hashlib
 import hmac
 from typing import Any
 
-from .api_errors import invalid_request
+from fake_messages_api.api_errors import invalid_request
 
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 MIN_BUDGET = 1024

@@ -25,7 +25,7 @@ def _die() -> None:
 
 def _install(point: str, feature_id: str) -> None:
     from orchestrator.git import checkpoint as git_checkpoint
-    from orchestrator.run.checks.check_command import CheckVerifier
+    from orchestrator.run.checks.running.check_command import CheckVerifier
 
     if point == "after-check-pass":
         real_check = CheckVerifier.check

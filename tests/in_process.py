@@ -9,7 +9,7 @@ from typing import Any
 
 import anthropic
 
-from orchestrator.commands.output import PlainRenderer
+from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.run.runner import RunOptions
 from orchestrator.run.verdict import RunResult

@@ -252,7 +252,7 @@ def _leave_with_error(message: str, code: int = EXIT_USAGE) -> NoReturn:
 def _leave(message: str, code: int) -> NoReturn:
     """Say goodbye and exit with `code`, whatever signal comes while the interpreter shuts down."""
     if message:  # through a live view still up, if any (`user_lines`); else plain on stderr
-        from orchestrator.commands.user_lines import say
+        from orchestrator.commands.rendering.user_lines import say
 
         say(message.rstrip("\n"))
     for stream in (sys.stdout, sys.stderr):

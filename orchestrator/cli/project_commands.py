@@ -54,7 +54,7 @@ def context_command(
 ) -> None:
     """Show the context a feature would get, with its token count."""
     from orchestrator.commands.inspect import print_context
-    from orchestrator.commands.token_count import last_run_model
+    from orchestrator.commands.prompt_preview.token_count import last_run_model
 
     paths = open_project(project_dir)
     # The run's model, as the help says: the last run's unless --model names another.
@@ -150,9 +150,9 @@ def report_command(
 ) -> None:
     """Print the summary of the last run; with --html, write the HTML report (timeline, cost, context, features)."""
     if html is None:
-        from orchestrator.commands.last_run import print_last_run
+        from orchestrator.commands.report.last_run import print_last_run
 
         raise typer.Exit(print_last_run(open_project(project_dir)))
-    from orchestrator.commands.html_report import write_html_report
+    from orchestrator.commands.report.html_report import write_html_report
 
     raise typer.Exit(write_html_report(open_project(project_dir), html))

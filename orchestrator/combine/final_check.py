@@ -1,7 +1,7 @@
 """Final verification of the combined tree: every passed feature's check, run again.
 
 The checks run at most `jobs` at a time, in the run's sandbox, through the run's re-check pool
-(`orchestrator.run.checks.check_pool`, which the regression guard and a run's final verification use
+(`orchestrator.run.checks.running.check_pool`, which the regression guard and a run's final verification use
 too). A feature whose check fails is `regressed` (state and log, its failure kept for the run
 that rebuilds it), and one `final_verification` event is emitted, shaped as a run's
 (`orchestrator.run.checks.final_verification`, which this does not import: it brings in the model client).
@@ -17,8 +17,8 @@ from pathlib import Path
 from context_agent.check_result import CheckResult
 from orchestrator.git.carried_files import RunTimes, carry_ignored
 from orchestrator.git.run_git import run_git
-from orchestrator.run.checks.check_pool import CheckRunner, check_runner, in_checkout, run_checks
 from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
+from orchestrator.run.checks.running.check_pool import CheckRunner, check_runner, in_checkout, run_checks
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import FeatureSpec

@@ -19,10 +19,10 @@ from orchestrator.combine.final_check import CheckSettings, work_tree_top
 from orchestrator.combine.integration import CherryPick, CombinedBranch
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.queue import MergeOutcome, MergeQueue
-from orchestrator.run.checks.check_pool import CheckRun, in_checkout
 from orchestrator.run.checks.clean_checkout import private_directory, remove_tree
+from orchestrator.run.checks.guard.regression import RegressionGuard, RegressionMode
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.checks.regression import RegressionGuard, RegressionMode
+from orchestrator.run.checks.running.check_pool import CheckRun, in_checkout
 from orchestrator.run.parallel.integrity_steps import guarded_recheck
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.event_kinds import Merge

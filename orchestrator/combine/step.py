@@ -33,7 +33,7 @@ from orchestrator.combine.state_union import (
     take_entry,
 )
 from orchestrator.combine.untrusted import UnsafeArtifact
-from orchestrator.run.checks.regression import RegressionMode
+from orchestrator.run.checks.guard.regression import RegressionMode
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import ordered, reconcile
 from orchestrator.spec.feature_spec import Feature

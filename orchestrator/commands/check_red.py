@@ -14,7 +14,7 @@ import sys
 
 from orchestrator.config import RunConfig
 from orchestrator.plan.red import red_check
-from orchestrator.run.checks.outside_reads import spec_checks
+from orchestrator.run.checks.protection.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.paths import ProjectPaths

@@ -21,12 +21,12 @@ from orchestrator.combine.artifact import Artifact, check_artifact_set, export_a
 from orchestrator.combine.final_check import CheckSettings, default_jobs
 from orchestrator.combine.integration import CombinedBranch
 from orchestrator.combine.step import CombineOutcome, Combiner
-from orchestrator.commands.output import PlainRenderer
+from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.git.branch_worktree import current_branch, recorded_branch
 from orchestrator.git.checkpoint import exclude_run_state, is_git_repo
 from orchestrator.git.run_git import CheckpointError
-from orchestrator.run.checks.outside_reads import spec_checks
+from orchestrator.run.checks.protection.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import check_variables, sandbox_for
 from orchestrator.run.verdict import Outcome, RunResult
 from orchestrator.safety.environment import CommandEnvironment
@@ -98,7 +98,7 @@ def _selected(loaded: LoadedSpec, artifacts: Sequence[Artifact], partial: bool) 
 
 def _finish(outcome: CombineOutcome, loaded: LoadedSpec, config: RunConfig, verdict: Outcome, branch: str,
             report: Path | None, junit: Path | None, duration_ms: int) -> None:
-    from orchestrator.commands import reports
+    from orchestrator.commands.report import reports
 
     state = outcome.state
     for note in outcome.notes:

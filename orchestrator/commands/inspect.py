@@ -10,11 +10,16 @@ from pathlib import Path
 from context_agent.project_memory import ContextAgent
 from context_agent.tokens import estimate_tokens
 from orchestrator.commands.arguments import read_spec
-from orchestrator.commands.attempt_preview import assessment_now, files_known, first_attempt_view, guard_without_checks
-from orchestrator.commands.impact_view import prediction_lines
 from orchestrator.commands.listing import load_state, shown, warn
-from orchestrator.commands.output import PlainRenderer
-from orchestrator.commands.token_count import count_line
+from orchestrator.commands.prompt_preview.attempt_preview import (
+    assessment_now,
+    files_known,
+    first_attempt_view,
+    guard_without_checks,
+)
+from orchestrator.commands.prompt_preview.impact_view import prediction_lines
+from orchestrator.commands.prompt_preview.token_count import count_line
+from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.llm.conversation import text_of
 from orchestrator.run.attempt.context_view import feature_reader

@@ -13,8 +13,8 @@ import sys
 
 from pydantic_core import PydanticSerializationError
 
-from orchestrator.commands.cost_words import worst_case_part
-from orchestrator.commands.text_table import render_table
+from orchestrator.commands.rendering.cost_words import worst_case_part
+from orchestrator.commands.rendering.text_table import render_table
 from orchestrator.json_types import JsonObject
 from orchestrator.store.feature_log import MAX_LOG_BYTES, UnusableLog, load_feature_log, log_json
 from orchestrator.store.paths import ProjectPaths

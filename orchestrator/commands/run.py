@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.commands.live_view import make_renderer
-from orchestrator.commands.user_lines import WARNING, say
+from orchestrator.commands.rendering.live_view import make_renderer
+from orchestrator.commands.rendering.user_lines import WARNING, say
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.git.repository_guard import record_git_at_start
@@ -51,7 +51,7 @@ def run_command(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, requ
     result = _run(loaded, config, paths, request)
     _write_reports(result, loaded, config, request)
     if config.html is not None:
-        from orchestrator.commands.html_report import write_html_after_run
+        from orchestrator.commands.report.html_report import write_html_after_run
 
         write_html_after_run(paths, config.html, loaded)
     return result.exit_code
@@ -213,7 +213,7 @@ def _empty_result(message: str) -> RunResult:
 
 
 def _dry_run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: RunRequest) -> int:
-    from orchestrator.commands.dry_run import print_prompts
+    from orchestrator.commands.prompt_preview.dry_run import print_prompts
 
     events = EventSink(make_renderer(request.json_mode, max(request.verbosity, 0)), log_path=None)
     try:
@@ -226,7 +226,7 @@ def _dry_run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request
 
 
 def _write_reports(result: RunResult, loaded: LoadedSpec, config: RunConfig, request: RunRequest) -> None:
-    from orchestrator.commands import reports
+    from orchestrator.commands.report import reports
 
     try:
         reports.write_all(result, loaded, config, report_path=request.report, junit_path=request.junit)

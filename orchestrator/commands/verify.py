@@ -20,12 +20,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from orchestrator.commands.arguments import read_spec
-from orchestrator.commands.output import excerpt_lines
+from orchestrator.commands.rendering.output import excerpt_lines
 from orchestrator.config import RunConfig
 from orchestrator.git.repository_guard import refuse_foreign_git
-from orchestrator.run.checks.check_pool import CheckRun, check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import VerificationTree, uncommitted, verification_tree
 from orchestrator.run.checks.final_verification import left_out_note, mark_regressed, passed_checks, verify_passed
+from orchestrator.run.checks.running.check_pool import CheckRun, check_runner, default_concurrency
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
@@ -197,7 +197,7 @@ def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
 
 def _environment(config: RunConfig, paths: ProjectPaths, loaded: LoadedSpec) -> CommandEnvironment:
     """The checks run in the environment a run would give them (`--sandbox` / orchestrate.toml)."""
-    from orchestrator.run.checks.outside_reads import spec_checks
+    from orchestrator.run.checks.protection.outside_reads import spec_checks
     from orchestrator.run.sandbox_setting import command_environment
 
     return command_environment(config, paths.root, loaded.path, _warn, checks=spec_checks(loaded.spec))  # SandboxUnavailable: exit 2

@@ -12,10 +12,10 @@ import re
 import signal
 import threading
 
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.plans import Block
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import Block
+from fake_messages_api.scripted_agent.summarizer import default_summarizer
 from fake_messages_api.server import FakeAPI
-from fake_messages_api.summarizer import default_summarizer
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.pricing import MODEL_PRICES
 

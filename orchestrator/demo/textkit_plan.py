@@ -12,8 +12,8 @@ wrong on purpose, so that the demo shows the loop doing its job:
 
 from __future__ import annotations
 
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.plans import Block, bash, done_text, edit_create, report, text
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import Block, bash, done_text, edit_create, report, text
 
 from . import textkit_sources as src
 

@@ -17,6 +17,6 @@ Owns:
                   or broken, flagged when they stay so
     result        the spec with its checks (`verify`, `protected`, `red`) and its written JSON
 
-May import `orchestrator.{llm,spec,safety,store}`, `orchestrator.run.checks.check_command` (the one way a
+May import `orchestrator.{llm,spec,safety,store}`, `orchestrator.run.checks.running.check_command` (the one way a
 check is run) and `orchestrator.config`; never `orchestrator.commands` or `orchestrator.cli.commands`.
 """

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from context_agent.check_result import CheckResult
-from orchestrator.run.checks.check_command import run_check
+from orchestrator.run.checks.running.check_command import run_check
 from orchestrator.safety.environment import CommandEnvironment
 
 Verdict = Literal["red", "vacuous", "broken"]

@@ -16,8 +16,8 @@ from orchestrator.llm.spend import Spend
 from orchestrator.llm.streaming import SdkClient
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView, feature_reader
-from orchestrator.run.checks.check_command import CheckVerifier
-from orchestrator.run.checks.outside_reads import spec_checks
+from orchestrator.run.checks.protection.outside_reads import spec_checks
+from orchestrator.run.checks.running.check_command import CheckVerifier
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment

@@ -33,14 +33,14 @@ from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
-from orchestrator.run.checks.check_command import Verifier
-from orchestrator.run.checks.check_pool import check_runner, default_concurrency
 from orchestrator.run.checks.clean_checkout import verification_tree
 from orchestrator.run.checks.final_verification import final_verification
-from orchestrator.run.checks.impact import predict_pending
-from orchestrator.run.checks.impact_model import model_predictions
+from orchestrator.run.checks.guard.regression import RegressionGuard, guard_budget
+from orchestrator.run.checks.impact_agent.impact import predict_pending
+from orchestrator.run.checks.impact_agent.impact_model import model_predictions
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.checks.regression import RegressionGuard, guard_budget
+from orchestrator.run.checks.running.check_command import Verifier
+from orchestrator.run.checks.running.check_pool import check_runner, default_concurrency
 from orchestrator.run.checks.trust import distrust_unproven_passes
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.feature_order import RunQueue, ordered, reconcile

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from orchestrator.config import RunConfig
-from orchestrator.run.checks.outside_reads import CheckCommands, reads_to_show
+from orchestrator.run.checks.protection.outside_reads import CheckCommands, reads_to_show
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.sandbox import Sandbox, choose_sandbox
 from orchestrator.safety.secrets import scrubbed_environment

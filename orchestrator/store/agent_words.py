@@ -11,16 +11,16 @@ keep the words the agent read.
 
 from __future__ import annotations
 
-# The regression guard (run/checks/regression.py).
+# The regression guard (run/checks/guard/regression.py).
 OWN_CHECK_PASSED = "your feature's own check passed"
 BROKE = ", but your change broke feature "
 YOU_CHANGED = "; you changed "
 FIX_YOUR_CHANGE = "; fix your change so that check passes again, without editing that check"
 # The protected-files guard (run/attempt/guarded_check.py): `(restored; fix the code, not the check)`.
 FIX_THE_CODE = "; fix the code, not the check)"
-# --strict-checks (run/checks/check_influence.py).
+# --strict-checks (run/checks/influence/check_influence.py).
 RESTORE_THEM = "; restore or remove them and make the code pass the check"
-# The ignore-rules guard (run/checks/hidden_files.py).
+# The ignore-rules guard (run/checks/protection/hidden_files.py).
 TAKE_RULES_OUT = ": take those rules out of .gitignore (ignore only generated files such as caches and build output)"
 # The merge queue's conflict (merge/queue.py).
 REDO_ON_TOP = "The next attempt starts from the current branch: redo the change on top of it"

@@ -1,7 +1,7 @@
 """Every kind of event a run emits, as one discriminated union (`Event`, keyed by `type`).
 
 `events.jsonl` holds one a line (`Event.dump()`: camelCase keys, `type` and `ts` first), and
-the renderers (`orchestrator.commands.output`) read the same models. An event with a key its
+the renderers (`orchestrator.commands.rendering.output`) read the same models. An event with a key its
 kind does not declare is refused: a new key is a new field here first.
 """
 

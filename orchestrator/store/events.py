@@ -4,7 +4,7 @@ Code says what happened by building the event where it happens, `events.emit(Che
 sha=...))`: a misspelt field is a type error, not a line missing from the log.
 
 Every event is appended to `.autonomous/events.jsonl` (the event log) and handed to the
-renderer chosen for the terminal (`orchestrator.commands.output`). Secrets are redacted first, so no
+renderer chosen for the terminal (`orchestrator.commands.rendering.output`). Secrets are redacted first, so no
 event, log line or output can carry the API key.
 
 A `Phase` (what a feature, or the run, is doing now: its check, the regression guard's 5th

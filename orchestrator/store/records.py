@@ -110,7 +110,7 @@ class Footprint(CamelModel):
     """The files a passed feature touched: what its checkpoint changed and what its check names.
 
     A later feature that changes one of them may break this feature's check, so the regression
-    guard re-runs it (`orchestrator.run.checks.regression`). Paths are relative to the project root.
+    guard re-runs it (`orchestrator.run.checks.guard.regression`). Paths are relative to the project root.
     """
 
     changed: list[str] = Field(default_factory=list)
@@ -144,7 +144,7 @@ class ConflictMiss(CamelModel):
 
 class Prediction(CamelModel):
     """The Impact Agent's prediction of a feature's footprint, made before it starts
-    (`orchestrator.run.checks.impact`), and, once it passed, how it compared with the truth."""
+    (`orchestrator.run.checks.impact_agent.impact`), and, once it passed, how it compared with the truth."""
 
     # Empty lists are left out of the state: a prediction is kept for every feature of the run.
     writes: list[str] = Field(default_factory=list, exclude_if=_empty)  # the files its text names

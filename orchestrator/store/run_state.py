@@ -163,7 +163,7 @@ class RunState(CamelModel):
 
 def hit_rate(entries: Iterable[FeatureState]) -> tuple[int, int]:
     """(changed files foreseen, changed files) over the features whose footprint prediction was
-    compared with what they changed (`orchestrator.run.checks.impact.score`)."""
+    compared with what they changed (`orchestrator.run.checks.impact_agent.impact.score`)."""
     hits = changed = 0
     for entry in entries:
         if entry.prediction is not None and entry.prediction.changed is not None:

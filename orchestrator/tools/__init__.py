@@ -18,5 +18,5 @@ the standard library / pydantic. Never `orchestrator.run`, `orchestrator.command
 
 Adding a tool: a module defining `TOOL = Tool(...)`, and its name in `registry.TOOLS`.
 See `confinement` (paths), `shell_policy` (bash deny-list), `orchestrator.safety.secrets` (environment
-and redaction) and `orchestrator.run.checks.protect` (check files) for the security rules.
+and redaction) and `orchestrator.run.checks.protection.protect` (check files) for the security rules.
 """

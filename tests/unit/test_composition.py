@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.llm.reservations import StopToken
-from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.checks.running.check_command import CheckVerifier
 from tests.environments import unsandboxed
 
 ROOT = Path(__file__).resolve().parents[2]

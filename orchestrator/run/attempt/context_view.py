@@ -19,7 +19,7 @@ from context_agent.summarization import SummaryResult
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named
-from orchestrator.run.checks.check_paths import check_file_keys
+from orchestrator.run.checks.protection.check_paths import check_file_keys
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.feature_log import read_feature_log
 from orchestrator.store.paths import ProjectPaths

@@ -36,9 +36,9 @@ from orchestrator.run.attempt.context_view import ContextView, known_files
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
 from orchestrator.run.attempt.recorder import FeatureRecorder
-from orchestrator.run.checks.check_command import Verifier
-from orchestrator.run.checks.impact import score as score_prediction
+from orchestrator.run.checks.impact_agent.impact import score as score_prediction
 from orchestrator.run.checks.integrity import Integrity
+from orchestrator.run.checks.running.check_command import Verifier
 from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
@@ -250,7 +250,7 @@ class FeatureJob:
         """Record the pass, and what is left to do after it, before doing any of it."""
         entry, books = self.recorder.entry, self.recorder.books
         # The footprint before the status: the guard's index, in another worker's thread, takes
-        # a feature it finds passed to have its final footprint (`run/checks/footprint_index`).
+        # a feature it finds passed to have its final footprint (`run/checks/guard/footprint_index`).
         entry.footprint = self.watch.footprint(entry) if self.watch else entry.footprint
         score_prediction(entry)  # the Impact Agent's prediction against what the feature changed
         entry.status, entry.reopened = "passed", False

@@ -16,10 +16,11 @@ from pathlib import Path
 from context_agent.check_result import CheckResult
 from orchestrator.run.attempt.agent_loop import stop_note
 from orchestrator.run.attempt.recorder import FeatureRecorder
-from orchestrator.run.checks import check_influence, protect
-from orchestrator.run.checks.check_command import Verifier
-from orchestrator.run.checks.check_paths import check_file_keys
+from orchestrator.run.checks.influence import check_influence
 from orchestrator.run.checks.integrity import FeatureWatch
+from orchestrator.run.checks.protection import protect
+from orchestrator.run.checks.protection.check_paths import check_file_keys
+from orchestrator.run.checks.running.check_command import Verifier
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.agent_words import FIX_THE_CODE
 from orchestrator.store.run_state import CheckFiles

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.run.checks.regression import RegressionGuard, dependencies_of
+from orchestrator.run.checks.guard.regression import RegressionGuard, dependencies_of
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import Assessment
 from orchestrator.store.run_state import RunState

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from orchestrator.run.books import RunBooks
-from orchestrator.run.checks.check_pool import CheckRun, CheckRunner, Progress, in_checkout, run_checks
 from orchestrator.run.checks.clean_checkout import VerificationTree
+from orchestrator.run.checks.running.check_pool import CheckRun, CheckRunner, Progress, in_checkout, run_checks
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.check_excerpt import failure_reason

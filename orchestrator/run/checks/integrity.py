@@ -3,7 +3,7 @@ regression guard after its check, and a failure's work moved out of the tree.
 
 `Integrity` is one of the job's collaborators (optional: without it a job behaves as before);
 the coordinator builds one per run. Everything it does to git goes through
-`orchestrator.run.checks.failed_work` and `orchestrator.run.checks.check_pool`, which take a workspace.
+`orchestrator.run.checks.failed_work` and `orchestrator.run.checks.running.check_pool`, which take a workspace.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from context_agent.tokens import estimate_tokens
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.run.checks.assessment import assess, prompt_line
-from orchestrator.run.checks.check_pool import CheckRun, Progress
 from orchestrator.run.checks.failed_work import StartOfRun, park_failed_work
-from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers, footprint
-from orchestrator.run.checks.hidden_files import hidden_by_new_rules, hidden_result
-from orchestrator.run.checks.impact import predict
-from orchestrator.run.checks.impact_note import builder_index, forward_note
-from orchestrator.run.checks.regression import RegressionGuard, broken_result, failures
+from orchestrator.run.checks.guard.footprint import ChangeWatch, TreeLedgers, footprint
+from orchestrator.run.checks.guard.regression import RegressionGuard, broken_result, failures
+from orchestrator.run.checks.impact_agent.impact import predict
+from orchestrator.run.checks.impact_agent.impact_note import builder_index, forward_note
+from orchestrator.run.checks.protection.hidden_files import hidden_by_new_rules, hidden_result
+from orchestrator.run.checks.running.check_pool import CheckRun, Progress
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.event_kinds import Notice, RegressionCheck, RegressionSummary
 from orchestrator.store.events import EventSink
@@ -41,7 +41,7 @@ class Integrity:
     park_failures: bool  # commits are on in a git project
     start: StartOfRun | None = None
     # The files a feature changed come from git only where each feature commits a checkpoint;
-    # else from the run's ledger of each tree's files (`orchestrator.run.checks.footprint`).
+    # else from the run's ledger of each tree's files (`orchestrator.run.checks.guard.footprint`).
     footprints_by_git: bool = True
     trees: TreeLedgers = field(default_factory=TreeLedgers)
     # False for a parallel worker: its worktree predates what was merged meanwhile, so the

@@ -21,9 +21,9 @@ from context_agent.check_result import CheckResult
 from orchestrator.git.run_git import run_git
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.queue import Recheck
-from orchestrator.run.checks.check_pool import CheckRunner, run_checks
+from orchestrator.run.checks.guard.regression import broken_result, failures
 from orchestrator.run.checks.integrity import Integrity, elapsed_ms
-from orchestrator.run.checks.regression import broken_result, failures
+from orchestrator.run.checks.running.check_pool import CheckRunner, run_checks
 from orchestrator.spec.feature_spec import Feature
 
 

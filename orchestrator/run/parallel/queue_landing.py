@@ -21,7 +21,7 @@ from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.merge.conflict_step import ConflictStep, model_ask
 from orchestrator.merge.queue import MergeQueue
 from orchestrator.run.attempt.feature_job import FeatureJob
-from orchestrator.run.checks.impact import conflict_text, record_conflict
+from orchestrator.run.checks.impact_agent.impact import conflict_text, record_conflict
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.store.event_kinds import Merge
 from orchestrator.store.events import EventSink

@@ -2,7 +2,7 @@
 
 A feature is ready once every dependency is merged (a passed feature is a merged one here);
 ready features go by run order (priority, then spec order), and one that is likely to touch
-the same files as a busy feature (the Impact Agent's predictions: `checks/impact`) waits for it
+the same files as a busy feature (the Impact Agent's predictions: `checks/impact_agent/impact`) waits for it
 while another can start instead; when nothing else is ready it starts, and the merge queue's
 conflict step is the fallback. Features that never can run (a dependency failed or is blocked,
 no attempts left) are settled on the way.

@@ -38,10 +38,10 @@ from orchestrator.merge.queue import MergeQueue
 from orchestrator.run.attempt.feature_job import FeatureJob
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.run.books import RunBooks
-from orchestrator.run.checks.check_command import CheckVerifier
-from orchestrator.run.checks.check_pool import CheckRunner, in_checkout
 from orchestrator.run.checks.clean_checkout import PrivateDirectory
-from orchestrator.run.checks.impact import shared_writes
+from orchestrator.run.checks.impact_agent.impact import shared_writes
+from orchestrator.run.checks.running.check_command import CheckVerifier
+from orchestrator.run.checks.running.check_pool import CheckRunner, in_checkout
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.parallel.background_summary import BackgroundSummary, worth_summarizing
 from orchestrator.run.parallel.integrity_steps import (

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.plans import Block, edit_create, report, text
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import Block, edit_create, report, text
 from fake_messages_api.server import FakeAPI
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.plans import tool_use
+from fake_messages_api.scripted_agent.plans import tool_use
 from tests.cli_helpers import run_cli, write_spec
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")

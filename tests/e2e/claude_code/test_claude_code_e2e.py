@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_messages_api.plans import tool_use
+from fake_messages_api.scripted_agent.plans import tool_use
 from tests.cli_helpers import TEST_KEY, cli_env, orchestrate_command, run_cli, write_spec
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.plans import Block, bash, edit_create, report, text
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import Block, bash, edit_create, report, text
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.fake_api_fixtures import running_fake_api
 from tests.git_helpers import init_repo

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.agent_turn import AgentTurn, tool_results_of
-from fake_messages_api.plans import text, tool_use
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn, tool_results_of
+from fake_messages_api.scripted_agent.plans import text, tool_use
 from fake_messages_api.server import FakeAPI
 from tests.e2e.claude_code.test_claude_code_sign_in_e2e import CANARIES, _attempt, _signed_in_home, pytestmark  # noqa: F401
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.agent_turn import AgentTurn, tool_results_of
-from fake_messages_api.plans import text, tool_use
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn, tool_results_of
+from fake_messages_api.scripted_agent.plans import text, tool_use
 from fake_messages_api.server import FakeAPI
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.sandbox import Sandbox

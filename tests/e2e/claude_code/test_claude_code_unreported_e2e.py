@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_messages_api.plans import text, tool_use
+from fake_messages_api.scripted_agent.plans import text, tool_use
 from fake_messages_api.server import FakeAPI
 from tests.cli_helpers import run_cli, write_spec
 

@@ -16,10 +16,10 @@ import pytest
 from orchestrator.claude_code.billing import PlanAttempt
 from orchestrator.claude_code.metering_proxy import MeteringProxy
 from orchestrator.claude_code.upstream import Upstream
-from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.server import FakeAPI
 from fake_messages_api.faults import FailCalls, Fault
-from fake_messages_api.plans import text, tool_use
+from fake_messages_api.scripted_agent.plans import text, tool_use
 from orchestrator.llm.errors import LimitReached
 from tests.e2e.claude_code.test_metering_proxy_e2e import REAL_KEY, Books, _billed
 

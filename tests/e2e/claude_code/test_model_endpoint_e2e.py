@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.agent_turn import tool_results_of
-from fake_messages_api.plans import bash, edit_create, report
+from fake_messages_api.scripted_agent.agent_turn import tool_results_of
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 from fake_messages_api.server import FakeAPI
 from tests.cli_helpers import run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem

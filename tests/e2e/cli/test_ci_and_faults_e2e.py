@@ -20,7 +20,7 @@ from orchestrator.store.state import StateStore
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 from fake_messages_api.faults import FailFirst, Fault, RandomFaults
-from fake_messages_api.plans import bash, edit_create, report
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 
 
 def _statuses(project: Path) -> dict[str, str]:
@@ -158,7 +158,7 @@ def test_sigkill_at_random_points_never_loses_a_passed_feature(fake_api, project
 
 
 # Text whose tokens the fake counts apart from the product's estimate: what the prompts carry in
-# each feature's description. The fake bills its own count (`fake_messages_api.api_tokens`), so
+# each feature's description. The fake bills its own count (`fake_messages_api.billing.api_tokens`), so
 # the cap holds only if the product's reservation is a worst case for the API's count, not its own.
 _DENSE_RNG = random.Random(45)
 CAP_TEXTS = {

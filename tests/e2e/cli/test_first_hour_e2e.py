@@ -92,7 +92,7 @@ def test_validate_of_a_quickstart_list_leads_to_plan_from(tmp_path: Path) -> Non
 def test_plan_without_a_test_runner_says_no_checks_were_written_why_and_how_to_get_them(
     fake_api: Any, tmp_path: Path,
 ) -> None:
-    from fake_messages_api.forced_tools import ScriptedToolAnswers
+    from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
 
     planned = {"project": "calc", "description": "A calculator.", "features": [
         {"id": "calc-add", "name": "Addition", "category": "core", "description": "add(a, b) in calc.py.",

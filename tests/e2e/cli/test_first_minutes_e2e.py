@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator.run.checks.check_tools import missing_check_tools, python_modules_called
+from orchestrator.run.checks.running.check_tools import missing_check_tools, python_modules_called
 from tests.cli_helpers import run_cli
 
 

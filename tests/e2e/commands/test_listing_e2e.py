@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 import pytest
 import orchestrator.commands.listing as listing
-from orchestrator.commands.text_table import render_table
+from orchestrator.commands.rendering.text_table import render_table
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state_peek import peek_features

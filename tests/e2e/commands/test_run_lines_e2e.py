@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cli_helpers import read_json, run_cli
-from fake_messages_api.plans import edit_create, report, text
+from fake_messages_api.scripted_agent.plans import edit_create, report, text
 from tests.git_helpers import init_repo
 
 CHECK_1 = "python3 -c 'import lib, sys; sys.exit(0 if lib.value() == 1 else 1)'"

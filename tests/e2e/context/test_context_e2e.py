@@ -25,7 +25,7 @@ from context_agent.budget import INJECTION_BUDGET, MAX_STORED_DECISIONS
 from context_agent.tokens import estimate_tokens
 from tests.cli_helpers import cli_env, first_prompt, read_json, run_cli, write_spec
 from fake_messages_api.faults import Fault
-from fake_messages_api.plans import edit_create, report, text
+from fake_messages_api.scripted_agent.plans import edit_create, report, text
 
 CONTEXT = ".autonomous/context"
 FAILS_FIRST = "feat-07"

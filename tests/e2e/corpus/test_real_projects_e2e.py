@@ -45,7 +45,7 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.plans import edit_str_replace, report
+from fake_messages_api.scripted_agent.plans import edit_str_replace, report
 from tests.cli_helpers import read_json, run_cli
 from tests.git_helpers import init_repo
 

@@ -10,7 +10,7 @@ For every `specs/<name>/spec.json`:
   `tests/data/<name>_reference/` when that exists (test data only).
 
 The checks run exactly as a run runs them: the feature's own `verify` command through
-`orchestrator.run.checks.check_command.run_check` (bash, the project as cwd, `ORCHESTRATE_SPEC_DIR` set), with
+`orchestrator.run.checks.running.check_command.run_check` (bash, the project as cwd, `ORCHESTRATE_SPEC_DIR` set), with
 `python3` on PATH standing for the interpreter running these tests.
 """
 
@@ -25,7 +25,7 @@ import pytest
 from orchestrator.demo.textkit_sources import final_tree
 from tests.example_specs import ROOT, per_spec
 from orchestrator.spec.load import LoadedSpec, load_spec
-from orchestrator.run.checks.check_command import run_check
+from orchestrator.run.checks.running.check_command import run_check
 from context_agent.check_result import CheckResult
 from tests.environments import unsandboxed
 

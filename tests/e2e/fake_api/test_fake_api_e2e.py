@@ -19,13 +19,13 @@ from collections.abc import Iterator
 import anthropic
 import pydantic
 import pytest
-from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.server import FakeAPI
 from fake_messages_api.faults import FailFirst, Fault
-from fake_messages_api.plans import bash, edit_create, load_plans, report, text
-from fake_messages_api.summarizer import empty_summarizer
+from fake_messages_api.scripted_agent.plans import bash, edit_create, load_plans, report, text
+from fake_messages_api.scripted_agent.summarizer import empty_summarizer
 from tests.fake_api_fixtures import running_fake_api
-from fake_messages_api.prompt import PromptBlock
+from fake_messages_api.billing.prompt import PromptBlock
 import itertools
 
 

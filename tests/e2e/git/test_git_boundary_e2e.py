@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.plans import Block, StepFn, bash, edit_create, report
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import Block, StepFn, bash, edit_create, report
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
 from tests.git_helpers import git, init_repo

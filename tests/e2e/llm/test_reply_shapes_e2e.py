@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.cli_helpers import read_json, run_cli, write_spec
 from fake_messages_api.faults import Fault
-from fake_messages_api.plans import cut_tool_use, edit_create, report, stop_reason, text, tool_use
+from fake_messages_api.scripted_agent.plans import cut_tool_use, edit_create, report, stop_reason, text, tool_use
 
 EDITOR = "str_replace_based_edit_tool"
 

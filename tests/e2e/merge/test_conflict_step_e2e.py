@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.cli_helpers import run_cli, write_spec
-from fake_messages_api.forced_tools import ScriptedToolAnswers
-from fake_messages_api.plans import bash, report
+from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
+from fake_messages_api.scripted_agent.plans import bash, report
 
 
 def _shared_file_spec(tmp_path: Path, fake_api: Any) -> tuple[Path, Path]:

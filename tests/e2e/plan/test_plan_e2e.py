@@ -13,8 +13,8 @@ import pytest
 
 from orchestrator.spec.load import load_spec
 from tests.cli_helpers import read_json, run_cli
-from fake_messages_api.forced_tools import ScriptedToolAnswers, request_text
-from fake_messages_api.plans import bash, edit_create, report
+from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers, request_text
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 
 PY = sys.executable
 

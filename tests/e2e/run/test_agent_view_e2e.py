@@ -11,8 +11,8 @@ import json
 import re
 from pathlib import Path
 
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.plans import bash, edit_create, report, text, tool_use
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text, tool_use
 from tests.cli_helpers import first_prompt, plain_summarizer, read_json, run_cli, write_spec
 from tests.git_helpers import init_repo
 

@@ -27,8 +27,8 @@ from orchestrator.store.run_state import RunState
 from orchestrator.llm.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 from fake_messages_api.faults import Fault
-from fake_messages_api.plans import bash, edit_create, edit_str_replace, report
-from fake_messages_api.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import bash, edit_create, edit_str_replace, report
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 
 # Every check leaves a line "<id> <time>" in .passes when it passes: the moment a kill after it
 # must no longer cost a model call for that feature.
@@ -306,7 +306,7 @@ def test_a_kill_while_a_call_is_answered_still_counts_that_call(fake_api, projec
     def killer(turn: AgentTurn) -> list[dict[str, Any]]:
         if turn.step == 1 and proc:
             os.kill(proc.pop().pid, signal.SIGKILL)  # the fake bills this call, the run never sees it
-        from fake_messages_api.plans import default_plan
+        from fake_messages_api.scripted_agent.plans import default_plan
         return default_plan(turn)
 
     fake_api.plans["feat-02"] = killer

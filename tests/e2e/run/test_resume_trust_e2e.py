@@ -14,7 +14,7 @@ from context_agent.check_result import CheckResult
 from orchestrator.store.paths import ProjectPaths
 from tests.cli_helpers import run_cli, write_spec
 from tests.resume_trust import doubted, git, passed_feature
-from fake_messages_api.plans import bash, edit_create
+from fake_messages_api.scripted_agent.plans import bash, edit_create
 
 
 FORGE_AND_KILL = (

@@ -14,7 +14,7 @@ import pytest
 from tests.cli_helpers import (
     cli_env, first_prompt, orchestrate_command, plain_summarizer, read_json, run_cli, write_spec,
 )
-from fake_messages_api.plans import edit_create, report, text
+from fake_messages_api.scripted_agent.plans import edit_create, report, text
 
 ANSI = re.compile(r"\x1b\[")
 

@@ -4,7 +4,7 @@ feature's turn, and the verifier a feature job is given."""
 from __future__ import annotations
 
 from pathlib import Path
-from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.checks.running.check_command import CheckVerifier
 from tests.environments import unsandboxed
 
 

@@ -13,7 +13,7 @@ import anthropic
 import pytest
 
 from context_agent.files import LinkRefused
-from orchestrator.commands.output import PlainRenderer
+from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.run.factory import build_parts
 from orchestrator.run.feature_logs import FeatureLogs

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.cli_helpers import first_prompt, read_json, run_cli
-from fake_messages_api.plans import bash, edit_create, report, text
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 from tests.git_helpers import git, init_repo
 
 CHECK = 'python3 -c "import mod; assert mod.ANSWER == 42"'

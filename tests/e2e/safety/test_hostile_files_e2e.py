@@ -19,7 +19,7 @@ import pytest
 from context_agent.stores import MAX_STORE_BYTES
 from orchestrator.store.event_kinds import Notice
 from orchestrator.store.feature_log import MAX_LOG_BYTES
-from orchestrator.commands.live_view import LiveRenderer
+from orchestrator.commands.rendering.live_view import LiveRenderer
 from orchestrator.spec.fields import MAX_SPEC_BYTES
 from orchestrator.store.state import MAX_STATE_BYTES
 from orchestrator.run.attempt.strategies import replay_messages

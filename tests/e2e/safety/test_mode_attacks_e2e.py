@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.agent_turn import AgentTurn
-from fake_messages_api.forced_tools import ScriptedToolAnswers
-from fake_messages_api.plans import Block, bash, edit_create, report, text
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
+from fake_messages_api.scripted_agent.plans import Block, bash, edit_create, report, text
 from tests.cli_helpers import first_prompt, run_cli, write_spec
 from tests.e2e.safety.test_sandbox_boundary_e2e import SECRET, Target, _agent_saw, _assert_held, pytestmark, target
 from tests.git_helpers import git

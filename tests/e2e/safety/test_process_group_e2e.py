@@ -12,7 +12,7 @@ from tests.e2e.safety.test_process_group_escapes_e2e import (
     running_with_argument,
     unique_sleep,
 )
-from fake_messages_api.plans import bash, edit_create, report
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 

@@ -14,7 +14,7 @@ import pytest
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.tools.bash import run_command
 from orchestrator.tools.context import ToolContext
-from orchestrator.run.checks.check_command import run_check
+from orchestrator.run.checks.running.check_command import run_check
 from tests.environments import unsandboxed
 
 

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import pytest
 
-from orchestrator.run.checks.check_command import run_check
+from orchestrator.run.checks.running.check_command import run_check
 from orchestrator.safety.sandbox import Sandbox, choose_sandbox, probe_bwrap
 from orchestrator.tools.bash import run_bash
 from orchestrator.tools.context import ToolContext
@@ -228,7 +228,7 @@ def test_a_tool_chain_the_path_reaches_under_tmp_stays_usable(
 CHILD = """
 import sys
 from pathlib import Path
-from orchestrator.run.checks.check_command import run_check
+from orchestrator.run.checks.running.check_command import run_check
 from orchestrator.tools.bash import run_bash
 from orchestrator.tools.context import ToolContext
 from orchestrator.safety.sandbox import choose_sandbox

@@ -30,8 +30,8 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.agent_turn import AgentTurn, tool_results_of
-from fake_messages_api.plans import Block, bash, edit_create, report, text
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn, tool_results_of
+from fake_messages_api.scripted_agent.plans import Block, bash, edit_create, report, text
 from orchestrator.safety.seccomp_filter import machine
 from orchestrator.safety.syscall_numbers import SYSCALLS
 from tests.cli_helpers import read_json, run_cli, write_spec

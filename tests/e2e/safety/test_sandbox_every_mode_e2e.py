@@ -17,7 +17,7 @@ import pytest
 
 from tests.cli_helpers import run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
-from fake_messages_api.forced_tools import ScriptedToolAnswers
+from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
 from tests.git_helpers import clone, git, init_repo
 
 pytestmark = [

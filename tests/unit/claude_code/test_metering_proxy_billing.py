@@ -96,7 +96,7 @@ def test_a_session_stopped_by_its_budget_stops_the_run_at_the_cap(tmp_path):
 
 
 def test_the_runs_first_line_says_who_pays():
-    from orchestrator.commands.output import describe
+    from orchestrator.commands.rendering.output import describe
     from orchestrator.store.event_kinds import RunStarted
 
     started = dict(type="run_started", ts=0, run_id="r", spec="s", project="p", selected=1, already_passed=0,

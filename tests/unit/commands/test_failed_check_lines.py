@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from orchestrator.commands.log_view import log_text
-from orchestrator.commands.output import describe
+from orchestrator.commands.rendering.output import describe
 from orchestrator.store.check_excerpt import check_verdict, failure_reason
 from orchestrator.store.event_kinds import FinalVerification, RegressionCheck, parse_event
 from orchestrator.store.feature_log import FeatureLog

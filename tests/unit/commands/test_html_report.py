@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from orchestrator.commands.html_report import render_html
-from orchestrator.commands.report_data import load_report_data
-from orchestrator.commands.report_model import FeatureRow, ReportData, Span
-from fake_messages_api.agent_turn import AgentTurn
+from orchestrator.commands.report.html_report import render_html
+from orchestrator.commands.report.report_data import load_report_data
+from orchestrator.commands.report.report_model import FeatureRow, ReportData, Span
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from orchestrator.demo.textkit_plan import textkit_plan
 from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.paths import ProjectPaths
@@ -88,7 +88,7 @@ def test_status_lists_only_features_not_passed_past_50(tmp_path, capsys):
 
 
 def test_a_failed_check_shows_its_error_lines_under_failed():
-    from orchestrator.commands.output import describe
+    from orchestrator.commands.rendering.output import describe
     from orchestrator.store.event_kinds import Verification
 
     event = Verification(type="verification", ts=0, id="a", command="pytest", success=False, exit_code=1, attempt=1,
@@ -148,7 +148,7 @@ def test_status_shows_the_worst_case_bookings_as_their_own_figure(tmp_path, caps
 
 
 def test_the_step_summary_and_json_report_count_the_calls_booked_at_worst_case():
-    from orchestrator.commands.reports import ReportTotals, RunReport, step_summary
+    from orchestrator.commands.report.reports import ReportTotals, RunReport, step_summary
     from orchestrator.llm.pricing import TokenUsage
 
     totals = ReportTotals(features=0, passed=0, failed=0, blocked=0, pending=0, in_progress=0, tokens=TokenUsage(),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.commands.output import JsonRenderer, PlainRenderer, describe, printable
+from orchestrator.commands.rendering.output import JsonRenderer, PlainRenderer, describe, printable
 from orchestrator.store.event_kinds import Checkpoint, FeatureBlocked, Notice, ToolCall, Verification, parse_event
 from context_agent.check_result import CheckResult
 from orchestrator.store.events import EventSink

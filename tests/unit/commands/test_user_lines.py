@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 from rich.console import Console
-from orchestrator.commands import user_lines
-from orchestrator.commands.live_view import LiveRenderer
+from orchestrator.commands.rendering import user_lines
+from orchestrator.commands.rendering.live_view import LiveRenderer
 from orchestrator.store.event_kinds import Notice
 
 

@@ -1,4 +1,4 @@
-"""The fake's own token count (`fake_messages_api.api_tokens`): the API's side of the caps,
+"""The fake's own token count (`fake_messages_api.billing.api_tokens`): the API's side of the caps,
 counted from the request by the documented rules, independent of the product's estimator."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import struct
 
 import pytest
 
-from fake_messages_api.api_tokens import (
+from fake_messages_api.billing.api_tokens import (
     MAX_IMAGE_TOKENS,
     PDF_PAGE_TOKENS,
     TOOL_USE_SYSTEM_PROMPT,
     block_tokens,
     text_tokens,
 )
-from fake_messages_api.prompt import prompt_blocks, prompt_tokens
+from fake_messages_api.billing.prompt import prompt_blocks, prompt_tokens
 
 
 @pytest.mark.parametrize(("text", "tokens"), [

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 import pytest
 from fake_messages_api.server import FakeAPI
-from fake_messages_api.caching import ManualClock, PromptCache
+from fake_messages_api.billing.caching import ManualClock, PromptCache
 from fake_messages_api.faults import RandomFaults
-from fake_messages_api.summarizer import minimal_instance
+from fake_messages_api.scripted_agent.summarizer import minimal_instance
 from tests.fake_api_fixtures import running_fake_api
-from fake_messages_api.prompt import PromptBlock
+from fake_messages_api.billing.prompt import PromptBlock
 
 
 

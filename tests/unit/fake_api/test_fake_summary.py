@@ -5,7 +5,7 @@ asks for it (`empty_summarizer`)."""
 from __future__ import annotations
 
 import json
-from fake_messages_api.summarizer import plausible_summary
+from fake_messages_api.scripted_agent.summarizer import plausible_summary
 
 
 

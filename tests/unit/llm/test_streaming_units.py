@@ -67,7 +67,7 @@ def test_the_live_view_shows_output_tokens_as_a_stream_brings_them(monkeypatch):
 
     from rich.console import Console
 
-    from orchestrator.commands.live_view import LiveRenderer
+    from orchestrator.commands.rendering.live_view import LiveRenderer
     from orchestrator.store.events import EventSink
 
     class _Terminal(io.StringIO):

@@ -108,7 +108,7 @@ def test_the_runner_comes_from_the_project_or_the_description(tmp_path):
 
 
 def test_a_demo_can_script_the_planner_from_a_file(tmp_path):
-    from fake_messages_api.forced_tools import load_tool_answers
+    from fake_messages_api.scripted_agent.forced_tools import load_tool_answers
 
     path = tmp_path / "answers.json"
     path.write_text(json.dumps({"submit_spec": [{"project": "p", "description": "d", "features": []}]}))

@@ -17,10 +17,10 @@ import pytest
 from orchestrator.combine.final_check import CheckSettings as CombineCheckSettings
 from orchestrator.plan.check_writer import CheckSettings as PlanCheckSettings
 from orchestrator.plan.red import red_check
-from orchestrator.run.checks.check_pool import check_runner
+from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.run.runner import RunParts
 from orchestrator.run.attempt.feature_job import JobSettings
-from orchestrator.run.checks.check_command import CheckVerifier, run_check
+from orchestrator.run.checks.running.check_command import CheckVerifier, run_check
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.process_group import run_in_group
 from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox

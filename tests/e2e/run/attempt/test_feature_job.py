@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from anthropic.types import Message
 
-from orchestrator.commands.output import PlainRenderer
+from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.run.books import RunBooks
 from orchestrator.run.factory import build_parts

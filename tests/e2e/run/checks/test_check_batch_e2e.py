@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 import pytest
-from orchestrator.run.checks.check_pool import check_runner, run_checks
-from orchestrator.run.checks.check_command import run_check
+from orchestrator.run.checks.running.check_pool import check_runner, run_checks
+from orchestrator.run.checks.running.check_command import run_check
 from tests.environments import unsandboxed
 
 

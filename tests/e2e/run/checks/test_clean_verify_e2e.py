@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.cli_helpers import read_json, run_cli
-from fake_messages_api.plans import bash, edit_create, report, text
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 
 CHECK = "python3 -m pytest -q tests/test_calc.py"
 REAL_TEST = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.regression_budget import parse_budget
-from orchestrator.run.checks.check_pool import check_runner
-from orchestrator.run.checks.footprint import ChangeWatch, TreeLedgers
-from orchestrator.run.checks.regression import RegressionGuard
+from orchestrator.run.checks.running.check_pool import check_runner
+from orchestrator.run.checks.guard.footprint import ChangeWatch, TreeLedgers
+from orchestrator.run.checks.guard.regression import RegressionGuard
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState
@@ -70,7 +70,7 @@ def test_without_checkpoints_a_feature_changed_only_its_own_files(tmp_path: Path
 def test_a_walk_reads_only_the_files_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without inotify the tree is walked twice per feature and grows with the run: a file is
     read again only when its stat changed, and caches and orchestrate's own files are not walked."""
-    from orchestrator.run.checks import footprint
+    from orchestrator.run.checks.guard import footprint
 
     reads: list[str] = []
     real = footprint.file_digest

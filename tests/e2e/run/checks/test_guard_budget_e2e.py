@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
-from fake_messages_api.plans import edit_create, report, text
+from fake_messages_api.scripted_agent.plans import edit_create, report, text
 
 CHECK_1 = "test -f one.txt && grep -q ok shared.txt"
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fake_messages_api.plans import bash, report
+from fake_messages_api.scripted_agent.plans import bash, report
 from tests.cli_helpers import run_cli, write_spec
 
 CHECK = "bash checks/feat-01.sh"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from orchestrator.run.checks.check_pool import check_runner, run_checks
-from orchestrator.run.checks.regression import broken_result
+from orchestrator.run.checks.running.check_pool import check_runner, run_checks
+from orchestrator.run.checks.guard.regression import broken_result
 from tests.environments import unsandboxed
 
 

@@ -12,7 +12,7 @@ import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
-from orchestrator.run.checks.check_command import run_check
+from orchestrator.run.checks.running.check_command import run_check
 from context_agent.check_result import CheckResult
 from tests.environments import unsandboxed
 
@@ -178,7 +178,7 @@ def run_check_isolated(
         f"""
         import json, time
         from pathlib import Path
-        from orchestrator.run.checks.check_command import run_check
+        from orchestrator.run.checks.running.check_command import run_check
         from tests.environments import unsandboxed
         started = time.monotonic()
         result = run_check({command!r}, unsandboxed(Path({str(tmp_path)!r})), attempt=1, timeout={timeout!r})
@@ -238,7 +238,7 @@ def test_ctrl_c_during_a_check_kills_it_and_interrupts_the_caller(tmp_path: Path
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from orchestrator.run.checks.check_command import run_check
+        from orchestrator.run.checks.running.check_command import run_check
         from tests.environments import unsandboxed
         run_check(
             "echo $$ > {shell_pid_file}; sleep 1000 & echo $! > {child_pid_file}; wait",

@@ -12,7 +12,7 @@ from typing import Any
 from context_agent.budget import INJECTION_BUDGET
 from context_agent.render import HEADING
 from context_agent.tokens import estimate_tokens
-from fake_messages_api.plans import bash, report
+from fake_messages_api.scripted_agent.plans import bash, report
 from tests.cli_helpers import run_cli, write_spec
 
 LATER = "Later features build on the files you change"
@@ -174,7 +174,7 @@ def test_a_conflict_the_prediction_did_not_foresee_is_recorded_and_said(tmp_path
 
 
 def test_the_impact_model_names_files_the_text_does_not_and_its_call_is_booked(tmp_path: Path, fake_api: Any) -> None:
-    from fake_messages_api.forced_tools import ScriptedToolAnswers
+    from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
 
     root = _project(tmp_path)
     spec = _shared_spec(tmp_path, 3, ["feat-01", "feat-02"], named=False)  # only the model knows

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli_helpers import cli_env, orchestrate_command, run_cli, write_spec
-from fake_messages_api.plans import bash, report
+from fake_messages_api.scripted_agent.plans import bash, report
 
 
 def _trouble(result: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.cli_helpers import first_prompt, read_json, run_cli
-from fake_messages_api.plans import edit_create, report, text
+from fake_messages_api.scripted_agent.plans import edit_create, report, text
 from tests.git_helpers import init_repo, subjects, wait_for_checkpoint
 
 CHECK_1 = "test -f one.txt && grep -q good config.txt"

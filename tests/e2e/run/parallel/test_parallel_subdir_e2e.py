@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli_helpers import run_cli, write_spec
-from fake_messages_api.plans import bash, report
+from fake_messages_api.scripted_agent.plans import bash, report
 
 
 def _git(root: Path, *args: str) -> str:

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from fake_messages_api.plans import default_plan
+from fake_messages_api.scripted_agent.plans import default_plan
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
 
 

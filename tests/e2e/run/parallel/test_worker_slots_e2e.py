@@ -12,10 +12,10 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
-from orchestrator.run.checks.check_pool import check_runner, run_checks
+from orchestrator.run.checks.running.check_pool import check_runner, run_checks
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
-from fake_messages_api.forced_tools import ScriptedToolAnswers
-from fake_messages_api.plans import bash, report
+from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
+from fake_messages_api.scripted_agent.plans import bash, report
 from tests.environments import unsandboxed
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from orchestrator.run.checks.check_batch import plan_batches
-from orchestrator.run.checks.pytest_command import pytest_invocation
+from orchestrator.run.checks.running.check_batch import plan_batches
+from orchestrator.run.checks.running.pytest_command import pytest_invocation
 
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.checks.check_influence import InfluenceWatch, compare
-from orchestrator.run.checks.influence_snapshot import MAX_WALKED_ENTRIES
-from orchestrator.run.checks.influence_snapshot import take_snapshot
+from orchestrator.run.checks.influence.check_influence import InfluenceWatch, compare
+from orchestrator.run.checks.influence.influence_snapshot import MAX_WALKED_ENTRIES
+from orchestrator.run.checks.influence.influence_snapshot import take_snapshot
 from orchestrator.config_layers import load_config
 from context_agent.check_result import Influencer
 

@@ -8,7 +8,7 @@ import pytest
 from orchestrator.config_layers import load_config
 from orchestrator.user_errors import UsageError
 from orchestrator.regression_budget import parse_budget
-from orchestrator.run.checks.guard_plan import Candidate, plan_checks
+from orchestrator.run.checks.guard.guard_plan import Candidate, plan_checks
 
 
 

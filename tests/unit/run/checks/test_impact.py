@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.checks.check_pool import check_runner
-from orchestrator.run.checks.impact import predict, predict_pending, record_conflict, score, shared_writes
-from orchestrator.run.checks.impact_note import MAX_NOTE_CHARS, forward_note
-from orchestrator.run.checks.regression import RegressionGuard
+from orchestrator.run.checks.running.check_pool import check_runner
+from orchestrator.run.checks.impact_agent.impact import predict, predict_pending, record_conflict, score, shared_writes
+from orchestrator.run.checks.impact_agent.impact_note import MAX_NOTE_CHARS, forward_note
+from orchestrator.run.checks.guard.regression import RegressionGuard
 from orchestrator.run.parallel.ready_features import ReadyFeatures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import Footprint
@@ -137,7 +137,7 @@ def test_a_ready_feature_that_would_clash_with_a_busy_one_waits_while_an_indepen
 
 
 def test_the_live_view_and_plain_output_say_what_a_feature_waits_for() -> None:
-    from orchestrator.commands.output import describe
+    from orchestrator.commands.rendering.output import describe
     from orchestrator.store.event_kinds import FeatureWaiting
 
     line = describe(FeatureWaiting(id="feat-02", waits_for="feat-01", files=["shared.txt"]))
@@ -162,7 +162,7 @@ def test_the_impact_models_call_counts_in_the_runs_totals_not_the_summarizers_as
     from orchestrator.config import RunConfig
     from orchestrator.llm.client import ModelClient
     from orchestrator.llm.spend import Spend
-    from orchestrator.run.checks.impact_model import model_predictions
+    from orchestrator.run.checks.impact_agent.impact_model import model_predictions
     from tests.sdk_doubles import StreamsCreate
 
     class Answers(StreamsCreate):

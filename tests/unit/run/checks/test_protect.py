@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 import pytest
-from orchestrator.run.checks import protect
+from orchestrator.run.checks.protection import protect
 from tests.check_project import names, write_check_project
-from orchestrator.run.checks.check_paths import protected_files
+from orchestrator.run.checks.protection.check_paths import protected_files
 
 
 @pytest.fixture

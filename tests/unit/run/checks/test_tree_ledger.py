@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.checks import footprint, inotify_watch
-from orchestrator.run.checks.footprint import ChangeWatch, TreeLedger, TreeLedgers
+from orchestrator.run.checks.guard import footprint, inotify_watch
+from orchestrator.run.checks.guard.footprint import ChangeWatch, TreeLedger, TreeLedgers
 
 needs_inotify = pytest.mark.skipif(inotify_watch.InotifyWatch.start("/", lambda _d: False) is None,
                                    reason="inotify is not available here (not Linux, or no watch allowed)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from orchestrator.run.checks.check_command import run_check
+from orchestrator.run.checks.running.check_command import run_check
 from tests.environments import unsandboxed
 
 

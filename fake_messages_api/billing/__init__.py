@@ -1,0 +1,1 @@
+"""What a request costs and what was received: the API's token count, the prompt as billed, prompt caching, the ledger."""
