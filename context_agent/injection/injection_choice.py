@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
-from .budget import (
+from context_agent.budget import (
     CONSTRAINTS_BUDGET,
     INJECTION_BUDGET,
     MAX_DECISIONS_SHOWN,
@@ -22,13 +22,18 @@ from .budget import (
     RECENT_NOTES_BUDGET,
     SUMMARY_BUDGET,
 )
-from .context_injection import ContextInjection, InjectedConstraint, InjectedDecision, InjectedFailure
-from .interfaces import FeatureLike
-from .relevance import ItemFacts, focus_on, rank
-from .render import constraint_line, decision_line, failure_line, render_sections
-from .stores import Constraint, ContextStores, Decision, Failure, RunningSummary
-from .text import fit_lines, fit_lines_from_end
-from .tokens import estimate_tokens
+from context_agent.injection.context_injection import (
+    ContextInjection,
+    InjectedConstraint,
+    InjectedDecision,
+    InjectedFailure,
+)
+from context_agent.injection.relevance import ItemFacts, focus_on, rank
+from context_agent.injection.render import constraint_line, decision_line, failure_line, render_sections
+from context_agent.interfaces import FeatureLike
+from context_agent.memory.stores import Constraint, ContextStores, Decision, Failure, RunningSummary
+from context_agent.text import fit_lines, fit_lines_from_end
+from context_agent.tokens import estimate_tokens
 
 RECENT_HEADING = "Recent features:"
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .interfaces import FeatureLike
-from .words import content_words
+from context_agent.interfaces import FeatureLike
+from context_agent.words import content_words
 
 _NO_CATEGORY = ("", "uncategorized")
 _MAX_WORD_SCORE = 3

@@ -3,8 +3,8 @@ knows its wording."""
 
 from __future__ import annotations
 
-from .context_injection import ContextInjection
-from .text import one_line
+from context_agent.injection.context_injection import ContextInjection
+from context_agent.text import one_line
 
 HEADING = "## Project Context"
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal, TypeVar
 
-from .budget import (
+from context_agent.budget import (
     CONSTRAINT_TOKENS,
     DECISION_TOKENS,
     MAX_ACTIVE_CONSTRAINTS,
@@ -31,8 +31,7 @@ from .budget import (
     MAX_STORED_FAILURES,
     PREVENTION_TOKENS,
 )
-from .report_reading import AgentReport
-from .stores import (
+from context_agent.memory.stores import (
     ActiveConstraints,
     Constraint,
     ContextStores,
@@ -43,9 +42,10 @@ from .stores import (
     KeyDecisions,
     RetiredConstraint,
 )
-from .text import clip_item
-from .text_index import TextIndex
-from .words import find_near_duplicate, normalized_key
+from context_agent.memory.text_index import TextIndex
+from context_agent.records.report_reading import AgentReport
+from context_agent.text import clip_item
+from context_agent.words import find_near_duplicate, normalized_key
 
 _Item = TypeVar("_Item", Decision, Failure)
 

@@ -15,8 +15,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 
-from .agent_events import EventReporter
-from .files import ContextFiles, TooLarge, read_bounded
+from context_agent.agent_events import EventReporter
+from context_agent.files import ContextFiles, TooLarge, read_bounded
 
 ItemSource = Literal["report", "summarizer"]
 # The stores are bounded (a 2000-token summary, 20 decisions, 10 failures, 100 constraints):

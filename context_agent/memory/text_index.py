@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from .words import claim_words, normalized_key, restates
+from context_agent.words import claim_words, normalized_key, restates
 
 
 class TextIndex:

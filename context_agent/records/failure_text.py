@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS
-from .feature_records import CheckSummary
-from .text import clip_item, one_line
-from .tokens import estimate_tokens
+from context_agent.budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS
+from context_agent.records.feature_records import CheckSummary
+from context_agent.text import clip_item, one_line
+from context_agent.tokens import estimate_tokens
 
 # Lines that usually carry the cause of a failure, in the order tools print them.
 _ERROR_LINE = re.compile(

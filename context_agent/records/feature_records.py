@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from .report_reading import AgentReport, parse_report
+from context_agent.records.report_reading import AgentReport, parse_report
 
 # Bounds on the text a check contributes, in characters (the end of the output says the most).
 OUTPUT_TAIL_CHARS = 800

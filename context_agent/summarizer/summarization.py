@@ -10,20 +10,20 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from .agent_events import EventReporter
-from .budget import MAX_ACTIVE_CONSTRAINTS
-from .fallback import fallback_summary
-from .files import ContextFiles
-from .interfaces import ModelCall
-from .json_shapes import SummarizerRequest
-from .logs import FeatureOutcome
-from .merge import MergeOutcome, merge_answer, summary_rejection
-from .pending import clear_pending
-from .store_updates import enforce_constraint_limit, ingest_report
-from .stores import Constraint, ContextStores, save_stores
-from .summarizer_call import SummarizerError, build_request, parse_answer
-from .summary_notes import enforce_summary_cap
-from .tokens import estimate_tokens
+from context_agent.agent_events import EventReporter
+from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
+from context_agent.files import ContextFiles
+from context_agent.interfaces import ModelCall
+from context_agent.json_shapes import SummarizerRequest
+from context_agent.memory.pending import clear_pending
+from context_agent.memory.store_updates import enforce_constraint_limit, ingest_report
+from context_agent.memory.stores import Constraint, ContextStores, save_stores
+from context_agent.memory.summary_notes import enforce_summary_cap
+from context_agent.records.logs import FeatureOutcome
+from context_agent.summarizer.fallback import fallback_summary
+from context_agent.summarizer.merge import MergeOutcome, merge_answer, summary_rejection
+from context_agent.summarizer.summarizer_call import SummarizerError, build_request, parse_answer
+from context_agent.tokens import estimate_tokens
 
 _EVICTED_NAMED = 10  # constraints named in the eviction message; the event's data lists all
 

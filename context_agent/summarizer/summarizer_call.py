@@ -16,9 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from context_agent.json_shapes import JsonObject, JsonSchema, SummarizerRequest
-
-from .budget import (
+from context_agent.budget import (
     CONSOLIDATE_CONSTRAINTS_AT,
     CONSTRAINT_TOKENS,
     CONSTRAINTS_BUDGET,
@@ -26,11 +24,12 @@ from .budget import (
     MAX_ACTIVE_CONSTRAINTS,
     SUMMARY_TARGET_WORDS,
 )
-from .logs import FeatureOutcome
-from .stores import ContextStores
-from .text import clip_item
-from .tokens import estimate_tokens
-from .words import normalized_key
+from context_agent.json_shapes import JsonObject, JsonSchema, SummarizerRequest
+from context_agent.memory.stores import ContextStores
+from context_agent.records.logs import FeatureOutcome
+from context_agent.text import clip_item
+from context_agent.tokens import estimate_tokens
+from context_agent.words import normalized_key
 
 MAX_ANSWER_TOKENS = 4096
 # Items listed in the prompt at most; beyond this the prompt says how many were left out.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from orchestrator.safety.redaction import redact_value
+from orchestrator.safety.credentials.redaction import redact_value
 from orchestrator.store.atomic import append_jsonl
 from orchestrator.store.event_kinds import Event, Notice, parse_event
 from orchestrator.store.records import Influencer

@@ -5,7 +5,7 @@ bubblewrap sandbox, whose `/tmp`, `$TMPDIR` and hidden homes are its own: a link
 there (`ln -s ~/.claude.json /tmp/x`) does not exist for this process, so resolving `/tmp/x` here
 says "not the sign-in" while the CLI's Read of it returns the sign-in. So the guard resolves each
 path in the sandbox's view: through `/proc/<pid>/root` of a process of the attempt (found by its
-marker, `safety.descendants`) that lives in another mount namespace than ours, one component at a
+marker, `safety.processes.descendants`) that lives in another mount namespace than ours, one component at a
 time, an absolute link target starting again at the sandbox's root (the kernel would take it
 from ours). When no such process can be read (the sandbox not up yet, or gone), a path is
 resolved as the CLI will see it only if it involves no private mount of the sandbox; otherwise
@@ -19,8 +19,8 @@ from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 
-from orchestrator.safety.descendants import MARKER_VAR
 from orchestrator.safety.environment import CommandEnvironment
+from orchestrator.safety.processes.descendants import MARKER_VAR
 from orchestrator.user_errors import OrchestrateError
 
 MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup

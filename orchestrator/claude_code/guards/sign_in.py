@@ -24,7 +24,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from orchestrator.claude_code.sandbox_view import SandboxView, Unresolvable
+from orchestrator.claude_code.guards.sandbox_view import SandboxView, Unresolvable
 from orchestrator.json_types import ToolInput
 
 # What the CLI's environment holds that lets a process call the model as the run: the metering

@@ -25,8 +25,8 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from orchestrator.claude_code.sandbox_view import SandboxView
-from orchestrator.claude_code.sign_in import sign_in_refusal
+from orchestrator.claude_code.guards.sandbox_view import SandboxView
+from orchestrator.claude_code.guards.sign_in import sign_in_refusal
 from orchestrator.json_types import ToolInput
 from orchestrator.tools.confinement import PathRefused, check_writable, resolve_in_project
 from orchestrator.tools.context import ToolContext

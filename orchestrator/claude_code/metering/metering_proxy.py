@@ -44,12 +44,12 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from orchestrator.claude_code.mended_refusals import MendedRefusals
-from orchestrator.claude_code.provider_relay import ProviderUpstream
-from orchestrator.claude_code.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
-from orchestrator.claude_code.request_policy import body_refusal
-from orchestrator.claude_code.sse_usage import Answer, message_usage
-from orchestrator.claude_code.upstream import Upstream
+from orchestrator.claude_code.metering.mended_refusals import MendedRefusals
+from orchestrator.claude_code.metering.provider_relay import ProviderUpstream
+from orchestrator.claude_code.metering.proxy_server import HOP_BY_HOP, ProxyHandler, ProxyServer
+from orchestrator.claude_code.metering.request_policy import body_refusal
+from orchestrator.claude_code.metering.sse_usage import Answer, message_usage
+from orchestrator.claude_code.metering.upstream import Upstream
 from orchestrator.llm.call_books import CallBooks
 from orchestrator.llm.errors import LimitReached, describe_error
 from orchestrator.llm.pricing import TokenUsage

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import anthropic
 from anthropic.types.beta import BetaMessage, BetaMessageTokensCount, BetaRawMessageStreamEvent
 
-from orchestrator.claude_code.proxy_server import ProxyHandler
+from orchestrator.claude_code.metering.proxy_server import ProxyHandler
 from orchestrator.llm.providers import UnknownModelMapping, native_model_id
 from orchestrator.llm.streaming import SdkClient
 

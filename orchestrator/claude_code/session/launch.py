@@ -12,7 +12,7 @@ in a user namespace, `sandbox.NESTING_UID`), and each command of the agent in a 
 masks the CLI's sign-in (`sign_in.shell_prefix`, through `CLAUDE_CODE_SHELL_PREFIX`) and installs
 the sandbox's whole seccomp filter again (the CLI's own lets it make the nested namespaces). The wrapper also
 starts a session of its own and dies with its parent, and every process it leads carries the
-attempt's marker, so that an interrupt or the attempt's end leaves none of them running (`orchestrator.safety.descendants`).
+attempt's marker, so that an interrupt or the attempt's end leaves none of them running (`orchestrator.safety.processes.descendants`).
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from orchestrator.claude_code.sign_in import shell_prefix
-from orchestrator.safety.descendants import CommandProcesses
+from orchestrator.claude_code.guards.sign_in import shell_prefix
+from orchestrator.safety.bubblewrap.sandbox_init import PROXY_PORT
+from orchestrator.safety.bubblewrap.socket_filter import filter_bytes
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.sandbox_init import PROXY_PORT
-from orchestrator.safety.socket_filter import filter_bytes
+from orchestrator.safety.processes.descendants import CommandProcesses
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 PLAN_HOSTS = ("api.anthropic.com", "*.anthropic.com", "claude.ai")  # a Claude plan: the API and the sign-in's

@@ -27,10 +27,10 @@ from claude_agent_sdk import (
     ThinkingConfigEnabled,
 )
 
-from orchestrator.claude_code.project_config import ProjectConfig
-from orchestrator.claude_code.report_server import SERVER_NAME
-from orchestrator.claude_code.sandbox_view import sandbox_view
-from orchestrator.claude_code.write_guard import unattended, write_guard
+from orchestrator.claude_code.guards.sandbox_view import sandbox_view
+from orchestrator.claude_code.guards.write_guard import unattended, write_guard
+from orchestrator.claude_code.session.project_config import ProjectConfig
+from orchestrator.claude_code.session.report_server import SERVER_NAME
 from orchestrator.json_types import JsonObject
 from orchestrator.tools.context import ToolContext
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 
-from orchestrator.claude_code.report_server import QUALIFIED_NAME
-from orchestrator.claude_code.sse_usage import api_usage
+from orchestrator.claude_code.metering.sse_usage import api_usage
+from orchestrator.claude_code.session.report_server import QUALIFIED_NAME
 from orchestrator.run.attempt.agent_loop import AgentEvent, AttemptOutcome
 from orchestrator.store.event_kinds import Notice, ToolCall
 from orchestrator.tools.report import TOOL_NAME as REPORT_TOOL

@@ -21,9 +21,9 @@ from typing import Protocol
 from orchestrator.llm.reservations import StopToken
 from orchestrator.run.checks import protect
 from orchestrator.run.checks.pytest_outcomes import PROBE_MODULE, ProbeSetup, PytestRecord, early_end, probe_setup
+from orchestrator.safety.credentials.redaction import redact_piece
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.process_group import run_in_group
-from orchestrator.safety.redaction import redact_piece
+from orchestrator.safety.processes.process_group import run_in_group
 from orchestrator.store.records import CheckResult
 from orchestrator.tools.truncation import tail_of
 

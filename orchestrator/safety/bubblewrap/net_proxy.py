@@ -3,7 +3,7 @@
 A sandboxed command has its own network namespace (nothing but a private loopback), so nothing
 it does reaches the host's or anyone's services. When the project lists hosts it may reach
 (`allow_hosts = ["pypi.org", "*.pythonhosted.org"]`), this program runs a proxy on a Unix
-socket of its own, bound into the sandbox, where a bridge (`orchestrator.safety.sandbox_init`)
+socket of its own, bound into the sandbox, where a bridge (`orchestrator.safety.bubblewrap.sandbox_init`)
 offers it as `HTTP(S)_PROXY` on the sandbox's loopback. The proxy takes `CONNECT host:port`
 (HTTPS, any tunnel) and plain `http://` requests, and connects only to a listed host: an exact
 name or address, or `*.domain` for the domain's subdomains. A plain request's `Host` header must

@@ -19,7 +19,7 @@ import socket
 import socketserver
 import threading
 
-from orchestrator.safety.net_proxy import private_directory, relay
+from orchestrator.safety.bubblewrap.net_proxy import private_directory, relay
 
 _CONNECT_TIMEOUT = 15.0
 

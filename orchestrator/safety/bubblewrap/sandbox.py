@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from orchestrator.safety.net_proxy import proxy_socket
-from orchestrator.safety.port_forward import forward_socket
-from orchestrator.safety.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
-from orchestrator.safety.stand_in import StandIn
+from orchestrator.safety.bubblewrap.net_proxy import proxy_socket
+from orchestrator.safety.bubblewrap.port_forward import forward_socket
+from orchestrator.safety.bubblewrap.socket_filter import PROXY_INSIDE, FilterUnavailable, init_command, with_filter
+from orchestrator.safety.bubblewrap.stand_in import StandIn
 from orchestrator.user_errors import UsageError
 
 SANDBOX_MODES = ("auto", "bwrap", "none")

@@ -7,10 +7,10 @@ becomes the command. Run by path with `python -I -S`, so it imports the standard
    the sandbox's own program reaches and the commands it nests do not; and one per `--forward
    PORT SOCKET`, on 127.0.0.1:PORT): it listens on 127.0.0.1:PROXY_PORT in the sandbox's own
    network namespace and carries each connection to SOCKET, the host proxy's Unix socket bound
-   into the sandbox (`orchestrator.safety.net_proxy`, which allows only `[sandbox] allow_hosts`).
+   into the sandbox (`orchestrator.safety.bubblewrap.net_proxy`, which allows only `[sandbox] allow_hosts`).
    The bridge is made before the filter below, so it alone can open a Unix socket, and it is not
    dumpable, so the command cannot ptrace it into connecting elsewhere.
-2. The seccomp filter HEX (`orchestrator.safety.seccomp_filter`, an allowlist: what it lets
+2. The seccomp filter HEX (`orchestrator.safety.bubblewrap.seccomp_filter`, an allowlist: what it lets
    through, what it refuses and why is said there) is installed, after `PR_SET_NO_NEW_PRIVS`;
    bwrap has dropped every capability by then (`--cap-drop ALL`, even when started by root).
    Among what it refuses: `socket(AF_UNIX, ...)`, so a socket file on the host (`docker.sock`, an
@@ -144,7 +144,7 @@ def main(argv: list[str]) -> None:
     if argv[:1] == ["--own-proxy"]:
         own_proxy, argv = argv[1], argv[2:]
     while argv[:1] == ["--forward"] and len(argv) >= 3 and argv[1].isdigit():
-        # One port of the host's loopback, carried to its socket (`orchestrator.safety.port_forward`),
+        # One port of the host's loopback, carried to its socket (`orchestrator.safety.bubblewrap.port_forward`),
         # for the program the sandbox runs: the commands it runs in a sandbox of their own are refused.
         start_bridge(argv[2], int(argv[1]), own_only=True)
         argv = argv[3:]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import struct
 
-from orchestrator.safety.syscall_numbers import SYSCALLS
+from orchestrator.safety.bubblewrap.syscall_numbers import SYSCALLS
 
 # struct seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
 _NR, _ARCH, _ARG0 = 0, 4, 16

@@ -18,7 +18,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from orchestrator.safety.seccomp_filter import ARCHES, filter_program, machine
+from orchestrator.safety.bubblewrap.seccomp_filter import ARCHES, filter_program, machine
 from orchestrator.user_errors import UsageError
 
 INIT_SCRIPT = Path(__file__).with_name("sandbox_init.py")

@@ -13,7 +13,7 @@ import ctypes.util
 import sys
 from collections.abc import Iterable
 
-from orchestrator.safety.secrets import DEFAULT_SECRET_ENV_PATTERNS, KEY_SHAPE, is_secret_name
+from orchestrator.safety.credentials.secrets import DEFAULT_SECRET_ENV_PATTERNS, KEY_SHAPE, is_secret_name
 
 
 def hide_own_secrets(patterns: Iterable[str] = DEFAULT_SECRET_ENV_PATTERNS) -> list[str]:

@@ -6,7 +6,7 @@
 fragment of a known secret that the cut left at either end (a key cut in two is no longer
 the key, so whole-value matching alone would let most of it through). Text is redacted
 before it is cut wherever the whole text is at hand (`orchestrator.tools.truncation`).
-Which values are secret, `orchestrator.safety.secrets` says.
+Which values are secret, `orchestrator.safety.credentials.secrets` says.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from orchestrator.safety.secrets import KnownSecrets, own_secrets, with_extra
+from orchestrator.safety.credentials.secrets import KnownSecrets, own_secrets, with_extra
 
 REDACTED = "[REDACTED]"
 _KEY_PREFIX = "sk-ant-"

@@ -5,11 +5,11 @@
   commands) and for the feature checks: no `ANTHROPIC_*` variable, nothing whose name looks
   like a credential, nothing whose value looks like an Anthropic key.
 - `own_secrets()` / `known_secret_values()`: the values of our own credential variables (and
-  of the credentials file one names), which `orchestrator.safety.redaction` replaces with
+  of the credentials file one names), which `orchestrator.safety.credentials.redaction` replaces with
   `[REDACTED]` in everything we write or print.
 
 Hiding the key from the orchestrator's own `/proc/<pid>/environ`, is in
-`orchestrator.safety.own_environ` (`hide_own_secrets`).
+`orchestrator.safety.credentials.own_environ` (`hide_own_secrets`).
 
 Name patterns are shell-style globs (`*TOKEN*`, `AWS_*`), matched case-insensitively against
 the whole variable name; users add their own with `[security] secret_env_patterns`.

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.safety.descendants import CommandProcesses
 from orchestrator.safety.environment import CommandEnvironment
+from orchestrator.safety.processes.descendants import CommandProcesses
 
 READ_SIZE = 65536
 # How long output may keep coming after the shell exits (a background child holding the pipe).
