@@ -32,7 +32,7 @@ from orchestrator.run.checks.final_verification import verify_passed  # noqa: E4
 from orchestrator.run.checks.running.check_command import run_check  # noqa: E402
 from context_agent.check_result import CheckResult
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
-from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
+from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.spec.feature_spec import FeatureSpec  # noqa: E402
 from orchestrator.store.run_state import FeatureState, RunState  # noqa: E402
 

@@ -24,9 +24,9 @@ from typing import Any, Callable, Iterator
 
 import anthropic
 
-from context_agent.context_injection import ContextInjection
+from context_agent.injection.context_injection import ContextInjection
 from context_agent.tokens import estimate_tokens
-from context_agent.render import render_project_context
+from context_agent.injection.render import render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.runner import Runner, RunOptions

@@ -27,8 +27,8 @@ from orchestrator.llm.client import ModelClient  # noqa: E402
 from orchestrator.llm.spend import Spend
 from orchestrator.tools.context import ToolContext
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
-from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
-from orchestrator.safety.secrets import scrubbed_environment  # noqa: E402
+from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX  # noqa: E402
+from orchestrator.safety.credentials.secrets import scrubbed_environment  # noqa: E402
 from tests.sdk_doubles import StreamsCreate  # noqa: E402
 
 FILE_TEXT = "a line of the file the agent keeps reading\n" * 60

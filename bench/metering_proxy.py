@@ -58,8 +58,8 @@ def _call(http: httpx2.Client, url: str, key: str) -> tuple[float, float]:
 
 
 def _proxy(url: str, root: Path) -> Any:
-    from orchestrator.claude_code.metering_proxy import MeteringProxy
-    from orchestrator.claude_code.upstream import Upstream
+    from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
+    from orchestrator.claude_code.metering.upstream import Upstream
     from orchestrator.config import RunConfig
     from orchestrator.llm.client import ModelClient
     from orchestrator.llm.spend import Spend

@@ -48,7 +48,7 @@ class Meter:
 
 
 def main(count: int) -> dict[str, Any]:
-    from orchestrator.safety import secrets
+    from orchestrator.safety.credentials import secrets
 
     redaction, snapshots = Meter(), Meter()
     for name in ("redact", "redact_value", "redact_piece", "known_secret_values", "scrubbed_environment"):

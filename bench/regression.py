@@ -28,7 +28,7 @@ from orchestrator.run.checks.clean_checkout import WORKING_TREE, VerificationTre
 from orchestrator.run.checks.final_verification import verify_passed  # noqa: E402
 from orchestrator.run.checks.guard.footprint import ChangeWatch, TreeLedgers  # noqa: E402
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
-from orchestrator.safety.sandbox import NO_SANDBOX  # noqa: E402
+from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.run.checks.guard.regression import RegressionGuard  # noqa: E402
 from orchestrator.spec.feature_spec import FeatureSpec  # noqa: E402
 from orchestrator.store.records import Footprint  # noqa: E402

@@ -28,8 +28,8 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
-from orchestrator.safety.process_group import run_in_group  # noqa: E402
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox  # noqa: E402
+from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox  # noqa: E402
+from orchestrator.safety.processes.process_group import run_in_group  # noqa: E402
 
 
 def _time_one(project: Path, sandbox: Sandbox) -> float:

@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from orchestrator.safety.sandbox import SandboxUnavailable, choose_sandbox  # noqa: E402
+from orchestrator.safety.bubblewrap.sandbox import SandboxUnavailable, choose_sandbox  # noqa: E402
 
 COMMAND = ["bash", "-c", "true"]
 

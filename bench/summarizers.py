@@ -1,5 +1,5 @@
 """Fake summarizers: they read the Context Agent's real request and answer its schema
-(`context_agent.summarizer_call.SummarizerAnswer`, camelCase keys).
+(`context_agent.summarizer.summarizer_call.SummarizerAnswer`, camelCase keys).
 
 `diligent_summarizer` does what the prompt asks: it keeps the summary near the target length,
 folding older features into one line, and restates nothing that is stored. It answers through

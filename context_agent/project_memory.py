@@ -16,21 +16,21 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .agent_events import EventHandler, EventReporter
-from .check_result import CheckResult
-from .context_injection import ContextInjection
-from .failure_text import default_prevention, describe_check_failure
-from .feature_records import FeatureReader
-from .files import ContextFiles
-from .injection_choice import build_injection
-from .interfaces import FeatureLike, ModelCall
-from .logs import read_outcome
-from .pending import append_report, read_pending
-from .report_reading import parse_report
-from .store_updates import add_failure, ingest_report, set_prevention
-from .stores import ContextStores, FailureMemory, load_store, load_stores, save_store
-from .summarization import Summarization, SummaryResult
-from .summary_notes import add_recent_note, enforce_summary_cap
+from context_agent.agent_events import EventHandler, EventReporter
+from context_agent.check_result import CheckResult
+from context_agent.files import ContextFiles
+from context_agent.injection.context_injection import ContextInjection
+from context_agent.injection.injection_choice import build_injection
+from context_agent.interfaces import FeatureLike, ModelCall
+from context_agent.memory.pending import append_report, read_pending
+from context_agent.memory.store_updates import add_failure, ingest_report, set_prevention
+from context_agent.memory.stores import ContextStores, FailureMemory, load_store, load_stores, save_store
+from context_agent.memory.summary_notes import add_recent_note, enforce_summary_cap
+from context_agent.records.failure_text import default_prevention, describe_check_failure
+from context_agent.records.feature_records import FeatureReader
+from context_agent.records.logs import read_outcome
+from context_agent.records.report_reading import parse_report
+from context_agent.summarizer.summarization import Summarization, SummaryResult
 
 DEFAULT_SUMMARIZER_MODEL = "claude-haiku-5-5"
 """The summarizer's model when none is given (the orchestrator's default when the SDK lists no Haiku)."""

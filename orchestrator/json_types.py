@@ -1,7 +1,7 @@
 """Names for the JSON this program passes on without owning its shape.
 
 Our own files and results are pydantic models or dataclasses (`orchestrator.store`,
-`orchestrator.run.checks.running.check_command`, `context_agent.feature_records`). What is left is JSON
+`orchestrator.run.checks.running.check_command`, `context_agent.records.feature_records`). What is left is JSON
 whose shape belongs to someone else. The Messages API's requests, messages and blocks are typed
 with the SDK's own TypedDicts, or ours built from its param types where the SDK publishes none
 that fits (`ApiRequest`, `RequestDraft`). The rest stays a plain mapping: a request another

@@ -1,6 +1,6 @@
 """A threading stdlib HTTP server on this machine that can end its open connections at once.
 
-The metering proxy Claude Code talks to (`claude_code.proxy_server`) runs on it. (The fake of
+The metering proxy Claude Code talks to (`claude_code.metering.proxy_server`) runs on it. (The fake of
 the Messages API, a package apart that imports nothing of this one, has its own, alike:
 `fake_messages_api.handler`.) Its clients pool keep-alive connections (HTTP/1.1), so stopping
 the server alone would leave handler threads waiting on idle sockets or slow replies: the

@@ -13,7 +13,7 @@ a new process would (`tests/e2e/cli/test_cli_in_process_e2e.py` holds it to that
   their descriptors, the signal handlers and mask, warnings filters, logging handlers,
   `tempfile.tempdir` (emptied for the call, so the call's TMPDIR applies);
 - what the kernel keeps per process: dumpable (`hide_own_secrets`) and child subreaper
-  (`safety.descendants`);
+  (`safety.processes.descendants`);
 - every module-level name of `orchestrator` and `context_agent` (the program's globals: the
   sandbox's proxy servers, cached secrets, a calibration, flags set for the rest of the
   process), all imported and recorded before the first call;

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX, Sandbox
 
 
 def unsandboxed(workspace: Path, variables: Mapping[str, str] | None = None) -> CommandEnvironment:

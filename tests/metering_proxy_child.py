@@ -10,8 +10,8 @@ import sys
 import threading
 from pathlib import Path
 
-from orchestrator.claude_code.metering_proxy import MeteringProxy
-from orchestrator.claude_code.upstream import Upstream
+from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
+from orchestrator.claude_code.metering.upstream import Upstream
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.spend import Spend

@@ -27,14 +27,14 @@ from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ClaudeSDKError
 
 from orchestrator.agent_settings import DEFAULT_PLAN_ATTEMPT_BUDGET
 from orchestrator.claude_code.billing import BillingMode, PlanAttempt
-from orchestrator.claude_code.launch import ApiEndpoint, CliLaunch
-from orchestrator.claude_code.metering_proxy import MeteringProxy
-from orchestrator.claude_code.options import SessionSettings, sdk_thinking, session_options
-from orchestrator.claude_code.project_config import ProjectConfig, config_digests, read_project_config
-from orchestrator.claude_code.provider_relay import ProviderUpstream
-from orchestrator.claude_code.report_server import ReportInbox, report_server
-from orchestrator.claude_code.stream import StreamRecorder, session_result
-from orchestrator.claude_code.upstream import Upstream
+from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
+from orchestrator.claude_code.metering.provider_relay import ProviderUpstream
+from orchestrator.claude_code.metering.upstream import Upstream
+from orchestrator.claude_code.session.launch import ApiEndpoint, CliLaunch
+from orchestrator.claude_code.session.options import SessionSettings, sdk_thinking, session_options
+from orchestrator.claude_code.session.project_config import ProjectConfig, config_digests, read_project_config
+from orchestrator.claude_code.session.report_server import ReportInbox, report_server
+from orchestrator.claude_code.session.stream import StreamRecorder, session_result
 from orchestrator.json_types import ApiMessage
 from orchestrator.llm.client import ModelClient
 from orchestrator.run.attempt.agent_loop import REPORT_REMINDER, AgentSession, AttemptOutcome

@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import Literal, Protocol
 
 from orchestrator.agent_settings import DEFAULT_PLAN_ATTEMPT_BUDGET
-from orchestrator.claude_code.sse_usage import api_usage
+from orchestrator.claude_code.metering.sse_usage import api_usage
 from orchestrator.config import ConfigError
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.call_books import CallBooks

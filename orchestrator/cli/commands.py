@@ -196,7 +196,7 @@ def main() -> None:
         # Ctrl-C and SIGTERM raise KeyboardInterrupt from here on: a run saves its state on it.
         signal.signal(signal.SIGINT, _raise_interrupt)
         signal.signal(signal.SIGTERM, _raise_interrupt)
-        from orchestrator.safety.own_environ import hide_own_secrets
+        from orchestrator.safety.credentials.own_environ import hide_own_secrets
 
         # Before anything else runs: the agent's commands must not find the key in /proc/$PPID/environ.
         hide_own_secrets()
@@ -244,7 +244,7 @@ def _caused_by_interrupt(err: BaseException) -> bool:
 
 def _leave_with_error(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """One clear line (or block) on stderr, secrets redacted, then exit."""
-    from orchestrator.safety.redaction import redact
+    from orchestrator.safety.credentials.redaction import redact
 
     _leave(f"orchestrate: error: {redact(message)}\n", code)
 

@@ -8,7 +8,7 @@ shards up (`orchestrate combine`).
 - `landing`: the parallel workers' merge queue (`orchestrator.merge.queue`) with that landing
   and the parallel run's re-check (own check, then the regression guard's affected set).
 - `final_check`: final verification, every passed feature's check on the combined tree.
-- `state_union`: the states and feature logs unioned (the Context Agent stores: `context_agent.store_union`).
+- `state_union`: the states and feature logs unioned (the Context Agent stores: `context_agent.memory.store_union`).
 - `step`: the combine step itself, feature by feature in dependency order.
 
 May import: run (checkpoint, git_safety, verify, scheduler, merge_queue, regression, parallel_integrity,

@@ -31,7 +31,7 @@ from orchestrator.combine.untrusted import (
 )
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git
-from orchestrator.safety.redaction import redact
+from orchestrator.safety.credentials.redaction import redact
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.atomic import write_text_atomic
 from orchestrator.store.paths import ProjectPaths

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from context_agent.check_result import CheckResult
 from context_agent.files import ContextFiles
-from context_agent.store_union import merge_store_files
+from context_agent.memory.store_union import merge_store_files
 from orchestrator.combine.artifact import Artifact
 from orchestrator.combine.final_check import CheckSettings, verify_combined
 from orchestrator.combine.integration import CombinedBranch

@@ -83,7 +83,7 @@ def _refuse_a_running_demo(lock_file: Path) -> None:
 
 def _refuse_missing_check_tools(commands: list[str | None]) -> None:
     """Before any model call: a check that cannot run here fails every attempt; say what it lacks."""
-    from orchestrator.safety.secrets import scrubbed_environment
+    from orchestrator.safety.credentials.secrets import scrubbed_environment
 
     problems = missing_check_tools(commands, scrubbed_environment())
     if problems:

@@ -27,8 +27,8 @@ from orchestrator.config_layers import load_config, setting_origins
 from orchestrator.git.run_git import CheckpointError, run_git
 from orchestrator.llm.pricing import MODEL_PRICES
 from orchestrator.run.checks.running.check_tools import module_problem
-from orchestrator.safety.sandbox import Sandbox, SandboxUnavailable
-from orchestrator.safety.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment
+from orchestrator.safety.bubblewrap.sandbox import Sandbox, SandboxUnavailable
+from orchestrator.safety.credentials.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment
 from orchestrator.tools.shell_policy import configured_policy
 from orchestrator.user_errors import EXIT_OK, EXIT_USAGE
 

@@ -27,7 +27,7 @@ from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_syste
 from orchestrator.run.attempt.first_request import first_request, first_request_size
 from orchestrator.run.attempt.strategies import STRATEGIES
 from orchestrator.run.checks.assessment import prompt_line
-from orchestrator.safety.redaction import redact
+from orchestrator.safety.credentials.redaction import redact
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.event_kinds import Summarization

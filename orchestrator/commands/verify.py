@@ -26,8 +26,8 @@ from orchestrator.git.repository_guard import refuse_foreign_git
 from orchestrator.run.checks.clean_checkout import VerificationTree, uncommitted, verification_tree
 from orchestrator.run.checks.final_verification import left_out_note, mark_regressed, passed_checks, verify_passed
 from orchestrator.run.checks.running.check_pool import CheckRun, check_runner, default_concurrency
+from orchestrator.safety.credentials.redaction import redact
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.check_excerpt import check_verdict, failure_reason

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from orchestrator.git import hardening
 from orchestrator.git.repository_guard import refused_repository
-from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.safety.credentials.secrets import scrubbed_environment
 from orchestrator.user_errors import StopError
 
 # Long enough for `git add` in a big tree; short enough that a git waiting on something that

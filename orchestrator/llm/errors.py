@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.safety.redaction import redact
+from orchestrator.safety.credentials.redaction import redact
 from orchestrator.user_errors import AuthError, OrchestrateError, StopError, UsageError
 
 

@@ -21,7 +21,7 @@ from orchestrator.run.checks.running.check_command import CheckVerifier
 from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
-from orchestrator.safety.redaction import redact
+from orchestrator.safety.credentials.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.events import EventSink
 from orchestrator.store.paths import ProjectPaths

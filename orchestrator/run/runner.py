@@ -48,7 +48,7 @@ from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.stop_reasons import internal_error_message, is_write_failure, write_failure_message
 from orchestrator.run.verdict import Outcome, RunResult, Verdict, run_verdict
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.signals import signals_held
+from orchestrator.safety.processes.signals import signals_held
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select

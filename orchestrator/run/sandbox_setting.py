@@ -13,9 +13,9 @@ from pathlib import Path
 
 from orchestrator.config import RunConfig
 from orchestrator.run.checks.protection.outside_reads import CheckCommands, reads_to_show
+from orchestrator.safety.bubblewrap.sandbox import Sandbox, choose_sandbox
+from orchestrator.safety.credentials.secrets import scrubbed_environment
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.sandbox import Sandbox, choose_sandbox
-from orchestrator.safety.secrets import scrubbed_environment
 
 
 def sandbox_for(config: RunConfig, project_root: Path, spec: Path | None = None, checks: CheckCommands = ()) -> Sandbox:

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from orchestrator.safety.sandbox import PROTECTED_NAMES, Sandbox
-from orchestrator.safety.stand_in import StandIn
+from orchestrator.safety.bubblewrap.sandbox import PROTECTED_NAMES, Sandbox
+from orchestrator.safety.bubblewrap.stand_in import StandIn
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,9 @@ class CommandEnvironment:
     workspace: Path
     """The directory commands run in, writable in the sandbox (the project, or a worktree)."""
     sandbox: Sandbox
-    """Bubblewrap, or none (`orchestrator.safety.sandbox`)."""
+    """Bubblewrap, or none (`orchestrator.safety.bubblewrap.sandbox`)."""
     variables: Mapping[str, str] = field(repr=False)
-    """All a command sees of the environment: no secrets (`orchestrator.safety.secrets`)."""
+    """All a command sees of the environment: no secrets (`orchestrator.safety.credentials.secrets`)."""
     stand_in: StandIn | None = None
     """A verification checkout shown in the sandbox where the live project is (the workspace lies in it)."""
 

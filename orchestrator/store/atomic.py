@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from context_agent import files
-from orchestrator.safety.redaction import redact
+from orchestrator.safety.credentials.redaction import redact
 from orchestrator.store.paths import STATE_DIR_NAME
 
 

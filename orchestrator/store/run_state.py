@@ -148,7 +148,7 @@ class RunState(CamelModel):
     recent_completed: list[str] = Field(default_factory=list)  # newest last, bounded
     stop_reason: str | None = None
     # `--agent claude-code`: the project's Claude Code configuration files when the run first began
-    # (path -> sha256); a resumed run loads only what still matches (`claude_code.project_config`).
+    # (path -> sha256); a resumed run loads only what still matches (`claude_code.session.project_config`).
     claude_config_at_start: dict[str, str] | None = Field(None, exclude_if=_unset)
 
     def feature(self, feature_id: str) -> FeatureState:

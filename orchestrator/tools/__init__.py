@@ -17,6 +17,6 @@ the standard library / pydantic. Never `orchestrator.run`, `orchestrator.command
     shell_policy.ShellPolicy                       the bash deny-list
 
 Adding a tool: a module defining `TOOL = Tool(...)`, and its name in `registry.TOOLS`.
-See `confinement` (paths), `shell_policy` (bash deny-list), `orchestrator.safety.secrets` (environment
+See `confinement` (paths), `shell_policy` (bash deny-list), `orchestrator.safety.credentials.secrets` (environment
 and redaction) and `orchestrator.run.checks.protection.protect` (check files) for the security rules.
 """

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from orchestrator.json_types import ToolInput
-from orchestrator.safety.process_group import run_in_group
-from orchestrator.safety.secrets import known_secret_values
+from orchestrator.safety.credentials.secrets import known_secret_values
+from orchestrator.safety.processes.process_group import run_in_group
 from orchestrator.spec.fields import command_fault
 from orchestrator.tools.context import Tool, ToolContext, ToolError, ToolInputError, ToolResult
 from orchestrator.tools.truncation import join_head_tail

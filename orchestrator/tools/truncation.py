@@ -5,13 +5,13 @@ Both ends matter: the head shows what a command started doing, the tail shows ho
 and how to see it, so the model never mistakes a cut for the whole.
 
 Every function here redacts secrets before it cuts, and redacts a fragment of a known secret
-left at a cut (`orchestrator.safety.redaction.redact_piece`): a key cut in two would otherwise pass
+left at a cut (`orchestrator.safety.credentials.redaction.redact_piece`): a key cut in two would otherwise pass
 redaction as two harmless-looking halves. Whatever is returned is safe to show or write.
 """
 
 from __future__ import annotations
 
-from orchestrator.safety.redaction import redact, redact_piece
+from orchestrator.safety.credentials.redaction import redact, redact_piece
 
 
 def head_of(text: str, limit: int, *, ends_at_cut: bool = False) -> str:

@@ -25,7 +25,7 @@ BUILTIN_ERRORS = {
 EXIT_CALLS = {"exit", "_exit", "Exit", "SystemExit"}
 # Another program than orchestrate: the sandbox's first process (standard library only, run with
 # `python -I -S`), which ends with the shell's codes for a command that cannot start (126, 127).
-OTHER_PROGRAMS = (PACKAGE / "safety" / "sandbox_init.py",)
+OTHER_PROGRAMS = (PACKAGE / "safety" / "bubblewrap" / "sandbox_init.py",)
 
 
 @cache

@@ -12,7 +12,7 @@ TESTS = Path(__file__).resolve().parent.parent
 
 
 class _Directories:
-    """A module-level object of the program's that keeps state (as `claude_code.launch`'s)."""
+    """A module-level object of the program's that keeps state (as `claude_code.session.launch`'s)."""
 
     def __init__(self) -> None:
         self.parent: str | None = None

@@ -33,7 +33,7 @@ def counted_tokens(config: RunConfig, request: RequestDraft) -> tuple[int | None
     from orchestrator.llm.errors import ClientSetupError
     from orchestrator.llm.providers import native_model_id
     from orchestrator.llm.sdk import make_sdk_client
-    from orchestrator.safety.redaction import redact
+    from orchestrator.safety.credentials.redaction import redact
 
     try:
         sdk = make_sdk_client(config.client_settings(), models=("model",))

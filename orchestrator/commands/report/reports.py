@@ -15,7 +15,7 @@ from orchestrator.config import RunConfig
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.spend import ModelSpend
 from orchestrator.run.verdict import RunResult
-from orchestrator.safety.redaction import redact_value
+from orchestrator.safety.credentials.redaction import redact_value
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.agent_words import for_the_user
 from orchestrator.store.atomic import write_report_atomic

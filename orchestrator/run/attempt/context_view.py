@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from context_agent.check_result import CheckResult
-from context_agent.context_injection import ContextInjection
-from context_agent.feature_records import FeatureRecord
+from context_agent.injection.context_injection import ContextInjection
 from context_agent.project_memory import ContextAgent
-from context_agent.summarization import SummaryResult
+from context_agent.records.feature_records import FeatureRecord
+from context_agent.summarizer.summarization import SummaryResult
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
 from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from context_agent.context_injection import ContextInjection
-from context_agent.render import render_project_context
+from context_agent.injection.context_injection import ContextInjection
+from context_agent.injection.render import render_project_context
 from orchestrator.json_types import ApiMessage
 from orchestrator.llm.conversation import assistant_text, user_text
 from orchestrator.spec.feature_spec import Feature

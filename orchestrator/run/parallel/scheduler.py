@@ -54,7 +54,7 @@ from orchestrator.run.parallel.queue_landing import Lane, QueueLanding, take_up_
 from orchestrator.run.parallel.ready_features import ReadyFeatures
 from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.run.runner import Runner
-from orchestrator.safety.descendants import commands_run_concurrently
+from orchestrator.safety.processes.descendants import commands_run_concurrently
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.event_kinds import FeatureWaiting
 from orchestrator.store.run_state import RunState

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.sandbox import choose_sandbox
+from orchestrator.safety.bubblewrap.sandbox import choose_sandbox
 from tests.e2e.safety.test_sandbox import bwrap_problem
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no usable sandbox: {bwrap_problem()}")
@@ -62,7 +62,7 @@ def _quoted(text: str) -> str:
 @pytest.mark.attack
 @pytest.mark.parametrize("allow_hosts", [[], ["pypi.org"]], ids=["no-hosts", "pypi-listed"])
 def test_the_agents_commands_do_not_get_the_clis_hosts_on_a_plan(tmp_path: Path, allow_hosts: list[str]) -> None:
-    from orchestrator.claude_code.launch import CliLaunch
+    from orchestrator.claude_code.session.launch import CliLaunch
 
     home, project = tmp_path / "home", tmp_path / "project"
     (home / ".claude").mkdir(parents=True)

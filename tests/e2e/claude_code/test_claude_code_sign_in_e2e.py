@@ -26,7 +26,7 @@ from fake_messages_api.scripted_agent.agent_turn import AgentTurn, tool_results_
 from fake_messages_api.scripted_agent.plans import text, tool_use
 from fake_messages_api.server import FakeAPI
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.sandbox import Sandbox
+from orchestrator.safety.bubblewrap.sandbox import Sandbox
 from orchestrator.tools.context import ToolContext
 from tests.e2e.safety.test_sandbox import bwrap_problem
 
@@ -80,9 +80,9 @@ async def _session(options: Any) -> list[Any]:
 
 
 def _attempt(fake: FakeAPI, home: Path, project: Path) -> list[Any]:
-    from orchestrator.claude_code.launch import CliLaunch
-    from orchestrator.claude_code.options import SessionSettings, session_options
-    from orchestrator.claude_code.report_server import ReportInbox, report_server
+    from orchestrator.claude_code.session.launch import CliLaunch
+    from orchestrator.claude_code.session.options import SessionSettings, session_options
+    from orchestrator.claude_code.session.report_server import ReportInbox, report_server
 
     sandbox = Sandbox("bwrap", "test", hidden=(home,), network=True)
     variables = {"PATH": os.environ["PATH"], "HOME": str(home), "ANTHROPIC_BASE_URL": fake.base_url}
@@ -121,8 +121,8 @@ def test_the_shell_prefix_runs_a_command_line_with_the_sign_in_masked(tmp_path: 
     import shutil
     import subprocess
 
-    from orchestrator.claude_code.sign_in import shell_prefix
-    from orchestrator.safety.socket_filter import filter_bytes
+    from orchestrator.claude_code.guards.sign_in import shell_prefix
+    from orchestrator.safety.bubblewrap.socket_filter import filter_bytes
 
     home = _signed_in_home(tmp_path / "home")
     (home / ".claude" / "shell-snapshots").mkdir()

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from orchestrator.claude_code.billing import PlanAttempt
-from orchestrator.claude_code.metering_proxy import MeteringProxy
-from orchestrator.claude_code.upstream import Upstream
+from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
+from orchestrator.claude_code.metering.upstream import Upstream
 from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.server import FakeAPI
 from fake_messages_api.faults import FailCalls, Fault

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 import httpx2
 import pytest
-from orchestrator.claude_code.metering_proxy import MeteringProxy
-from orchestrator.claude_code.upstream import Upstream
+from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
+from orchestrator.claude_code.metering.upstream import Upstream
 from orchestrator.config import RunConfig
 from fake_messages_api.server import FakeAPI
 from fake_messages_api.faults import FailFirst, Fault

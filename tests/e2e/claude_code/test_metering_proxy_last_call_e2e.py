@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.claude_code.metering_proxy import MeteringProxy
+from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
 from tests.e2e.claude_code.test_metering_proxy_e2e import Books, _billed, _post, _proxy, _request
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import anthropic
 import pytest
 
-from orchestrator.claude_code.metering_proxy import MeteringProxy
-from orchestrator.claude_code.provider_relay import ProviderUpstream
+from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
+from orchestrator.claude_code.metering.provider_relay import ProviderUpstream
 from fake_messages_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY
 from fake_messages_api.faults import FailCalls, Fault
 from fake_messages_api.server import FakeAPI

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from context_agent.stores import MAX_STORE_BYTES
+from context_agent.memory.stores import MAX_STORE_BYTES
 from orchestrator.store.event_kinds import Notice
 from orchestrator.store.feature_log import MAX_LOG_BYTES
 from orchestrator.commands.rendering.live_view import LiveRenderer

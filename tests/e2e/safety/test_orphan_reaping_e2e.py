@@ -14,7 +14,7 @@ from tests.cli_helpers import REPO_ROOT
 
 SCRIPT = textwrap.dedent("""
     import json, os, subprocess, time
-    from orchestrator.safety.descendants import CommandProcesses, commands_run_concurrently
+    from orchestrator.safety.processes.descendants import CommandProcesses, commands_run_concurrently
 
     def zombie_children():
         found = []

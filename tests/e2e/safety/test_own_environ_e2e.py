@@ -1,5 +1,5 @@
 """Without a sandbox, a check can walk up to the orchestrator and read `/proc/<pid>/environ`: the
-key must not be there (`orchestrator.safety.own_environ`). The CLI gets a process of its own
+key must not be there (`orchestrator.safety.credentials.own_environ`). The CLI gets a process of its own
 (`process=True`): run in the test's process, its /proc would show pytest's, and this test would
 pass for the wrong reason."""
 

@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 import pytest
-from orchestrator.safety.process_group import run_in_group
+from orchestrator.safety.processes.process_group import run_in_group
 from orchestrator.tools.bash import run_command
 from orchestrator.tools.context import ToolContext
 from orchestrator.run.checks.running.check_command import run_check
@@ -89,7 +89,7 @@ STRESS = textwrap.dedent(
     """
     import os, random, signal, sys, threading, time
     from pathlib import Path
-    from orchestrator.safety.process_group import run_in_group
+    from orchestrator.safety.processes.process_group import run_in_group
     from tests.environments import unsandboxed
 
     starts, token = int(sys.argv[1]), sys.argv[2]

@@ -24,7 +24,7 @@ from typing import ClassVar
 import pytest
 
 from orchestrator.run.checks.running.check_command import run_check
-from orchestrator.safety.sandbox import Sandbox, choose_sandbox, probe_bwrap
+from orchestrator.safety.bubblewrap.sandbox import Sandbox, choose_sandbox, probe_bwrap
 from orchestrator.tools.bash import run_bash
 from orchestrator.tools.context import ToolContext
 from tests.environments import sandboxed
@@ -231,7 +231,7 @@ from pathlib import Path
 from orchestrator.run.checks.running.check_command import run_check
 from orchestrator.tools.bash import run_bash
 from orchestrator.tools.context import ToolContext
-from orchestrator.safety.sandbox import choose_sandbox
+from orchestrator.safety.bubblewrap.sandbox import choose_sandbox
 from tests.environments import sandboxed
 project, driver, command = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 sandbox = choose_sandbox("bwrap", project)

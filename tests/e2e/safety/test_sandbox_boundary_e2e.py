@@ -32,8 +32,8 @@ import pytest
 
 from fake_messages_api.scripted_agent.agent_turn import AgentTurn, tool_results_of
 from fake_messages_api.scripted_agent.plans import Block, bash, edit_create, report, text
-from orchestrator.safety.seccomp_filter import machine
-from orchestrator.safety.syscall_numbers import SYSCALLS
+from orchestrator.safety.bubblewrap.seccomp_filter import machine
+from orchestrator.safety.bubblewrap.syscall_numbers import SYSCALLS
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
 from tests.git_helpers import init_repo

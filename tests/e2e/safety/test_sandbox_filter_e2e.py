@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.safety.net_proxy import proxy_socket
-from orchestrator.safety.sandbox import choose_sandbox
-from orchestrator.safety.seccomp_filter import KNOWN_UP_TO, machine
-from orchestrator.safety.syscall_numbers import SYSCALLS
+from orchestrator.safety.bubblewrap.net_proxy import proxy_socket
+from orchestrator.safety.bubblewrap.sandbox import choose_sandbox
+from orchestrator.safety.bubblewrap.seccomp_filter import KNOWN_UP_TO, machine
+from orchestrator.safety.bubblewrap.syscall_numbers import SYSCALLS
 from tests.e2e.safety.test_sandbox import bwrap_problem
 from tests.e2e.safety.test_sandbox_boundary_e2e import UNLISTED
 

@@ -8,8 +8,8 @@ import threading
 import time
 from pathlib import Path
 import pytest
-from orchestrator.safety import process_group
-from orchestrator.safety.secrets import scrubbed_environment
+from orchestrator.safety.processes import process_group
+from orchestrator.safety.credentials.secrets import scrubbed_environment
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.dispatch import execute_tool
 from tests.bash_tool import bash, bash_context, bash_project

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.claude_code.project_config import config_digests, read_project_config
+from orchestrator.claude_code.session.project_config import config_digests, read_project_config
 from orchestrator.config import ConfigError
 from orchestrator.config_layers import load_config
 

@@ -12,8 +12,8 @@ import httpx2
 import pytest
 from anthropic.types.beta import BetaRawMessageStreamEvent
 
-from orchestrator.claude_code.provider_relay import error_event, sse_event
-from orchestrator.claude_code.sse_usage import StreamUsage
+from orchestrator.claude_code.metering.provider_relay import error_event, sse_event
+from orchestrator.claude_code.metering.sse_usage import StreamUsage
 from orchestrator.llm.pricing import TokenUsage
 
 EVENTS: list[dict[str, Any]] = [

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.claude_code.request_policy import body_refusal, refusal
+from orchestrator.claude_code.metering.request_policy import body_refusal, refusal
 
 MODELS = frozenset({"claude-sonnet-5-5"})
 CLI_BETAS = ("claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.claude_code.sandbox_view import SandboxView, Unresolvable, resolve_under
+from orchestrator.claude_code.guards.sandbox_view import SandboxView, Unresolvable, resolve_under
 
 
 def test_an_absolute_link_starts_again_at_the_sandboxs_root(tmp_path: Path) -> None:

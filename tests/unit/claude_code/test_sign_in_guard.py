@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.claude_code.sign_in import shell_prefix, sign_in_refusal
+from orchestrator.claude_code.guards.sign_in import shell_prefix, sign_in_refusal
 
 
 @pytest.fixture

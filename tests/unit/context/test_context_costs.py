@@ -12,11 +12,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 import pytest
-import context_agent.text_index as text_index_module
+import context_agent.memory.text_index as text_index_module
 from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
-from context_agent.store_updates import add_constraint, enforce_constraint_limit
-from context_agent.stores import ActiveConstraints
+from context_agent.memory.store_updates import add_constraint, enforce_constraint_limit
+from context_agent.memory.stores import ActiveConstraints
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.run.attempt.context_view import feature_reader
 from orchestrator.store.paths import ProjectPaths

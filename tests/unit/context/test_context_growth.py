@@ -18,7 +18,7 @@ import pytest
 
 from context_agent.project_memory import ContextAgent
 from context_agent.tokens import estimate_tokens
-from context_agent.render import render_project_context
+from context_agent.injection.render import render_project_context
 from context_agent.budget import (
     INJECTION_BUDGET,
     MAX_STORED_DECISIONS,

@@ -7,11 +7,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from context_agent.project_memory import ContextAgent
-from context_agent.context_injection import ContextInjection
+from context_agent.injection.context_injection import ContextInjection
 from context_agent.tokens import estimate_tokens
-from context_agent.render import render_project_context
+from context_agent.injection.render import render_project_context
 from context_agent.budget import INJECTION_BUDGET, SUMMARY_BUDGET
-from context_agent.stores import RunningSummary
+from context_agent.memory.stores import RunningSummary
 from orchestrator.store.atomic import write_json_atomic
 from orchestrator.store.paths import ProjectPaths
 

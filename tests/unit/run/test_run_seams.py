@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 from pathlib import Path
 import pytest
-from context_agent.context_injection import ContextInjection
+from context_agent.injection.context_injection import ContextInjection
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.strategies import REQUEST_MARKER, STRATEGIES, strategy_named
 from orchestrator.spec.feature_spec import Feature

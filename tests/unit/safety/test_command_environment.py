@@ -22,8 +22,8 @@ from orchestrator.run.runner import RunParts
 from orchestrator.run.attempt.feature_job import JobSettings
 from orchestrator.run.checks.running.check_command import CheckVerifier, run_check
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.process_group import run_in_group
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.processes.process_group import run_in_group
+from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.tools.context import ToolContext
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

@@ -7,7 +7,7 @@ import signal
 import time
 from pathlib import Path
 import pytest
-from orchestrator.safety.process_group import held_signals
+from orchestrator.safety.processes.process_group import held_signals
 
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")

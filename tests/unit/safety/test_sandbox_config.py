@@ -9,8 +9,8 @@ import pytest
 
 from orchestrator.config import ConfigError
 from orchestrator.config_layers import load_config, setting_origins
-from orchestrator.safety.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox
-from orchestrator.safety.stand_in import StandIn
+from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX, Sandbox, SandboxUnavailable, choose_sandbox
+from orchestrator.safety.bubblewrap.stand_in import StandIn
 
 
 def test_the_sandbox_table_gives_the_mode_and_its_options(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ import struct
 
 import pytest
 
-from orchestrator.safety.net_proxy import host_allowed
-from orchestrator.safety.seccomp_filter import (
+from orchestrator.safety.bubblewrap.net_proxy import host_allowed
+from orchestrator.safety.bubblewrap.seccomp_filter import (
     ALLOW,
     ALLOWED,
     ARCHES,
@@ -28,7 +28,7 @@ from orchestrator.safety.seccomp_filter import (
     UNSUPPORTED,
     filter_program,
 )
-from orchestrator.safety.syscall_numbers import SYSCALLS
+from orchestrator.safety.bubblewrap.syscall_numbers import SYSCALLS
 
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_ALG, AF_VSOCK = 1, 2, 10, 16, 17, 38, 40
 CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWTIME, SIGCHLD = 0x10000000, 0x00020000, 0x80, 17

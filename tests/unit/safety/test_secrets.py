@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from orchestrator.safety import secrets as secrets_module
-from orchestrator.safety.secrets import is_secret_name, known_secret_values, scrubbed_environment
-from orchestrator.safety.redaction import MIN_FRAGMENT_LENGTH, REDACTED, redact, redact_piece, redact_value
+from orchestrator.safety.credentials import secrets as secrets_module
+from orchestrator.safety.credentials.secrets import is_secret_name, known_secret_values, scrubbed_environment
+from orchestrator.safety.credentials.redaction import MIN_FRAGMENT_LENGTH, REDACTED, redact, redact_piece, redact_value
 from orchestrator.tools.truncation import elide_middle, head_of, join_head_tail, tail_of
 
 KEY = "sk-ant-api03-" + "Qw9_x-Yz" * 10
@@ -176,7 +176,7 @@ def test_the_start_of_a_command_shown_in_events_keeps_no_fragment_of_the_key(mon
 
 
 def test_the_own_environ_block_loses_the_values_of_secret_variables_only() -> None:
-    from orchestrator.safety.own_environ import _wipe_values
+    from orchestrator.safety.credentials.own_environ import _wipe_values
 
     block = bytearray(f"PATH=/bin\0ANTHROPIC_API_KEY={KEY}\0NOTE={KEY}\0HOME=/h\0".encode())
     wiped = _wipe_values(block, ("ANTHROPIC_*",))

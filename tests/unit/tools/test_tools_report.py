@@ -88,7 +88,7 @@ def test_the_definitions_are_identical_every_time_and_a_fresh_copy() -> None:
 
 def test_claude_codes_report_tool_takes_a_defective_check_too():
     pytest.importorskip("claude_agent_sdk")
-    from orchestrator.claude_code.report_server import ReportInbox
+    from orchestrator.claude_code.session.report_server import ReportInbox
 
     inbox = ReportInbox()
     answer = inbox.receive({"summary": "done", "defective_check": {

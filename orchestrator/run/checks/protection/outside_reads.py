@@ -17,7 +17,7 @@ from pathlib import Path
 
 from orchestrator.run.checks.protection.check_paths import named_words
 from orchestrator.run.checks.shell_words import can_name_a_path
-from orchestrator.safety.sandbox import Sandbox
+from orchestrator.safety.bubblewrap.sandbox import Sandbox
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.user_errors import UsageError
 

@@ -28,9 +28,9 @@ from orchestrator.run.checks.running.pytest_outcomes import (
     early_end,
     probe_setup,
 )
+from orchestrator.safety.credentials.redaction import redact_piece
 from orchestrator.safety.environment import CommandEnvironment
-from orchestrator.safety.process_group import run_in_group
-from orchestrator.safety.redaction import redact_piece
+from orchestrator.safety.processes.process_group import run_in_group
 from orchestrator.tools.truncation import tail_of
 
 DEFAULT_TIMEOUT = 600.0

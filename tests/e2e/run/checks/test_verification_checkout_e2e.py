@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.run.checks.clean_checkout import checkout_base
-from orchestrator.safety.sandbox import probe_bwrap
+from orchestrator.safety.bubblewrap.sandbox import probe_bwrap
 from tests.cli_helpers import cli_env, orchestrate_command, run_cli
 from tests.e2e.run.checks.test_clean_verify_e2e import CHECK, REAL_TEST, _feature, _plan
 

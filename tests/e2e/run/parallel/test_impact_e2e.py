@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from context_agent.budget import INJECTION_BUDGET
-from context_agent.render import HEADING
+from context_agent.injection.render import HEADING
 from context_agent.tokens import estimate_tokens
 from fake_messages_api.scripted_agent.plans import bash, report
 from tests.cli_helpers import run_cli, write_spec
