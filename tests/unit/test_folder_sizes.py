@@ -15,9 +15,6 @@ MAX_TOP_LEVEL_MODULES = 15
 KNOWN_LARGE_FOLDERS = {
     "orchestrator/store",
     "orchestrator/llm",
-    "context_agent",
-    "orchestrator/safety",
-    "orchestrator/claude_code",
 }
 
 
