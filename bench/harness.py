@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 import anthropic
 
 from context_agent.context_injection import ContextInjection
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 from context_agent.render import render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
 from orchestrator.run.attempt.context_view import ContextView
@@ -36,7 +36,7 @@ from orchestrator.store.records import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.event_kinds import Event, Notice
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from fake_messages_api.server import FakeAPI
 from fake_messages_api.ledger import UsageReport
 

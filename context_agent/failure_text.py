@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
+from shared_base.tokens import estimate_tokens
+
 from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS
 from .feature_records import CheckSummary
 from .text import clip_item, one_line
-from .tokens import estimate_tokens
 
 # Lines that usually carry the cause of a failure, in the order tools print them.
 _ERROR_LINE = re.compile(

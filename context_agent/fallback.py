@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from shared_base.tokens import estimate_tokens
+
 from .budget import SUMMARY_BUDGET
 from .failure_text import describe_check_failure
 from .logs import FeatureOutcome
 from .text import clip_item, fit_lines, fit_lines_from_end
-from .tokens import estimate_tokens
 
 HEADING = "Features since the previous summary:"
 _LINE_TOKENS = 70

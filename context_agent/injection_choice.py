@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
+from shared_base.tokens import estimate_tokens
+
 from .budget import (
     CONSTRAINTS_BUDGET,
     INJECTION_BUDGET,
@@ -28,7 +30,6 @@ from .relevance import ItemFacts, focus_on, rank
 from .render import constraint_line, decision_line, failure_line, render_sections
 from .stores import Constraint, ContextStores, Decision, Failure, RunningSummary
 from .text import fit_lines, fit_lines_from_end
-from .tokens import estimate_tokens
 
 RECENT_HEADING = "Recent features:"
 

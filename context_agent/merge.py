@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
+from shared_base.tokens import estimate_tokens
+
 from .budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS, SUMMARY_BUDGET
 from .store_updates import add_constraint, add_decision, add_failure, renew, retire_constraints, retire_decisions
 from .stores import ActiveConstraints, ContextStores, KeyDecisions
 from .summarizer_call import ConstraintDraft, DecisionDraft, SummarizerAnswer
 from .text import clip_item
-from .tokens import estimate_tokens
 
 
 @dataclass

@@ -16,8 +16,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from shared_base.files import ContextFiles, TooLarge, read_bounded
+
 from .agent_events import EventReporter
-from .files import ContextFiles, TooLarge, read_bounded
 from .report_reading import AgentReport, parse_report
 
 # A line is one report (a few hundred bytes); a summarization every few features empties the file.

@@ -16,11 +16,13 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from shared_base.files import ContextFiles
+from shared_base.model_ids import DEFAULT_SUMMARIZER_MODEL
+
 from .agent_events import EventHandler, EventReporter
 from .context_injection import ContextInjection
 from .failure_text import default_prevention, describe_check_failure
 from .feature_records import CheckSummary, FeatureReader
-from .files import ContextFiles
 from .injection_choice import build_injection
 from .interfaces import FeatureLike, ModelCall
 from .logs import read_outcome
@@ -30,9 +32,6 @@ from .store_updates import add_failure, ingest_report, set_prevention
 from .stores import ContextStores, FailureMemory, load_store, load_stores, save_store
 from .summarization import Summarization, SummaryResult
 from .summary_notes import add_recent_note, enforce_summary_cap
-
-DEFAULT_SUMMARIZER_MODEL = "claude-haiku-5-5"
-"""The summarizer's model when none is given (the orchestrator's default when the SDK lists no Haiku)."""
 
 
 def _now_ms() -> int:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from shared_base.files import ContextFiles
+
 from .agent_events import EventHandler, EventReporter
-from .files import ContextFiles
 from .store_updates import add_constraint, add_decision, add_failure
 from .stores import ContextStores, RetiredConstraint, load_stores, save_stores
 from .summary_notes import add_recent_note, enforce_summary_cap

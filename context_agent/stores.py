@@ -15,8 +15,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 
+from shared_base.files import ContextFiles, TooLarge, read_bounded
+
 from .agent_events import EventReporter
-from .files import ContextFiles, TooLarge, read_bounded
 
 ItemSource = Literal["report", "summarizer"]
 # The stores are bounded (a 2000-token summary, 20 decisions, 10 failures, 100 constraints):

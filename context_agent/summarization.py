@@ -10,10 +10,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from shared_base.files import ContextFiles
+from shared_base.tokens import estimate_tokens
+
 from .agent_events import EventReporter
 from .budget import MAX_ACTIVE_CONSTRAINTS
 from .fallback import fallback_summary
-from .files import ContextFiles
 from .interfaces import ModelCall
 from .json_shapes import SummarizerRequest
 from .logs import FeatureOutcome
@@ -23,7 +25,6 @@ from .store_updates import enforce_constraint_limit, ingest_report
 from .stores import Constraint, ContextStores, save_stores
 from .summarizer_call import SummarizerError, build_request, parse_answer
 from .summary_notes import enforce_summary_cap
-from .tokens import estimate_tokens
 
 _EVICTED_NAMED = 10  # constraints named in the eviction message; the event's data lists all
 

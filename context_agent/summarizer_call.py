@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from context_agent.json_shapes import JsonObject, JsonSchema, SummarizerRequest
+from shared_base.tokens import estimate_tokens
 
 from .budget import (
     CONSOLIDATE_CONSTRAINTS_AT,
@@ -29,7 +30,6 @@ from .budget import (
 from .logs import FeatureOutcome
 from .stores import ContextStores
 from .text import clip_item
-from .tokens import estimate_tokens
 from .words import normalized_key
 
 MAX_ANSWER_TOKENS = 4096

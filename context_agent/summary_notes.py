@@ -3,10 +3,11 @@ summarization folds it in) and the cap on `running-summary.json` as a whole."""
 
 from __future__ import annotations
 
+from shared_base.tokens import estimate_json_tokens, estimate_tokens
+
 from .budget import MAX_RECENT_NOTES, RECENT_NOTE_TOKENS, SUMMARY_STORE_CAP
 from .stores import RecentNote, RunningSummary
 from .text import clip_item, fit_lines
-from .tokens import estimate_json_tokens, estimate_tokens
 
 
 def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int, cap: bool = True) -> None:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from orchestrator.git.carried_files import RunTimes, carry_ignored
 from orchestrator.git.run_git import run_git
+from orchestrator.run.base.feature_logs import FeatureLogs
 from orchestrator.run.checks.check_pool import CheckRunner, check_runner, in_checkout, run_checks
 from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
-from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.check_excerpt import failure_reason

@@ -24,9 +24,9 @@ from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.regression import RegressionGuard, RegressionMode
 from orchestrator.run.parallel.integrity_steps import guarded_recheck
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import Merge
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import RunState
 

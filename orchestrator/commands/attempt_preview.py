@@ -17,7 +17,7 @@ from orchestrator.run.checks.regression import RegressionGuard
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import Assessment, CheckResult
 from orchestrator.store.run_state import FeatureState, RunState
 from orchestrator.user_errors import UsageError

@@ -6,13 +6,13 @@ from context_agent.project_memory import ContextAgent
 from orchestrator.commands.attempt_preview import assessment_now, files_known, first_attempt_view, next_attempt_view
 from orchestrator.config import RunConfig
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt, feature_turn, strategy_system_prompt
-from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.run.feature_order import ordered
+from orchestrator.run.base.feature_logs import FeatureLogs
+from orchestrator.run.base.feature_order import ordered
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import DryRunPrompt
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
 

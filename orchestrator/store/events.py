@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from orchestrator.safety.redaction import redact_value
-from orchestrator.store.atomic import append_jsonl
+from orchestrator.store.disk.atomic import append_jsonl
 from orchestrator.store.event_kinds import Event, Notice, parse_event
 from orchestrator.store.records import Influencer
 

@@ -14,9 +14,9 @@ from typing import Literal
 from pydantic import Field, field_serializer, field_validator
 
 from orchestrator.json_types import AgentReport, JsonObject
-from orchestrator.llm.pricing import TokenUsage
-from orchestrator.llm.spend import ModelSpend
-from orchestrator.store.paths import is_project_key
+from orchestrator.llm.costs.pricing import TokenUsage
+from orchestrator.llm.costs.spend import ModelSpend
+from orchestrator.store.disk.paths import is_project_key
 from orchestrator.store.records import AttemptRecord, CheckResult, Footprint, Prediction
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
 

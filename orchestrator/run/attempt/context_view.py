@@ -20,8 +20,8 @@ from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named
 from orchestrator.run.checks.check_paths import check_file_keys
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import read_feature_log
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import FeatureState
 

@@ -35,10 +35,10 @@ from orchestrator.run.attempt.context_view import ContextView, known_files
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
 from orchestrator.run.attempt.recorder import FeatureRecorder
+from orchestrator.run.base.feature_logs import with_attempt
 from orchestrator.run.checks.check_command import Verifier
 from orchestrator.run.checks.impact import score as score_prediction
 from orchestrator.run.checks.integrity import Integrity
-from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import AttemptRecord, CheckResult

@@ -17,7 +17,7 @@ from orchestrator.run.attempt.strategies import InjectionSource, StrategyContext
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.agent_words import OWN_CHECK_PASSED
 from orchestrator.store.check_excerpt import error_excerpt
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
 
 REPLAY_NOTE = (

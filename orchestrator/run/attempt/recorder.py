@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_loop import AgentEvent, AttemptOutcome
-from orchestrator.run.books import RunBooks
-from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.base.books import RunBooks
+from orchestrator.run.base.feature_logs import FeatureLogs
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.event_kinds import FeatureBlocked, FeatureFinished, FeatureStarted, ToolCall, Verification
 from orchestrator.store.events import EventSink

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from orchestrator.llm.reservations import StopToken
+from orchestrator.llm.costs.reservations import StopToken
 from orchestrator.run.checks import protect
 from orchestrator.run.checks.pytest_outcomes import PROBE_MODULE, ProbeSetup, PytestRecord, early_end, probe_setup
 from orchestrator.safety.environment import CommandEnvironment

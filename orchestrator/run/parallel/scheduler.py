@@ -31,12 +31,12 @@ from pathlib import Path
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.merge.landing import SquashOntoHead
 from orchestrator.merge.queue import MergeQueue
 from orchestrator.run.attempt.feature_job import FeatureJob
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
-from orchestrator.run.books import RunBooks
+from orchestrator.run.base.books import RunBooks
 from orchestrator.run.checks.check_command import CheckVerifier
 from orchestrator.run.checks.clean_checkout import private_directory, remove_tree
 from orchestrator.run.checks.impact import shared_writes

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from orchestrator.store.feature_log import FeatureLog, write_feature_log
 from orchestrator.store.records import CheckResult
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from tests.cli_helpers import run_cli, write_spec
 from tests.resume_trust import doubted, git, passed_feature
 from fake_messages_api.plans import bash, edit_create

@@ -14,7 +14,7 @@ from orchestrator.commands.log_view import log_text
 from orchestrator.commands.output import describe
 from orchestrator.commands.report_data import load_report_data
 from orchestrator.commands.reports import FeatureReport, ReportTotals, RunReport, junit_xml, step_summary
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.merge.queue import _conflict
 from orchestrator.run.checks.check_influence import strict_refusal
 from orchestrator.run.checks.check_pool import CheckRun
@@ -23,7 +23,7 @@ from orchestrator.run.checks.regression import broken_result
 from orchestrator.store.agent_words import FIX_THE_CODE, REDO_ON_TOP, RESTORE_THEM, TAKE_RULES_OUT
 from orchestrator.store.event_kinds import Verification
 from orchestrator.store.feature_log import FeatureLog
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import AttemptRecord, CheckResult, Influencer
 
 # What the agent is told and a person must not read as addressed to them.

@@ -7,7 +7,7 @@ import time
 from rich.console import Console
 from orchestrator.commands.live_view import LiveRenderer
 from orchestrator.commands.output import PlainRenderer
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.store.event_kinds import ApiCall, FeatureFinished, FeatureStarted
 from orchestrator.store.events import EventSink
 

@@ -119,7 +119,7 @@ def test_a_demo_can_script_the_planner_from_a_file(tmp_path):
 
 def test_a_flagged_checks_reason_is_never_put_in_nested_parentheses(tmp_path, capsys):
     from orchestrator.commands.plan_output import print_result
-    from orchestrator.llm.spend import Spend
+    from orchestrator.llm.costs.spend import Spend
     from orchestrator.plan.check_writer import FeatureCheck
     from orchestrator.plan.planner import PlannedSpec
 

@@ -19,7 +19,7 @@ from anthropic.types import Message
 
 from orchestrator.commands.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.run.books import RunBooks
+from orchestrator.run.base.books import RunBooks
 from orchestrator.run.factory import build_parts
 from tests.environments import unsandboxed
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
@@ -29,7 +29,7 @@ from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
 from orchestrator.store.records import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from tests.cli_helpers import write_spec
 from tests.sdk_doubles import StreamsCreate
 
