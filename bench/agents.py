@@ -31,7 +31,7 @@ if str(REPO_ROOT) not in sys.path:  # `python3 bench/agents.py` from a fresh clo
 
 from orchestrator.demo.scripted import demo_summarizer  # noqa: E402
 from orchestrator.demo.textkit_plan import textkit_plan  # noqa: E402
-from orchestrator.llm.pricing import PriceTable, TokenUsage  # noqa: E402
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage  # noqa: E402
 from fake_messages_api.api_behaviour import FakeAPI  # noqa: E402
 from fake_messages_api.billing.ledger import RecordedRequest
 

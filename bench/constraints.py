@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.memory import VOCABULARY, no_fsync
 from context_agent.project_memory import ContextAgent
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 
 SUMMARIZE_EVERY = 5
 TIMED_CALLS = 20  # a multiple of SUMMARIZE_EVERY: the run ends folded

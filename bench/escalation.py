@@ -10,7 +10,7 @@ from an empty project, up to 3 attempts a feature:
 - strong only: every attempt on the strong model.
 
 Costs are the orchestrator's own books (the state's totals: the fake's billed usage, cache
-reads and writes included, priced by `orchestrator.llm.pricing`), summarizer included.
+reads and writes included, priced by `orchestrator.llm.costs.pricing`), summarizer included.
 
     python3 -m bench.escalation [--features N]
 """
@@ -33,7 +33,7 @@ from orchestrator.run.runner import RunOptions
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from tests.cli_helpers import plain_summarizer
 from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.server import FakeAPI

@@ -30,7 +30,7 @@ from orchestrator.run.checks.running.check_pool import check_runner, default_con
 from orchestrator.run.checks.clean_checkout import WORKING_TREE, VerificationTree, verification_tree  # noqa: E402
 from orchestrator.run.checks.final_verification import verify_passed  # noqa: E402
 from orchestrator.run.checks.running.check_command import run_check  # noqa: E402
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX  # noqa: E402
 from orchestrator.spec.feature_spec import FeatureSpec  # noqa: E402

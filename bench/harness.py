@@ -25,18 +25,18 @@ from typing import Any, Callable, Iterator
 import anthropic
 
 from context_agent.injection.context_injection import ContextInjection
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 from context_agent.injection.render import render_project_context
 from orchestrator.config import ContextStrategy, RunConfig
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.runner import Runner, RunOptions
 from orchestrator.run.factory import build_parts
 from orchestrator.run.checks.running.check_command import Verifier
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.event_kinds import Event, Notice
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from fake_messages_api.server import FakeAPI
 from fake_messages_api.billing.ledger import UsageReport
 

@@ -20,11 +20,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import context_agent.tokens as tokens  # noqa: E402
+import shared_base.tokens as tokens  # noqa: E402
 from orchestrator.config import RunConfig  # noqa: E402
 from orchestrator.run.attempt.agent_loop import AgentSession, run_agent  # noqa: E402
 from orchestrator.llm.client import ModelClient  # noqa: E402
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.tools.context import ToolContext
 from orchestrator.safety.environment import CommandEnvironment  # noqa: E402
 from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX  # noqa: E402

@@ -30,12 +30,12 @@ from typing import Any, Iterator
 from bench.plans import spec_features
 from bench.summarizers import CarelessSummarizer
 from context_agent.project_memory import ContextAgent
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 from context_agent.budget import MAX_STORED_DECISIONS, SUMMARY_BUDGET
 from context_agent.words import find_near_duplicate
 from orchestrator.run.attempt.context_view import feature_reader
-from orchestrator.store.atomic import write_json_atomic
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.atomic import write_json_atomic
+from orchestrator.store.disk.paths import ProjectPaths
 
 SUMMARIZE_EVERY = 5
 VOCABULARY = """account address alert archive audit backup badge balance batch billing booking

@@ -62,9 +62,9 @@ def _proxy(url: str, root: Path) -> Any:
     from orchestrator.claude_code.metering.upstream import Upstream
     from orchestrator.config import RunConfig
     from orchestrator.llm.client import ModelClient
-    from orchestrator.llm.spend import Spend
-    from orchestrator.llm.sdk import Credentials
-    from orchestrator.store.paths import ProjectPaths
+    from orchestrator.llm.costs.spend import Spend
+    from orchestrator.llm.endpoint.sdk import Credentials
+    from orchestrator.store.disk.paths import ProjectPaths
     from orchestrator.store.state import StateStore
 
     store = StateStore(ProjectPaths.for_project(root))

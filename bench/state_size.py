@@ -19,11 +19,11 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import MAX_STATE_BYTES, StateStore
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.run_state import RunState
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.run.checks.running.check_command import DEFAULT_OUTPUT_LIMIT
 
 MB = 1024 * 1024

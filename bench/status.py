@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.fake_server import REPO_ROOT
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.run_state import RunState
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 
 
 def measure(counts: tuple[int, ...]) -> dict[str, Any]:

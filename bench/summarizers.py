@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 
 # What a model asked for "about 800 words" writes, in the product's own token estimate: prose
 # runs about 1.5 tokens a word. Under the summary's 1500-token share, as the prompt intends.

@@ -5,7 +5,7 @@ The same multi-turn features (5 model calls each) run once per strategy against 
 API in this process, whose ledger bills usage by the API's caching rules. Input tokens are
 every prompt token however billed (plain input, cache writes and cache reads), of the coding
 agent and the summarizer together. Dollars are the billed usage priced by the product's own
-table (`orchestrator.llm.pricing`) for the default models: the agent's on Sonnet, the summarizer's
+table (`orchestrator.llm.costs.pricing`) for the default models: the agent's on Sonnet, the summarizer's
 on Haiku, cache writes at 1.25x input and reads at 0.1x.
 """
 
@@ -17,7 +17,7 @@ from bench.harness import run_project
 from bench.plans import multi_turn_plan, spec_document
 from bench.summarizers import diligent_summarizer
 from orchestrator.config import ContextStrategy, RunConfig
-from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
 from fake_messages_api.billing.ledger import UsageReport
 from fake_messages_api.billing.ledger import UsageTotals
 

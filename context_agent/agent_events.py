@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from context_agent.json_shapes import JsonObject
+from shared_base.json_values import JsonObject
 
 EventHandler = Callable[[str, JsonObject], None]
 

@@ -1,6 +1,6 @@
 """Every token budget and store cap of the Context Agent, in one place.
 
-All counts are `context_agent.tokens` estimates. The injection limit is hard; the section
+All counts are `shared_base.tokens` estimates. The injection limit is hard; the section
 figures are the shares the spec names ("about"), used to pick items before the final check.
 """
 

@@ -8,9 +8,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
     from anthropic.types import MessageParam, OutputConfigParam
 
-JsonObject = dict[str, Any]
-"""A JSON object with no schema of ours: a record dumped for the summarizer's prompt or an event's fields."""
-
 JsonSchema = dict[str, Any]
 """The JSON schema of the summarizer's structured answer."""
 

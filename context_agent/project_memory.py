@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from context_agent.agent_events import EventHandler, EventReporter
-from context_agent.check_result import CheckResult
-from context_agent.files import ContextFiles
 from context_agent.injection.context_injection import ContextInjection
 from context_agent.injection.injection_choice import build_injection
 from context_agent.interfaces import FeatureLike, ModelCall
@@ -31,9 +29,9 @@ from context_agent.records.feature_records import FeatureReader
 from context_agent.records.logs import read_outcome
 from context_agent.records.report_reading import parse_report
 from context_agent.summarizer.summarization import Summarization, SummaryResult
-
-DEFAULT_SUMMARIZER_MODEL = "claude-haiku-5-5"
-"""The summarizer's model when none is given (the orchestrator's default when the SDK lists no Haiku)."""
+from shared_base.check_result import CheckResult
+from shared_base.files import ContextFiles
+from shared_base.model_ids import DEFAULT_SUMMARIZER_MODEL
 
 
 def _now_ms() -> int:

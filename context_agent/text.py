@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 
 # A sentence ends at . ! or ? followed by whitespace; good enough for English notes and logs.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

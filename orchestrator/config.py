@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from orchestrator.agent_settings import AgentSettings
 from orchestrator.llm.client_settings import ClientSettings, Provider
+from orchestrator.llm.costs.pricing import ModelPrice, PriceTable
 from orchestrator.llm.models import MIN_THINKING_BUDGET, default_agent_model, default_summarizer_model, thinking_problem
-from orchestrator.llm.pricing import ModelPrice, PriceTable
 from orchestrator.regression_budget import DEFAULT_REGRESSION_BUDGET, BudgetSetting
 from orchestrator.safety.bubblewrap.net_proxy import checked_hosts
 from orchestrator.user_errors import UsageError

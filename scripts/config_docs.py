@@ -19,7 +19,7 @@ from pydantic_core import PydanticUndefined
 
 from orchestrator.config import RunConfig, SandboxOptions, SecurityConfig
 from orchestrator.config_layers import ENV_PREFIX, FILE_ONLY
-from orchestrator.llm.pricing import ModelPrice
+from orchestrator.llm.costs.pricing import ModelPrice
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 

@@ -16,7 +16,7 @@ from orchestrator.run.verdict import RunResult
 from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 
 
 def run_in_process(project: Path, spec: Path, fake: Any) -> tuple[RunResult, ProjectPaths]:

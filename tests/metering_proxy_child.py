@@ -14,8 +14,8 @@ from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
 from orchestrator.claude_code.metering.upstream import Upstream
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.llm.costs.spend import Spend
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from typing import Any
 
 from orchestrator.run.checks.trust import distrust_unproven_passes
 from orchestrator.spec.load import load_spec
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.cli_helpers import write_spec
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from context_agent.json_shapes import JsonObject
+from shared_base.json_values import JsonObject
 
 
 class _Injected(BaseModel):

@@ -33,7 +33,7 @@ from context_agent.injection.render import constraint_line, decision_line, failu
 from context_agent.interfaces import FeatureLike
 from context_agent.memory.stores import Constraint, ContextStores, Decision, Failure, RunningSummary
 from context_agent.text import fit_lines, fit_lines_from_end
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 
 RECENT_HEADING = "Recent features:"
 

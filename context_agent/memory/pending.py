@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from context_agent.agent_events import EventReporter
-from context_agent.files import ContextFiles, TooLarge, read_bounded
 from context_agent.records.report_reading import AgentReport, parse_report
+from shared_base.files import ContextFiles, TooLarge, read_bounded
 
 # A line is one report (a few hundred bytes); a summarization every few features empties the file.
 MAX_PENDING_BYTES = 16 * 1024 * 1024

@@ -13,10 +13,10 @@ import json
 from dataclasses import dataclass
 
 from context_agent.agent_events import EventHandler, EventReporter
-from context_agent.files import ContextFiles
 from context_agent.memory.store_updates import add_constraint, add_decision, add_failure
 from context_agent.memory.stores import ContextStores, RetiredConstraint, load_stores, save_stores
 from context_agent.memory.summary_notes import add_recent_note, enforce_summary_cap
+from shared_base.files import ContextFiles
 
 
 @dataclass

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
 
 from context_agent.agent_events import EventReporter
-from context_agent.files import ContextFiles, TooLarge, read_bounded
+from shared_base.files import ContextFiles, TooLarge, read_bounded
 
 ItemSource = Literal["report", "summarizer"]
 # The stores are bounded (a 2000-token summary, 20 decisions, 10 failures, 100 constraints):

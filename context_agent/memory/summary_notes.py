@@ -6,7 +6,7 @@ from __future__ import annotations
 from context_agent.budget import MAX_RECENT_NOTES, RECENT_NOTE_TOKENS, SUMMARY_STORE_CAP
 from context_agent.memory.stores import RecentNote, RunningSummary
 from context_agent.text import clip_item, fit_lines
-from context_agent.tokens import estimate_json_tokens, estimate_tokens
+from shared_base.tokens import estimate_json_tokens, estimate_tokens
 
 
 def add_recent_note(store: RunningSummary, feature_id: str, summary: str, *, now: int, cap: bool = True) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from context_agent.budget import FAILURE_DESCRIPTION_TOKENS, PREVENTION_TOKENS
-from context_agent.check_result import CheckResult
 from context_agent.text import clip_item, one_line
-from context_agent.tokens import estimate_tokens
+from shared_base.check_result import CheckResult
+from shared_base.tokens import estimate_tokens
 
 # Lines that usually carry the cause of a failure, in the order tools print them.
 _ERROR_LINE = re.compile(

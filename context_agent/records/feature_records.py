@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from context_agent.check_result import CheckResult
 from context_agent.records.report_reading import AgentReport, parse_report
+from shared_base.check_result import CheckResult
 
 
 class _Record(BaseModel):

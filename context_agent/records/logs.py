@@ -5,8 +5,8 @@ costs the summary some detail, never the summarization."""
 from __future__ import annotations
 
 from context_agent.interfaces import FeatureLike
-from context_agent.json_shapes import JsonObject
 from context_agent.records.feature_records import FeatureReader, FeatureRecord
+from shared_base.json_values import JsonObject
 
 # Bounds on what one feature contributes to the summarizer's prompt, in characters.
 _TEXT_CHARS = 1200

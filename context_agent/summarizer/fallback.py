@@ -13,7 +13,7 @@ from context_agent.budget import SUMMARY_BUDGET
 from context_agent.records.failure_text import describe_check_failure
 from context_agent.records.logs import FeatureOutcome
 from context_agent.text import clip_item, fit_lines, fit_lines_from_end
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 
 HEADING = "Features since the previous summary:"
 _LINE_TOKENS = 70

@@ -31,7 +31,7 @@ from context_agent.memory.store_updates import (
 from context_agent.memory.stores import ActiveConstraints, ContextStores, KeyDecisions
 from context_agent.summarizer.summarizer_call import ConstraintDraft, DecisionDraft, SummarizerAnswer
 from context_agent.text import clip_item
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 
 
 @dataclass

@@ -12,7 +12,6 @@ from pydantic.alias_generators import to_camel
 
 from context_agent.agent_events import EventReporter
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
-from context_agent.files import ContextFiles
 from context_agent.interfaces import ModelCall
 from context_agent.json_shapes import SummarizerRequest
 from context_agent.memory.pending import clear_pending
@@ -23,7 +22,8 @@ from context_agent.records.logs import FeatureOutcome
 from context_agent.summarizer.fallback import fallback_summary
 from context_agent.summarizer.merge import MergeOutcome, merge_answer, summary_rejection
 from context_agent.summarizer.summarizer_call import SummarizerError, build_request, parse_answer
-from context_agent.tokens import estimate_tokens
+from shared_base.files import ContextFiles
+from shared_base.tokens import estimate_tokens
 
 _EVICTED_NAMED = 10  # constraints named in the eviction message; the event's data lists all
 

@@ -24,12 +24,13 @@ from context_agent.budget import (
     MAX_ACTIVE_CONSTRAINTS,
     SUMMARY_TARGET_WORDS,
 )
-from context_agent.json_shapes import JsonObject, JsonSchema, SummarizerRequest
+from context_agent.json_shapes import JsonSchema, SummarizerRequest
 from context_agent.memory.stores import ContextStores
 from context_agent.records.logs import FeatureOutcome
 from context_agent.text import clip_item
-from context_agent.tokens import estimate_tokens
 from context_agent.words import normalized_key
+from shared_base.json_values import JsonObject
+from shared_base.tokens import estimate_tokens
 
 MAX_ANSWER_TOKENS = 4096
 # Items listed in the prompt at most; beyond this the prompt says how many were left out.

@@ -37,8 +37,8 @@ from orchestrator.claude_code.metering.sse_usage import api_usage
 from orchestrator.config import ConfigError
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.call_books import CallBooks
+from orchestrator.llm.costs.pricing import usd
 from orchestrator.llm.errors import LimitReached
-from orchestrator.llm.pricing import usd
 from orchestrator.store.event_kinds import ApiCall
 
 BillingMode = Literal["api-key", "claude-plan"]

@@ -17,7 +17,6 @@ from typing import NoReturn
 
 import typer
 
-from context_agent.files import LinkRefused
 from orchestrator.cli.app import (
     AgentOption,
     BranchOption,
@@ -44,6 +43,7 @@ from orchestrator.user_errors import (
     Interrupted,
     OrchestrateError,
 )
+from shared_base.files import LinkRefused
 
 
 @app.command(cls=Command)

@@ -33,8 +33,8 @@ from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git
 from orchestrator.safety.credentials.redaction import redact
 from orchestrator.spec.fields import is_safe_id
-from orchestrator.store.atomic import write_text_atomic
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.atomic import write_text_atomic
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import CamelModel
 from orchestrator.store.run_state import RunState, now_ms
 from orchestrator.store.state import StateStore

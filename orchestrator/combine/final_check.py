@@ -14,12 +14,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
 from orchestrator.git.carried_files import RunTimes, carry_ignored
 from orchestrator.git.run_git import run_git
+from orchestrator.run.base.feature_logs import FeatureLogs
 from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, drop_bytecode
 from orchestrator.run.checks.running.check_pool import CheckRunner, check_runner, in_checkout, run_checks
-from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.check_excerpt import failure_reason
@@ -27,6 +26,7 @@ from orchestrator.store.event_kinds import FinalVerification
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import CheckFailure
 from orchestrator.store.run_state import RunState
+from shared_base.check_result import CheckResult
 
 
 def default_jobs() -> int:

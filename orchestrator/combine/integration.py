@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from orchestrator.git.run_git import CheckpointError, check_git, git_error, run_git, safe_config
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.spec.feature_spec import Feature
-from orchestrator.store.paths import STATE_DIR_NAME, ProjectPaths
+from orchestrator.store.disk.paths import STATE_DIR_NAME, ProjectPaths
 from orchestrator.user_errors import UsageError
 
 _SUBJECT = re.compile(r"^orchestrate: (?P<id>[A-Za-z0-9._-]+): ")

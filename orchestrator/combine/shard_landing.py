@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from context_agent.check_result import CheckResult
 from orchestrator.combine.final_check import CheckSettings, work_tree_top
 from orchestrator.combine.integration import CherryPick, CombinedBranch
 from orchestrator.git.worktrees import Worktrees
@@ -25,10 +24,11 @@ from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.running.check_pool import CheckRun, in_checkout
 from orchestrator.run.parallel.integrity_steps import guarded_recheck
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import Merge
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
+from shared_base.check_result import CheckResult
 
 MergeResult = Literal["merged", "conflict", "recheck_failed"]
 

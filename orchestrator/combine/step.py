@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from context_agent.check_result import CheckResult
-from context_agent.files import ContextFiles
 from context_agent.memory.store_union import merge_store_files
 from orchestrator.combine.artifact import Artifact
 from orchestrator.combine.final_check import CheckSettings, verify_combined
@@ -33,16 +31,18 @@ from orchestrator.combine.state_union import (
     take_entry,
 )
 from orchestrator.combine.untrusted import UnsafeArtifact
+from orchestrator.run.base.feature_logs import FeatureLogs
+from orchestrator.run.base.feature_order import ordered, reconcile
 from orchestrator.run.checks.guard.regression import RegressionMode
-from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.run.feature_order import ordered, reconcile
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.check_excerpt import check_verdict
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
+from shared_base.check_result import CheckResult
+from shared_base.files import ContextFiles
 
 
 @dataclass

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from context_agent.files import LinkRefused
 from orchestrator.git.state_guard import refuse_planted_state
-from orchestrator.store.atomic import refuse_links
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.atomic import refuse_links
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.user_errors import UsageError
+from shared_base.files import LinkRefused
 
 if TYPE_CHECKING:
     from orchestrator.spec.load import LoadedSpec

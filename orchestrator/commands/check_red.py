@@ -17,7 +17,7 @@ from orchestrator.plan.red import red_check
 from orchestrator.run.checks.protection.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from orchestrator.user_errors import EXIT_OK
 

@@ -31,9 +31,9 @@ from orchestrator.run.sandbox_setting import check_variables, sandbox_for
 from orchestrator.run.verdict import Outcome, RunResult
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.disk.lock import LockHeld, RunLock
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.events import EventSink
-from orchestrator.store.lock import LockHeld, RunLock
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.user_errors import EXIT_OK, UsageError
 
 

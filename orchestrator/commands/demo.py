@@ -23,7 +23,7 @@ from orchestrator.commands.run import RunRequest, run_command
 from orchestrator.config_layers import load_config
 from orchestrator.git.run_git import CheckpointError, check_git
 from orchestrator.run.checks.running.check_tools import missing_check_tools
-from orchestrator.store.lock import LockHeld, RunLock
+from orchestrator.store.disk.lock import LockHeld, RunLock
 from orchestrator.user_errors import EXIT_INTERRUPTED, UsageError
 
 if TYPE_CHECKING:

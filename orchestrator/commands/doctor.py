@@ -25,7 +25,7 @@ from orchestrator import __version__
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.config_layers import load_config, setting_origins
 from orchestrator.git.run_git import CheckpointError, run_git
-from orchestrator.llm.pricing import MODEL_PRICES
+from orchestrator.llm.costs.pricing import MODEL_PRICES
 from orchestrator.run.checks.running.check_tools import module_problem
 from orchestrator.safety.bubblewrap.sandbox import Sandbox, SandboxUnavailable
 from orchestrator.safety.credentials.secrets import SECRET_VALUE_VARIABLES, scrubbed_environment

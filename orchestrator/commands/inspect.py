@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from context_agent.project_memory import ContextAgent
-from context_agent.tokens import estimate_tokens
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.listing import load_state, shown, warn
 from orchestrator.commands.prompt_preview.attempt_preview import (
@@ -30,15 +29,16 @@ from orchestrator.run.checks.assessment import prompt_line
 from orchestrator.safety.credentials.redaction import redact
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.disk.lock import LockHeld, RunLock
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import Summarization
 from orchestrator.store.events import EventSink
-from orchestrator.store.lock import LockHeld, RunLock
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import Assessment
 from orchestrator.store.run_state import RunState, now_ms
 from orchestrator.store.state import StateStore
 from orchestrator.tools.registry import tool_definitions
 from orchestrator.user_errors import UsageError
+from shared_base.tokens import estimate_tokens
 
 
 def _spec_for(paths: ProjectPaths, spec_path: Path | None) -> LoadedSpec:
@@ -139,8 +139,8 @@ def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None
 
 def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> int:
     from orchestrator.llm.client import ModelClient
-    from orchestrator.llm.sdk import make_sdk_client
-    from orchestrator.llm.spend import Spend
+    from orchestrator.llm.costs.spend import Spend
+    from orchestrator.llm.endpoint.sdk import make_sdk_client
 
     settings = config.client_settings()
     sdk = make_sdk_client(settings, models=("summarizer_model",))  # ClientSetupError (a UsageError) without a key

@@ -16,8 +16,8 @@ from pydantic_core import PydanticSerializationError
 from orchestrator.commands.rendering.cost_words import worst_case_part
 from orchestrator.commands.rendering.text_table import render_table
 from orchestrator.json_types import JsonObject
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import MAX_LOG_BYTES, UnusableLog, load_feature_log, log_json
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState, hit_rate_text
 from orchestrator.store.state import StateStore
 from orchestrator.store.state_peek import peek_features

@@ -8,12 +8,12 @@ file, so each line is made safe for the terminal (`printable`).
 
 from __future__ import annotations
 
-from context_agent.check_result import CheckResult
 from orchestrator.commands.rendering.output import excerpt_lines, printable
 from orchestrator.store.agent_words import for_the_user
 from orchestrator.store.check_excerpt import check_verdict
 from orchestrator.store.feature_log import FeatureLog
 from orchestrator.store.records import AttemptRecord
+from shared_base.check_result import CheckResult
 
 _INDENT = "    "
 

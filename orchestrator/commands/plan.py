@@ -27,7 +27,7 @@ from orchestrator.plan.written_checks import CheckFiles
 from orchestrator.run.attempt.agent_view import project_file_map
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.feature_spec import FeatureSpec
-from orchestrator.store.atomic import write_text_atomic
+from orchestrator.store.disk.atomic import write_text_atomic
 from orchestrator.user_errors import EXIT_FAILED, EXIT_OK, EXIT_STOPPED, UsageError
 
 
@@ -95,9 +95,9 @@ def _plan(
     checks_settings: CheckSettings | None, upgraded: FeatureSpec | None,
 ) -> int:
     from orchestrator.llm.client import ModelClient
+    from orchestrator.llm.costs.spend import Spend
+    from orchestrator.llm.endpoint.sdk import make_sdk_client
     from orchestrator.llm.errors import ApiAuthError, ApiUnavailable, LimitReached, ModelRequestRejected
-    from orchestrator.llm.sdk import make_sdk_client
-    from orchestrator.llm.spend import Spend
 
     # Only the planning model is checked: plan never calls the summarizer or an escalation model.
     settings = config.client_settings()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.conversation import text_of
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.plan.check_writer import FeatureCheck, suggested_path
 from orchestrator.plan.plan_prompts import CHECK_SYSTEM, check_prompt
 from orchestrator.plan.planner import PlannedSpec, PlannerSettings, planner_requests

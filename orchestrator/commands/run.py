@@ -16,10 +16,10 @@ from orchestrator.git.repository_guard import record_git_at_start
 from orchestrator.run.verdict import Outcome, RunResult
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import SelectionError, describe_empty_selection, select
+from orchestrator.store.disk.lock import LockHeld, RunLock
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import NothingSelected
 from orchestrator.store.events import EventSink
-from orchestrator.store.lock import LockHeld, RunLock
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.tools.shell_policy import configured_policy
 from orchestrator.user_errors import EXIT_OK, UsageError
 
@@ -95,7 +95,7 @@ def _run(loaded: LoadedSpec, config: RunConfig, paths: ProjectPaths, request: Ru
     # The SDK takes seconds to import: only a real run needs it.
     from orchestrator.claude_code.billing import makes_own_calls
     from orchestrator.claude_code.choice import agent_for
-    from orchestrator.llm.sdk import make_sdk_client
+    from orchestrator.llm.endpoint.sdk import make_sdk_client
     from orchestrator.run.factory import build_runner
     from orchestrator.run.runner import RunOptions
 

@@ -29,11 +29,11 @@ from orchestrator.run.checks.running.check_pool import CheckRun, check_runner, d
 from orchestrator.safety.credentials.redaction import redact
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.check_excerpt import check_verdict, failure_reason
+from orchestrator.store.disk.atomic import write_report_atomic
+from orchestrator.store.disk.lock import LockHeld, RunLock
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import find_feature_log, write_feature_log
-from orchestrator.store.lock import LockHeld, RunLock
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
 from orchestrator.user_errors import EXIT_FAILED, EXIT_OK, UsageError

@@ -17,7 +17,7 @@ from fake_messages_api.scripted_agent.plans import Block
 from fake_messages_api.scripted_agent.summarizer import default_summarizer
 from fake_messages_api.server import FakeAPI
 from orchestrator.json_types import JsonObject
-from orchestrator.llm.pricing import MODEL_PRICES
+from orchestrator.llm.costs.pricing import MODEL_PRICES
 
 from .textkit_plan import CHECK_FILES, textkit_plan
 

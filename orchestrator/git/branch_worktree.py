@@ -19,8 +19,8 @@ from pathlib import Path
 
 from orchestrator.git.checkpoint import exclude_run_state, head_commit, is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
-from orchestrator.store.atomic import write_text_atomic
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.atomic import write_text_atomic
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.user_errors import UsageError
 
 WORKTREES_DIR = "worktrees"

@@ -33,11 +33,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from context_agent.files import LinkRefused
 from orchestrator.git.run_git import CheckpointError, check_git
 from orchestrator.git.tree import is_ours, split_z
-from orchestrator.store.atomic import write_json_atomic
-from orchestrator.store.no_follow import read_no_follow
+from orchestrator.store.disk.atomic import write_json_atomic
+from orchestrator.store.disk.no_follow import read_no_follow
+from shared_base.files import LinkRefused
 
 RUN_TIMES_NAME = "run-times.json"
 MAX_FILES = 50_000

@@ -19,7 +19,7 @@ from pathlib import Path
 from orchestrator.git.commit_filter import REFUSED_PATHSPECS, drop_refused
 from orchestrator.git.index_lock import clear_stale_index_lock
 from orchestrator.git.run_git import CheckpointError, check_git, git_error, run_git, safe_config
-from orchestrator.store.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
+from orchestrator.store.disk.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
 
 _FALLBACK_IDENTITY = {"user.name": "orchestrate", "user.email": "orchestrate@localhost"}
 # Limits committing to the project directory, minus what is never committed (`commit_filter`).

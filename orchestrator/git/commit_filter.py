@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.git.run_git import check_git
-from orchestrator.store.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
+from orchestrator.store.disk.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
 
 CONFIG_FILE = "orchestrate.toml"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree

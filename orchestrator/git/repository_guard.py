@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator.store.atomic import remove_no_follow, write_text_atomic
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.atomic import remove_no_follow, write_text_atomic
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.user_errors import UsageError
 
 _MARKER = "git-at-start"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, run_git
-from orchestrator.store.atomic import refuse_links
-from orchestrator.store.paths import STATE_DIR_NAME
+from orchestrator.store.disk.atomic import refuse_links
+from orchestrator.store.disk.paths import STATE_DIR_NAME
 from orchestrator.user_errors import UsageError
 
 # Never looked into: what is set aside there (links included) is never read or followed.

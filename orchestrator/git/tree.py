@@ -18,7 +18,7 @@ from pathlib import Path
 from orchestrator.git.checkpoint import exclude_run_state
 from orchestrator.git.commit_filter import EMPTY_TREE, drop_refused
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
-from orchestrator.store.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
+from orchestrator.store.disk.paths import FRESH_BACKUP_PREFIX, STATE_DIR_NAME
 
 
 def is_ours(path: str) -> bool:

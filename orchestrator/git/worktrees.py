@@ -39,7 +39,7 @@ from orchestrator.git.commit_filter import REFUSED_PATHSPECS, drop_refused
 from orchestrator.git.repository_guard import mark_repository
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
 from orchestrator.git.tree import split_z
-from orchestrator.store.atomic import refuse_links, remove_no_follow
+from orchestrator.store.disk.atomic import refuse_links, remove_no_follow
 from orchestrator.user_errors import UsageError
 
 WORK_BRANCH_PREFIX = "orchestrate/work/"

@@ -5,16 +5,17 @@ Owns:
                   faults retried, every call booked in `Spend` and journaled
     errors        what a call can end in besides an answer (LimitReached, ApiUnavailable,
                   ApiAuthError, ModelRequestRejected): the CLI maps each to an exit code
-    sdk           the SDK client, built from the key or token in the environment
+    endpoint/     the provider (Anthropic, Bedrock, Vertex), its environment, and `sdk`: the SDK
+                  client, built from the key or token in the environment
     client_settings  `ClientSettings`: what the client reads of a run's configuration (built
                   by `RunConfig.client_settings`; `llm` never imports `orchestrator.config`)
-    pricing       `TokenUsage` (counts as saved everywhere) and `PriceTable` (USD per model)
+    costs/        `pricing`: `TokenUsage` (counts as saved everywhere) and `PriceTable` (USD per
+                  model); `spend`, the run's money; `reservations` against the caps
     models        the default agent and summarizer model ids, read from the installed SDK
     conversation  cache breakpoints, observation masking and the kept request size of an attempt
 
 May import: `orchestrator.safety` (redaction), `orchestrator.user_errors` (UsageError),
-`context_agent.tokens` (the one token estimator), the SDK and tenacity. Nothing above it: not
-`orchestrator.store`, `tools`, `run`, `commands` (the arrows: commands -> run ->
-(context_agent, tools) -> store -> llm/spec/safety). `anthropic` is imported by `client` and `sdk`
+`shared_base` (the one token estimator, the default model ids), the SDK and tenacity; nothing
+above it in docs/architecture.md's layer chain. `anthropic` is imported by `client` and `sdk`
 only: importing the SDK costs seconds, so `models` reads the SDK's model list from its source.
 """

@@ -19,11 +19,11 @@ from typing import Literal
 from orchestrator.json_types import BookedRequest
 from orchestrator.llm.attempt_model import fit_thinking_budget
 from orchestrator.llm.client_settings import ClientSettings
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage, usd
+from orchestrator.llm.costs.reservations import SpendPool
+from orchestrator.llm.costs.spend import Spend, SpendEntry
 from orchestrator.llm.errors import LimitReached
-from orchestrator.llm.pricing import PriceTable, TokenUsage, usd
 from orchestrator.llm.request_tokens import request_tokens
-from orchestrator.llm.reservations import SpendPool
-from orchestrator.llm.spend import Spend, SpendEntry
 
 # Estimates of input size err high, but not always enough: keep a margin on top.
 _INPUT_MARGIN = 1.25

@@ -33,6 +33,11 @@ from tenacity.nap import sleep as default_sleep
 from orchestrator.json_types import ApiRequest
 from orchestrator.llm.call_books import CallBooks
 from orchestrator.llm.client_settings import ClientSettings
+from orchestrator.llm.costs.pricing import TokenUsage
+from orchestrator.llm.costs.reservations import SpendPool
+from orchestrator.llm.costs.spend import Spend, SpendEntry
+from orchestrator.llm.endpoint.providers import native_model_id
+from orchestrator.llm.endpoint.sdk import credentials_hint
 from orchestrator.llm.errors import (
     ApiAuthError,
     ApiUnavailable,
@@ -40,11 +45,6 @@ from orchestrator.llm.errors import (
     ModelRequestRejected,
     describe_error,
 )
-from orchestrator.llm.pricing import TokenUsage
-from orchestrator.llm.providers import native_model_id
-from orchestrator.llm.reservations import SpendPool
-from orchestrator.llm.sdk import credentials_hint
-from orchestrator.llm.spend import Spend, SpendEntry
 from orchestrator.llm.streaming import SdkClient, StreamBroken, is_transient, stream_message
 
 

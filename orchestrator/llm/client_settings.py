@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from orchestrator.llm.pricing import PriceTable
+from orchestrator.llm.costs.pricing import PriceTable
 
 Provider = Literal["anthropic", "bedrock", "vertex"]
 # The model settings by the name a user gives them (`model` is `--model`), as the SDK client

@@ -18,9 +18,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from context_agent.tokens import estimate_json_tokens, estimate_tokens
 from orchestrator.json_types import ApiMessage
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
+from shared_base.tokens import estimate_json_tokens, estimate_tokens
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
     from anthropic.types import (

@@ -6,7 +6,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from context_agent.project_memory import DEFAULT_SUMMARIZER_MODEL
+from shared_base.model_ids import DEFAULT_SUMMARIZER_MODEL
 
 _MODEL_ID = re.compile(r'"(claude-[a-z0-9.-]+)"')
 _VERSIONED = re.compile(r"^claude-(?P<family>[a-z]+)-(?P<major>\d+)(?:-(?P<minor>\d{1,2}))?$")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from context_agent.tokens import estimate_json_tokens
 from orchestrator.json_types import BookedRequest
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
+from shared_base.tokens import estimate_json_tokens
 
 
 def request_tokens(request: BookedRequest) -> int:

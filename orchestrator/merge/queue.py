@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from context_agent.check_result import CheckResult
 from orchestrator.git.run_git import git_error, run_git
 from orchestrator.git.tree import differing
 from orchestrator.git.worktrees import Worktrees
@@ -37,6 +36,7 @@ from orchestrator.merge.batch import BatchRecheck, commit_staged, merge_batch
 from orchestrator.merge.landing import Landing, SquashOntoHead
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.agent_words import REDO_ON_TOP
+from shared_base.check_result import CheckResult
 
 # What a merge conflict feeds back: enough hunks to act on, bounded like a check's output.
 _CONFLICT_OUTPUT_LIMIT = 4000

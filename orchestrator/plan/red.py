@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from context_agent.check_result import CheckResult
 from orchestrator.run.checks.running.check_command import run_check
 from orchestrator.safety.environment import CommandEnvironment
+from shared_base.check_result import CheckResult
 
 Verdict = Literal["red", "vacuous", "broken"]
 

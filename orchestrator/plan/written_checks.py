@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from orchestrator.store.atomic import write_report_atomic
+from orchestrator.store.disk.atomic import write_report_atomic
 
 _FORBIDDEN_TOP = frozenset({".git", ".autonomous"})
 

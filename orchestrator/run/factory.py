@@ -11,20 +11,20 @@ from pathlib import Path
 from context_agent.project_memory import ContextAgent
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.reservations import SpendPool
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.reservations import SpendPool
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.llm.streaming import SdkClient
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView, feature_reader
+from orchestrator.run.base.feature_logs import FeatureLogs
 from orchestrator.run.checks.protection.outside_reads import spec_checks
 from orchestrator.run.checks.running.check_command import CheckVerifier
-from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.run.runner import Runner, RunOptions, RunParts
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.safety.credentials.redaction import redact
 from orchestrator.spec.load import LoadedSpec
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from orchestrator.store.working_memory import WorkingMemory
 

@@ -14,8 +14,8 @@ from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.context_view import ContextView
-from orchestrator.run.books import RunBooks
-from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.base.books import RunBooks
+from orchestrator.run.base.feature_logs import FeatureLogs
 from orchestrator.store.event_kinds import Checkpoint
 from orchestrator.store.events import EventSink
 from orchestrator.store.run_state import PassToFinish

@@ -21,18 +21,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.git.carried_files import record_run_time
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.reservations import SpendPool
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.reservations import SpendPool
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
-from orchestrator.run.books import RunBooks
+from orchestrator.run.base.books import RunBooks
+from orchestrator.run.base.feature_logs import FeatureLogs
+from orchestrator.run.base.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.checks.clean_checkout import verification_tree
 from orchestrator.run.checks.final_verification import final_verification
 from orchestrator.run.checks.guard.regression import RegressionGuard, guard_budget
@@ -42,8 +43,6 @@ from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.running.check_command import Verifier
 from orchestrator.run.checks.running.check_pool import check_runner, default_concurrency
 from orchestrator.run.checks.trust import distrust_unproven_passes
-from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.run.feature_order import RunQueue, ordered, reconcile
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.stop_reasons import internal_error_message, is_write_failure, write_failure_message
 from orchestrator.run.verdict import Outcome, RunResult, Verdict, run_verdict
@@ -52,14 +51,15 @@ from orchestrator.safety.processes.signals import signals_held
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import Notice, RunFinished, RunStarted, Summarization
 from orchestrator.store.events import EventSink
 from orchestrator.store.memory_entries import Insight
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState, RunTotals, now_ms
 from orchestrator.store.state import StateStore
 from orchestrator.store.working_memory import WorkingMemory
 from orchestrator.user_errors import AuthError, StopError, UsageError
+from shared_base.files import LinkRefused
 
 
 @dataclass

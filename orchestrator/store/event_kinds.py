@@ -12,10 +12,10 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer, model_validator
 
-from context_agent.check_result import CheckResult, Influencer
 from orchestrator.json_types import JsonObject
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.store.records import CamelModel, CheckFailure, flat_check, nest_check
+from shared_base.check_result import CheckResult, Influencer
 
 
 def _absent(value: object) -> bool:

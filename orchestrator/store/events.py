@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from context_agent.check_result import Influencer
 from orchestrator.safety.credentials.redaction import redact_value
-from orchestrator.store.atomic import append_jsonl
+from orchestrator.store.disk.atomic import append_jsonl
 from orchestrator.store.event_kinds import Event, Notice, parse_event
+from shared_base.check_result import Influencer
 
 
 class Renderer(Protocol):

@@ -14,15 +14,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from context_agent.check_result import CheckResult
 from orchestrator.json_types import AgentReport, JsonObject
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.spec.feature_spec import Feature
-from orchestrator.store.atomic import write_text_atomic
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.atomic import write_text_atomic
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, Footprint
 from orchestrator.store.run_state import FeatureState
 from orchestrator.user_errors import OrchestrateError
+from shared_base.check_result import CheckResult
 
 # A feature log is a few kilobytes; a bigger one is not ours, and not worth reading.
 MAX_LOG_BYTES = 16 * 1024 * 1024

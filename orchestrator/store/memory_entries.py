@@ -23,9 +23,9 @@ from pydantic import (
     model_validator,
 )
 
-from context_agent.check_result import CheckResult
 from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.store.records import flat_check, nest_check
+from shared_base.check_result import CheckResult
 
 _ALWAYS_WRITTEN = frozenset({"type", "ts_ms", "event"})
 

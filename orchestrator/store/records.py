@@ -1,6 +1,6 @@
 """The check and attempt records the state and the feature logs share, typed.
 
-A check's outcome is `context_agent.check_result.CheckResult` (the Context Agent reads it too,
+A check's outcome is `shared_base.check_result.CheckResult` (the Context Agent reads it too,
 and imports nothing from here); `ReCheck` is a passed feature's check run again, and
 `nest_check` / `flat_check` let an event or a working-memory entry hold a `CheckResult` and
 still write its keys flat, as it always did.
@@ -13,9 +13,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
-from context_agent.check_result import CheckResult
 from orchestrator.json_types import JsonObject
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
+from shared_base.check_result import CheckResult
 
 
 class CamelModel(BaseModel):

@@ -13,13 +13,13 @@ from typing import Literal
 
 from pydantic import Field, field_serializer, field_validator
 
-from context_agent.check_result import CheckResult
 from orchestrator.json_types import AgentReport, JsonObject
-from orchestrator.llm.pricing import TokenUsage
-from orchestrator.llm.spend import ModelSpend
-from orchestrator.store.paths import is_project_key
+from orchestrator.llm.costs.pricing import TokenUsage
+from orchestrator.llm.costs.spend import ModelSpend
+from orchestrator.store.disk.paths import is_project_key
 from orchestrator.store.records import AttemptRecord, Footprint, Prediction
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
+from shared_base.check_result import CheckResult
 
 # `regressed`: passed, then its check failed on a later tree; the next run rebuilds it.
 # The reason of a feature found in_progress at the start of a run (its attempt was interrupted).

@@ -12,9 +12,9 @@ import math
 
 from pydantic import field_validator
 
-from orchestrator.llm.pricing import TokenUsage
-from orchestrator.llm.spend import ModelSpend
-from orchestrator.llm.spend import SpendEntry as ModelCallSpend
+from orchestrator.llm.costs.pricing import TokenUsage
+from orchestrator.llm.costs.spend import ModelSpend
+from orchestrator.llm.costs.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.run_state import RunState
 

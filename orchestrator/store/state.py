@@ -19,13 +19,12 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from context_agent.files import LinkRefused, TooLarge
-from orchestrator.llm.spend import SpendEntry as ModelCallSpend
+from orchestrator.llm.costs.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
-from orchestrator.store.atomic import append_jsonl, set_aside, write_text_atomic
+from orchestrator.store.disk.atomic import append_jsonl, set_aside, write_text_atomic
+from orchestrator.store.disk.no_follow import lexists, read_no_follow
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
-from orchestrator.store.no_follow import lexists, read_no_follow
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import CamelModel
 from orchestrator.store.run_state import (
     FeatureState,
@@ -35,6 +34,7 @@ from orchestrator.store.run_state import (
     now_ms,
 )
 from orchestrator.store.spend_journal import OpenCalls, SpendEntry, close_all_unanswered, replay_spend
+from shared_base.files import LinkRefused, TooLarge
 
 # Files above this size are not state we wrote; refuse to parse them.
 MAX_STATE_BYTES = 64 * 1024 * 1024

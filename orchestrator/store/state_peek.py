@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from context_agent.files import LinkRefused
 from orchestrator.json_types import JsonObject
-from orchestrator.store.no_follow import read_no_follow
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.no_follow import read_no_follow
+from orchestrator.store.disk.paths import ProjectPaths
+from shared_base.files import LinkRefused
 
 # As `orchestrator.store.state.MAX_STATE_BYTES`: bigger files are not state we wrote.
 _MAX_BYTES = 64 * 1024 * 1024

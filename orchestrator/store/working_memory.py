@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from context_agent.files import LinkRefused
 from orchestrator.json_types import JsonObject
-from orchestrator.store.atomic import append_jsonl, set_aside
+from orchestrator.store.disk.atomic import append_jsonl, set_aside
+from orchestrator.store.disk.no_follow import lexists, open_no_follow
 from orchestrator.store.memory_entries import MemoryEntry, dump_entry
-from orchestrator.store.no_follow import lexists, open_no_follow
+from shared_base.files import LinkRefused
 
 # Far above what a long run writes (prompts are bounded by the spec's 10 MB); beyond this the
 # file is not ours, or not worth reading line by line at the start of every feature.

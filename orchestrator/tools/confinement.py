@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator.store.paths import RUN_CONFIG_NAME
+from orchestrator.store.disk.paths import RUN_CONFIG_NAME
 from orchestrator.tools.context import ToolContext, ToolError
 
 MAX_PATH_LENGTH = 4096

@@ -112,7 +112,7 @@ def test_report_with_no_option_prints_the_last_runs_summary(fake_api, project):
 
 
 def test_dollar_amounts_keep_the_digits_that_make_them_non_zero():
-    from orchestrator.llm.pricing import usd
+    from orchestrator.llm.costs.pricing import usd
 
     shown = {amount: usd(amount) for amount in (0.001, 0.0015, 0.000004, 0.5, 2.5, 10, 0)}
     assert shown == {0.001: "$0.001", 0.0015: "$0.0015", 0.000004: "$0.000004", 0.5: "$0.50", 2.5: "$2.50",

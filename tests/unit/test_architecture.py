@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("orchestrator", "context_agent", "fake_messages_api")
+PACKAGES = ("orchestrator", "context_agent", "shared_base", "fake_messages_api")
 MAX_FUNCTION_LINES = 60
 # Modules are sized by concept, not by a line count: past 600 lines is a signal to look (split it where
 # it holds two ideas, or list it below with the reason it is one), not a target to cut to.
@@ -105,6 +105,45 @@ def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
             seen.add(node)
             todo.extend(graph.get(node, ()))
     return False
+
+
+def _layers(text: str) -> list[list[str]]:
+    """The layer chain of docs/architecture.md's `layers` block, top first: one list of wings a line."""
+    block = text.split("```layers\n", 1)[1].split("```", 1)[0]
+    return [[wing.strip() for wing in line.split(",")] for line in block.splitlines() if line.strip()]
+
+
+LAYERS = _layers((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+
+
+def _wing_of(module: str) -> str:
+    """`orchestrator.run.runner` -> `run`; `context_agent.budget` -> `context_agent`; `orchestrator` -> `__init__`."""
+    parts = module.split(".")
+    if parts[0] != "orchestrator":
+        return parts[0]
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _upward_imports(graph: dict[str, set[str]], layers: list[list[str]]) -> list[str]:
+    level = {wing: depth for depth, line in enumerate(layers) for wing in line}
+    return sorted(
+        f"{name} -> {target}" for name, targets in graph.items() for target in targets
+        if level[_wing_of(target)] < level[_wing_of(name)]
+    )
+
+
+def test_every_wing_has_its_place_in_the_layer_chain():
+    placed = [wing for line in LAYERS for wing in line]
+    assert sorted(placed) == sorted({_wing_of(name) for name in MODULES})
+
+
+def test_no_module_imports_a_wing_above_its_own():
+    assert _upward_imports(GRAPH, LAYERS) == []
+
+
+def test_the_layer_checker_finds_an_upward_import():
+    graph = {"orchestrator.store.state": {"orchestrator.run.runner"}, "orchestrator.run.runner": set()}
+    assert _upward_imports(graph, [["run"], ["store"]]) == ["orchestrator.store.state -> orchestrator.run.runner"]
 
 
 def test_the_context_agent_imports_nothing_from_the_orchestrator():
@@ -235,7 +274,7 @@ def test_the_checker_finds_a_cycle():
 # Plain mappings are for JSON whose shape is not ours (the API's, a tool input, the agent's
 # report), and each kind has a name in a `json_types` module; our own files and results are models.
 # The fake Messages API (shipped for `orchestrate demo`) speaks nothing but that API's JSON.
-FREE_FORM_HOMES = {"orchestrator.json_types", "context_agent.json_shapes", "orchestrator.spec.decode"}
+FREE_FORM_HOMES = {"orchestrator.json_types", "context_agent.json_shapes", "shared_base.json_values", "orchestrator.spec.decode"}
 FREE_FORM_PACKAGES = ("fake_messages_api",)
 
 

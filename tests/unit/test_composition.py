@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.llm.reservations import StopToken
+from orchestrator.llm.costs.reservations import StopToken
 from orchestrator.run.checks.running.check_command import CheckVerifier
 from tests.environments import unsandboxed
 

@@ -51,8 +51,8 @@ from orchestrator.claude_code.metering.request_policy import body_refusal
 from orchestrator.claude_code.metering.sse_usage import Answer, message_usage
 from orchestrator.claude_code.metering.upstream import Upstream
 from orchestrator.llm.call_books import CallBooks
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.llm.errors import LimitReached, describe_error
-from orchestrator.llm.pricing import TokenUsage
 from orchestrator.store.event_kinds import ApiCall, Notice
 
 METERED_PATH = "/v1/messages"

@@ -25,7 +25,7 @@ import anthropic
 from anthropic.types.beta import BetaMessage, BetaMessageTokensCount, BetaRawMessageStreamEvent
 
 from orchestrator.claude_code.metering.proxy_server import ProxyHandler
-from orchestrator.llm.providers import UnknownModelMapping, native_model_id
+from orchestrator.llm.endpoint.providers import UnknownModelMapping, native_model_id
 from orchestrator.llm.streaming import SdkClient
 
 # Claude Code's own per-request timeout; the run's `--api-timeout` is for the built-in loop's calls.

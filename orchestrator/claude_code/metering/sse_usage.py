@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from orchestrator.json_types import JsonObject
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 
 # The API's usage fields, as TokenUsage names them.
 _FIELDS = {

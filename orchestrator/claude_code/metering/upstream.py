@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from orchestrator.llm.sdk import Credentials, api_credentials
+from orchestrator.llm.endpoint.sdk import Credentials, api_credentials
 
 ANTHROPIC_API = "https://api.anthropic.com"
 

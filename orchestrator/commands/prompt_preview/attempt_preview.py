@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
 from orchestrator.config import RunConfig
 from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView, retry_note, workspace_section
@@ -18,10 +17,11 @@ from orchestrator.run.checks.protection.outside_reads import spec_checks
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import Assessment
 from orchestrator.store.run_state import FeatureState, RunState
 from orchestrator.user_errors import UsageError
+from shared_base.check_result import CheckResult
 
 
 def _runs_no_check(command: str, workspace: Path) -> CheckResult:

@@ -11,13 +11,13 @@ from orchestrator.commands.prompt_preview.attempt_preview import (
 )
 from orchestrator.config import RunConfig
 from orchestrator.run.attempt.feature_prompt import appended_system_prompt, feature_turn, strategy_system_prompt
-from orchestrator.run.feature_logs import FeatureLogs
-from orchestrator.run.feature_order import ordered
+from orchestrator.run.base.feature_logs import FeatureLogs
+from orchestrator.run.base.feature_order import ordered
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.spec.selection import select
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import DryRunPrompt
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
 

@@ -13,11 +13,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from context_agent.files import LinkRefused
 from orchestrator.config import RunConfig
 from orchestrator.json_types import RequestDraft
-from orchestrator.store.no_follow import open_no_follow
+from orchestrator.store.disk.no_follow import open_no_follow
 from orchestrator.user_errors import UsageError
+from shared_base.files import LinkRefused
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
     from anthropic.types import MessageCountTokensParams
@@ -30,9 +30,9 @@ def counted_tokens(config: RunConfig, request: RequestDraft) -> tuple[int | None
     # The SDK takes seconds to import: only a count needs it.
     import anthropic
 
+    from orchestrator.llm.endpoint.providers import native_model_id
+    from orchestrator.llm.endpoint.sdk import make_sdk_client
     from orchestrator.llm.errors import ClientSetupError
-    from orchestrator.llm.providers import native_model_id
-    from orchestrator.llm.sdk import make_sdk_client
     from orchestrator.safety.credentials.redaction import redact
 
     try:

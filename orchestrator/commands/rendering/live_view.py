@@ -28,7 +28,7 @@ from orchestrator.commands.rendering.output import (
     tool_line,
     wants_plain,
 )
-from orchestrator.llm.pricing import usd
+from orchestrator.llm.costs.pricing import usd
 from orchestrator.store.event_kinds import (
     ApiCall,
     Event,

@@ -19,8 +19,8 @@ from orchestrator.commands.report import html_charts as charts
 from orchestrator.commands.report.report_data import load_report_data
 from orchestrator.commands.report.report_model import FeatureRow, ReportData
 from orchestrator.spec.load import LoadedSpec
-from orchestrator.store.atomic import write_report_atomic
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.atomic import write_report_atomic
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.user_errors import EXIT_OK, UsageError
 
 MAX_TABLE_ROWS = 500

@@ -15,9 +15,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from orchestrator.commands.rendering.output import describe
+from orchestrator.store.disk.no_follow import lexists, open_no_follow, read_no_follow
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import FinalVerification, RunFinished, RunStarted, parse_event
-from orchestrator.store.no_follow import lexists, open_no_follow, read_no_follow
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.user_errors import EXIT_OK, UsageError
 
 _BLOCK = 1 << 16

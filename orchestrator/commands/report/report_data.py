@@ -12,14 +12,14 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from context_agent.files import LinkRefused
-from context_agent.tokens import estimate_tokens
 from orchestrator.commands.report.report_model import FeatureRow, ReportData
 from orchestrator.commands.report.report_timeline import Timeline
 from orchestrator.json_types import JsonObject
 from orchestrator.store.check_excerpt import error_excerpt
-from orchestrator.store.no_follow import open_no_follow
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.no_follow import open_no_follow
+from orchestrator.store.disk.paths import ProjectPaths
+from shared_base.files import LinkRefused
+from shared_base.tokens import estimate_tokens
 
 CONTEXT_HEADING = "## Project Context"
 

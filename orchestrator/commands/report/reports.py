@@ -9,18 +9,18 @@ from pathlib import Path
 
 from pydantic import Field
 
-from context_agent.check_result import CheckResult
 from orchestrator.commands.rendering.cost_words import worst_case_part
 from orchestrator.config import RunConfig
-from orchestrator.llm.pricing import TokenUsage
-from orchestrator.llm.spend import ModelSpend
+from orchestrator.llm.costs.pricing import TokenUsage
+from orchestrator.llm.costs.spend import ModelSpend
 from orchestrator.run.verdict import RunResult
 from orchestrator.safety.credentials.redaction import redact_value
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.agent_words import for_the_user
-from orchestrator.store.atomic import write_report_atomic
 from orchestrator.store.check_excerpt import check_verdict, error_excerpt
+from orchestrator.store.disk.atomic import write_report_atomic
 from orchestrator.store.records import CamelModel
+from shared_base.check_result import CheckResult
 
 
 class FeatureReport(CamelModel):

@@ -22,8 +22,8 @@ from orchestrator.llm.conversation import (
     with_cached_tools,
     with_conversation_breakpoint,
 )
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.llm.errors import ModelRequestRejected
-from orchestrator.llm.pricing import TokenUsage
 from orchestrator.llm.reply_blocks import reply_blocks
 from orchestrator.store.event_kinds import ApiCall, Notice, ToolCall
 from orchestrator.tools.context import ToolContext, ToolResult

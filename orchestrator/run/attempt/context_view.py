@@ -11,7 +11,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from context_agent.check_result import CheckResult
 from context_agent.injection.context_injection import ContextInjection
 from context_agent.project_memory import ContextAgent
 from context_agent.records.feature_records import FeatureRecord
@@ -21,9 +20,10 @@ from orchestrator.run.attempt.feature_prompt import FeatureTurn, feature_turn
 from orchestrator.run.attempt.strategies import strategy_named
 from orchestrator.run.checks.protection.check_paths import check_file_keys
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import read_feature_log
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import FeatureState
+from shared_base.check_result import CheckResult
 
 
 class ContextView:

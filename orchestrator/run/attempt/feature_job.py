@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from context_agent.check_result import CheckResult
 from orchestrator.config import RunConfig
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.repository_guard import remove_foreign_git
@@ -36,10 +35,10 @@ from orchestrator.run.attempt.context_view import ContextView, known_files
 from orchestrator.run.attempt.feature_prompt import FeatureTurn
 from orchestrator.run.attempt.guarded_check import GuardedCheck
 from orchestrator.run.attempt.recorder import FeatureRecorder
+from orchestrator.run.base.feature_logs import with_attempt
 from orchestrator.run.checks.impact_agent.impact import score as score_prediction
 from orchestrator.run.checks.integrity import Integrity
 from orchestrator.run.checks.running.check_command import Verifier
-from orchestrator.run.feature_logs import with_attempt
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import AttemptRecord
@@ -47,6 +46,7 @@ from orchestrator.store.run_state import AwaitingCheck, FeatureStatus, PassToFin
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.report import DefectiveCheck
 from orchestrator.tools.shell_policy import configured_policy
+from shared_base.check_result import CheckResult
 
 RESUMED = "resumed after an interrupted attempt"
 FinishPass = Callable[[str, AgentReport | None, str | None], None]

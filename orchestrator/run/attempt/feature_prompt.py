@@ -12,13 +12,13 @@ import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from context_agent.check_result import CheckResult
 from orchestrator.run.attempt.agent_view import NO_VIEW, AttemptView
 from orchestrator.run.attempt.strategies import InjectionSource, StrategyContext, StrategyInputs, strategy_named
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.agent_words import OWN_CHECK_PASSED
 from orchestrator.store.check_excerpt import error_excerpt
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
+from shared_base.check_result import CheckResult
 
 REPLAY_NOTE = (
     "Messages that start with `WM_KIND=` are history from the working-memory log, not "

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from context_agent.tokens import estimate_json_tokens
 from orchestrator.json_types import ApiMessage, RequestDraft
 from orchestrator.llm.conversation import cached_system, user_text, with_cached_tools, with_conversation_breakpoint
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
+from shared_base.tokens import estimate_json_tokens
 
 if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the checker only
     from anthropic.types import ToolUnionParam

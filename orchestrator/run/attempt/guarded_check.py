@@ -13,7 +13,6 @@ import hashlib
 import time
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
 from orchestrator.run.attempt.agent_loop import stop_note
 from orchestrator.run.attempt.recorder import FeatureRecorder
 from orchestrator.run.checks.influence import check_influence
@@ -24,6 +23,7 @@ from orchestrator.run.checks.running.check_command import Verifier
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.agent_words import FIX_THE_CODE
 from orchestrator.store.run_state import CheckFiles
+from shared_base.check_result import CheckResult
 
 
 class GuardedCheck:

@@ -11,11 +11,10 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from context_agent.check_result import CheckResult
 from orchestrator.json_types import AgentReport
 from orchestrator.run.attempt.agent_loop import AgentEvent, AttemptOutcome
-from orchestrator.run.books import RunBooks
-from orchestrator.run.feature_logs import FeatureLogs
+from orchestrator.run.base.books import RunBooks
+from orchestrator.run.base.feature_logs import FeatureLogs
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.event_kinds import FeatureBlocked, FeatureFinished, FeatureStarted, ToolCall, Verification
 from orchestrator.store.events import EventSink
@@ -24,6 +23,7 @@ from orchestrator.store.memory_entries import CheckEvent, StatusEvent, TextInput
 from orchestrator.store.records import Assessment, AttemptRecord
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.working_memory import WorkingMemory
+from shared_base.check_result import CheckResult
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from context_agent.injection.render import render_project_context
 from orchestrator.json_types import ApiMessage
 from orchestrator.llm.conversation import assistant_text, user_text
 from orchestrator.spec.feature_spec import Feature
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import find_feature_log
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.working_memory import read_log
 
 REQUEST_MARKER = "CURRENT_FEATURE_REQUEST"

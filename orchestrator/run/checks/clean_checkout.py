@@ -41,7 +41,7 @@ from orchestrator.git.carried_files import Carried, RunTimes, carry_ignored
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, check_git, run_git, safe_config
 from orchestrator.git.tree import TreeSnapshot
-from orchestrator.store.paths import STATE_DIR_NAME
+from orchestrator.store.disk.paths import STATE_DIR_NAME
 
 CLEAN_CHECKOUT = "clean-checkout"
 WORKING_TREE = "working-tree"

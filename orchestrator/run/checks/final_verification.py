@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from orchestrator.run.books import RunBooks
+from orchestrator.run.base.books import RunBooks
+from orchestrator.run.base.feature_logs import FeatureLogs
 from orchestrator.run.checks.clean_checkout import VerificationTree
 from orchestrator.run.checks.running.check_pool import CheckRun, CheckRunner, Progress, in_checkout, run_checks
-from orchestrator.run.feature_logs import FeatureLogs
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.check_excerpt import failure_reason
 from orchestrator.store.event_kinds import FinalVerification

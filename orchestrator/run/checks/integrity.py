@@ -12,8 +12,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
-from context_agent.tokens import estimate_tokens
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.run.checks.assessment import assess, prompt_line
@@ -29,6 +27,8 @@ from orchestrator.store.event_kinds import Notice, RegressionCheck, RegressionSu
 from orchestrator.store.events import EventSink
 from orchestrator.store.records import Assessment, Footprint, ReCheck
 from orchestrator.store.run_state import RESUMED_AFTER_INTERRUPT, FeatureState
+from shared_base.check_result import CheckResult
+from shared_base.tokens import estimate_tokens
 
 
 @dataclass

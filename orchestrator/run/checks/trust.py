@@ -18,8 +18,8 @@ from collections.abc import Callable
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError, run_git
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import FeatureLog, find_feature_log
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.run_state import FeatureState, RunState
 
 SPEC_PASSES_REASON = "marked passes: true in the spec"

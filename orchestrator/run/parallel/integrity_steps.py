@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
 from orchestrator.git.run_git import run_git
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.queue import Recheck
@@ -25,6 +24,7 @@ from orchestrator.run.checks.guard.regression import broken_result, failures
 from orchestrator.run.checks.integrity import Integrity, elapsed_ms
 from orchestrator.run.checks.running.check_pool import CheckRunner, run_checks
 from orchestrator.spec.feature_spec import Feature
+from shared_base.check_result import CheckResult
 
 
 def merged_changes(tree: Path) -> list[str]:

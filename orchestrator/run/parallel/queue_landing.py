@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
 from orchestrator.git import checkpoint as git_checkpoint
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.llm.attempt_model import attempt_model
@@ -26,6 +25,7 @@ from orchestrator.run.parallel.worker_slots import WorkerSlots
 from orchestrator.store.event_kinds import Merge
 from orchestrator.store.events import EventSink
 from orchestrator.store.run_state import PassToFinish, RunState, now_ms
+from shared_base.check_result import CheckResult
 
 
 @dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from orchestrator.run.feature_order import blocking_dependency
+from orchestrator.run.base.feature_order import blocking_dependency
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.run_state import RunState
 

@@ -28,16 +28,15 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.merge.landing import SquashOntoHead
 from orchestrator.merge.queue import MergeQueue
 from orchestrator.run.attempt.feature_job import FeatureJob
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
-from orchestrator.run.books import RunBooks
+from orchestrator.run.base.books import RunBooks
 from orchestrator.run.checks.clean_checkout import PrivateDirectory
 from orchestrator.run.checks.impact_agent.impact import shared_writes
 from orchestrator.run.checks.running.check_command import CheckVerifier
@@ -58,6 +57,7 @@ from orchestrator.safety.processes.descendants import commands_run_concurrently
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.event_kinds import FeatureWaiting
 from orchestrator.store.run_state import RunState
+from shared_base.check_result import CheckResult
 
 GRACE_SECONDS = 3.0  # how long a stop waits for workers before it gives up on them
 

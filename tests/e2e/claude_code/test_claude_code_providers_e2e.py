@@ -16,7 +16,7 @@ from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY, TEST_VERTEX_TOKEN
 from fake_messages_api.scripted_agent.plans import Block, bash, edit_create, report, text
 from fake_messages_api.server import FakeAPI
-from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
 
 pytest.importorskip(

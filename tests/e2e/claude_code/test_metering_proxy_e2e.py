@@ -20,10 +20,10 @@ from fake_messages_api.server import FakeAPI
 from fake_messages_api.faults import FailFirst, Fault
 from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend
-from orchestrator.llm.pricing import PriceTable, TokenUsage
-from orchestrator.llm.sdk import Credentials
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.llm.costs.spend import Spend
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
+from orchestrator.llm.endpoint.sdk import Credentials
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
 

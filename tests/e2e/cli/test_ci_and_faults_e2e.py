@@ -15,9 +15,9 @@ import pytest
 
 
 from orchestrator.llm.conversation import MASK_TEXT
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
-from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 from fake_messages_api.faults import FailFirst, Fault, RandomFaults
 from fake_messages_api.scripted_agent.plans import bash, edit_create, report

@@ -7,7 +7,7 @@ from pathlib import Path
 from orchestrator.combine.integration import CherryPick, CombinedBranch
 from orchestrator.git.checkpoint import exclude_run_state
 from orchestrator.merge.queue import MergeQueue
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.spec.feature_spec import Feature
 from tests.git_helpers import git, init_repo, subjects

@@ -10,7 +10,7 @@ import pytest
 import orchestrator.commands.listing as listing
 from orchestrator.commands.rendering.text_table import render_table
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state_peek import peek_features
 from tests.cli_helpers import run_cli, write_spec
 

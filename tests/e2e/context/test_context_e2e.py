@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from context_agent.project_memory import DEFAULT_SUMMARIZER_MODEL
+from shared_base.model_ids import DEFAULT_SUMMARIZER_MODEL
 from context_agent.project_memory import ContextAgent
 from context_agent.budget import INJECTION_BUDGET, MAX_STORED_DECISIONS
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 from tests.cli_helpers import cli_env, first_prompt, read_json, run_cli, write_spec
 from fake_messages_api.faults import Fault
 from fake_messages_api.scripted_agent.plans import edit_create, report, text

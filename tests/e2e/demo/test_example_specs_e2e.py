@@ -26,7 +26,7 @@ from orchestrator.demo.textkit_sources import final_tree
 from tests.example_specs import ROOT, per_spec
 from orchestrator.spec.load import LoadedSpec, load_spec
 from orchestrator.run.checks.running.check_command import run_check
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from tests.environments import unsandboxed
 
 

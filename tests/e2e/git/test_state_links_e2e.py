@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from context_agent.files import LinkRefused
+from shared_base.files import LinkRefused
 from orchestrator.git.worktrees import Worktrees
 from tests.cli_helpers import file_tree, run_cli, write_spec
 from tests.git_helpers import clone, git, init_repo

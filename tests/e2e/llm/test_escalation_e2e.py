@@ -8,7 +8,7 @@ import pytest
 
 from orchestrator.config import RunConfig
 from orchestrator.llm.attempt_model import attempt_model, escalates
-from orchestrator.llm.pricing import PriceTable, TokenUsage
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import read_json, run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import edit_create, report, text
 

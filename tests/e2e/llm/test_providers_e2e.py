@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config import RunConfig
-from orchestrator.llm.providers import UnknownModelMapping, native_model_id
+from orchestrator.llm.endpoint.providers import UnknownModelMapping, native_model_id
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 from fake_messages_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY, TEST_VERTEX_TOKEN

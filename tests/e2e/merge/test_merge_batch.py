@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.merge.queue import MergeOutcome, MergeQueue
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.git.worktrees import Worktrees, prepare_repository
 from orchestrator.spec.feature_spec import Feature
 

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 from orchestrator.store.feature_log import FeatureLog, write_feature_log
-from context_agent.check_result import CheckResult
-from orchestrator.store.paths import ProjectPaths
+from shared_base.check_result import CheckResult
+from orchestrator.store.disk.paths import ProjectPaths
 from tests.cli_helpers import run_cli, write_spec
 from tests.resume_trust import doubted, git, passed_feature
 from fake_messages_api.scripted_agent.plans import bash, edit_create

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 import pytest
-from orchestrator.store.lock import LockHeld, RunLock
+from orchestrator.store.disk.lock import LockHeld, RunLock
 
 
 
@@ -121,7 +121,7 @@ def test_two_runs_racing_for_a_stale_lock_exactly_one_wins(lock_path: Path) -> N
         f"""
         import sys, time
         from pathlib import Path
-        from orchestrator.store.lock import LockHeld, RunLock
+        from orchestrator.store.disk.lock import LockHeld, RunLock
 
         signals = Path({str(signals)!r})
         (signals / f"ready-{{sys.argv[1]}}").touch()

@@ -4,7 +4,7 @@ what it forwards, refuses, passes through, and books into the run's journal."""
 from __future__ import annotations
 
 from orchestrator.claude_code.metering.sse_usage import StreamUsage
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 
 
 MODEL = "claude-sonnet-5-5"

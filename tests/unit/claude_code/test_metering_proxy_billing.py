@@ -11,7 +11,7 @@ from orchestrator.claude_code.billing import PlanAttempt, billing_mode, describe
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 from tests.e2e.claude_code.test_metering_proxy_e2e import Books
 
 MODEL = "claude-opus-5-5"

@@ -12,8 +12,8 @@ from orchestrator.agent_settings import DEFAULT_PLAN_ATTEMPT_BUDGET
 from orchestrator.claude_code.billing import PlanAttempt
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.llm.costs.spend import Spend
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 
 MODEL = "claude-opus-5-5"

@@ -14,7 +14,7 @@ from anthropic.types.beta import BetaRawMessageStreamEvent
 
 from orchestrator.claude_code.metering.provider_relay import error_event, sse_event
 from orchestrator.claude_code.metering.sse_usage import StreamUsage
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 
 EVENTS: list[dict[str, Any]] = [
     {"type": "message_start", "message": {

@@ -4,14 +4,14 @@ the merge queue landing a shard's checkpoint by cherry-pick."""
 from __future__ import annotations
 
 from pathlib import Path
-from context_agent.files import ContextFiles
+from shared_base.files import ContextFiles
 from context_agent.memory.store_union import merge_store_files
 from context_agent.agent_events import EventReporter
 from context_agent.memory.store_updates import add_constraint, add_decision, add_failure
 from context_agent.memory.stores import load_stores, save_stores
 from orchestrator.combine.integration import checkpoint_feature
 from orchestrator.combine.state_union import CombinedImports, grown_totals
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.git.branch_worktree import shard_branch
 from orchestrator.store.run_state import RunTotals
 

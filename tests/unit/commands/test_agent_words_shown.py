@@ -14,7 +14,7 @@ from orchestrator.commands.log_view import log_text
 from orchestrator.commands.rendering.output import describe
 from orchestrator.commands.report.report_data import load_report_data
 from orchestrator.commands.report.reports import FeatureReport, ReportTotals, RunReport, junit_xml, step_summary
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.merge.queue import _conflict
 from orchestrator.run.checks.influence.check_influence import strict_refusal
 from orchestrator.run.checks.running.check_pool import CheckRun
@@ -23,8 +23,8 @@ from orchestrator.run.checks.guard.regression import broken_result
 from orchestrator.store.agent_words import FIX_THE_CODE, REDO_ON_TOP, RESTORE_THEM, TAKE_RULES_OUT
 from orchestrator.store.event_kinds import Verification
 from orchestrator.store.feature_log import FeatureLog
-from orchestrator.store.paths import ProjectPaths
-from context_agent.check_result import CheckResult, Influencer
+from orchestrator.store.disk.paths import ProjectPaths
+from shared_base.check_result import CheckResult, Influencer
 from orchestrator.store.records import AttemptRecord
 
 # What the agent is told and a person must not read as addressed to them.

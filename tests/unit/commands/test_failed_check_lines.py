@@ -12,7 +12,7 @@ from orchestrator.commands.rendering.output import describe
 from orchestrator.store.check_excerpt import check_verdict, failure_reason
 from orchestrator.store.event_kinds import FinalVerification, RegressionCheck, parse_event
 from orchestrator.store.feature_log import FeatureLog
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.store.records import AttemptRecord, CheckFailure, ReCheck
 
 OUTPUT = "....F\n=== FAILURES ===\n    def test_add():\n>       assert add(1, 2) == 3\nE       assert 0 == 3\n1 failed\n"

@@ -10,7 +10,7 @@ from orchestrator.commands.report.report_model import FeatureRow, ReportData, Sp
 from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from orchestrator.demo.textkit_plan import textkit_plan
 from orchestrator.store.check_excerpt import error_excerpt
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 
 
 def _big(n: int) -> ReportData:
@@ -149,7 +149,7 @@ def test_status_shows_the_worst_case_bookings_as_their_own_figure(tmp_path, caps
 
 def test_the_step_summary_and_json_report_count_the_calls_booked_at_worst_case():
     from orchestrator.commands.report.reports import ReportTotals, RunReport, step_summary
-    from orchestrator.llm.pricing import TokenUsage
+    from orchestrator.llm.costs.pricing import TokenUsage
 
     totals = ReportTotals(features=0, passed=0, failed=0, blocked=0, pending=0, in_progress=0, tokens=TokenUsage(),
                           cost_usd=0.4113, api_calls=9, summarizer_tokens=TokenUsage(), summarizer_cost_usd=0.0,

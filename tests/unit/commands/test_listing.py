@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 import orchestrator.commands.listing as listing
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state_peek import peek_features
 
 

@@ -7,7 +7,7 @@ import time
 from rich.console import Console
 from orchestrator.commands.rendering.live_view import LiveRenderer
 from orchestrator.commands.rendering.output import PlainRenderer
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.store.event_kinds import ApiCall, FeatureFinished, FeatureStarted
 from orchestrator.store.events import EventSink
 
@@ -90,7 +90,7 @@ def test_phases_reach_no_plain_output_and_no_event_log(tmp_path) -> None:
 
 def test_checks_report_their_progress_as_they_end_a_shared_command_counting_for_each(tmp_path) -> None:
     from orchestrator.run.checks.running.check_pool import run_checks
-    from context_agent.check_result import CheckResult
+    from shared_base.check_result import CheckResult
 
     seen: list[tuple[int, int]] = []
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from orchestrator.commands.rendering.output import JsonRenderer, PlainRenderer, describe, printable
 from orchestrator.store.event_kinds import Checkpoint, FeatureBlocked, Notice, ToolCall, Verification, parse_event
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.store.events import EventSink
 
 
@@ -84,7 +84,7 @@ def test_a_note_shows_only_with_dash_v_a_warning_always(verbosity: int) -> None:
 
 
 def test_the_closing_line_shows_the_worst_case_bookings_so_its_parts_add_up_to_the_total() -> None:
-    from orchestrator.llm.pricing import TokenUsage
+    from orchestrator.llm.costs.pricing import TokenUsage
     from orchestrator.store.event_kinds import RunFinished
 
     event = RunFinished(ts=0, outcome="passed", exit_code=0, passed=8, failed=0, blocked=0, pending=0, tokens=10,
@@ -100,7 +100,7 @@ def test_the_closing_line_shows_the_worst_case_bookings_so_its_parts_add_up_to_t
 
 
 def test_a_resumed_runs_closing_line_says_the_scope_of_each_figure() -> None:
-    from orchestrator.llm.pricing import TokenUsage
+    from orchestrator.llm.costs.pricing import TokenUsage
     from orchestrator.store.event_kinds import RunFinished
 
     event = RunFinished(ts=0, outcome="passed", exit_code=0, passed=8, failed=0, blocked=0, pending=0, tokens=10,

@@ -9,7 +9,7 @@ from typing import Any
 
 from context_agent.project_memory import ContextAgent
 from orchestrator.run.attempt.context_view import feature_reader
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from tests.unit.context.test_context_summarizer import (
     _write_log,
     answer,

@@ -17,9 +17,9 @@ from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
 from context_agent.memory.store_updates import add_constraint, enforce_constraint_limit
 from context_agent.memory.stores import ActiveConstraints
-from orchestrator.store.atomic import write_json_atomic
+from orchestrator.store.disk.atomic import write_json_atomic
 from orchestrator.run.attempt.context_view import feature_reader
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from tests.cli_helpers import read_json
 
 

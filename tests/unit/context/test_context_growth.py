@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from context_agent.project_memory import ContextAgent
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 from context_agent.injection.render import render_project_context
 from context_agent.budget import (
     INJECTION_BUDGET,
@@ -25,7 +25,7 @@ from context_agent.budget import (
     MAX_STORED_FAILURES,
     SUMMARY_BUDGET,
 )
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 
 VOCABULARY = """account address admin alert archive audit avatar backup badge balance batch billing
 blob booking browser bucket buffer bundle cache calendar campaign cart catalog channel chart

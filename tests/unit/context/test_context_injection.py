@@ -8,12 +8,12 @@ from types import SimpleNamespace
 
 from context_agent.project_memory import ContextAgent
 from context_agent.injection.context_injection import ContextInjection
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 from context_agent.injection.render import render_project_context
 from context_agent.budget import INJECTION_BUDGET, SUMMARY_BUDGET
 from context_agent.memory.stores import RunningSummary
-from orchestrator.store.atomic import write_json_atomic
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.atomic import write_json_atomic
+from orchestrator.store.disk.paths import ProjectPaths
 
 
 def _feature(id: str, category: str = "backend", description: str = "", depends_on: tuple[str, ...] = ()) -> SimpleNamespace:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_STORED_DECISIONS, MAX_STORED_FAILURES
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 
 PYTEST_FAILURE = """F                                                                [100%]
 =================================== FAILURES ===================================

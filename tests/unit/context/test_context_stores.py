@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from context_agent.project_memory import ContextAgent
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 
 REPORT = {
     "summary": "Added the Todo model.",

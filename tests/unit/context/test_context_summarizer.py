@@ -14,9 +14,9 @@ from context_agent.project_memory import ContextAgent
 from context_agent.summarizer.summarizer_call import SummarizerAnswer
 from context_agent.summarizer.summarizer_call import answer_schema
 from context_agent.budget import SUMMARY_BUDGET
-from orchestrator.store.atomic import write_json_atomic
+from orchestrator.store.disk.atomic import write_json_atomic
 from orchestrator.run.attempt.context_view import feature_reader
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 
 
 def fake_message(text: str, stop_reason: str = "end_turn") -> SimpleNamespace:

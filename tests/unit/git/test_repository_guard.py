@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from context_agent.files import LinkRefused, TooLarge, read_bounded
+from shared_base.files import LinkRefused, TooLarge, read_bounded
 from orchestrator.git.repository_guard import (
     foreign_git,
     mark_repository,
@@ -15,7 +15,7 @@ from orchestrator.git.repository_guard import (
     refused_repository,
     remove_foreign_git,
 )
-from orchestrator.store.atomic import remove_no_follow
+from orchestrator.store.disk.atomic import remove_no_follow
 from orchestrator.user_errors import UsageError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 from orchestrator.llm.conversation import (
     MASK_TEXT,
     ObservationBook,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.llm.pricing import FALLBACK_PRICE, MODEL_PRICES, PriceTable, TokenUsage, canonical_model
+from orchestrator.llm.costs.pricing import FALLBACK_PRICE, MODEL_PRICES, PriceTable, TokenUsage, canonical_model
 
 MILLION = TokenUsage(input=1_000_000, output=1_000_000)
 

@@ -17,11 +17,11 @@ import anthropic
 import httpx2
 import pytest
 
-import context_agent.tokens as tokens_module
+import shared_base.tokens as tokens_module
 from orchestrator.config import RunConfig
 from orchestrator.llm.errors import ApiUnavailable
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend, SpendEntry
+from orchestrator.llm.costs.spend import Spend, SpendEntry
 from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.conversation import (
     ObservationBook,
@@ -31,9 +31,9 @@ from orchestrator.llm.conversation import (
     with_cached_tools,
     with_conversation_breakpoint,
 )
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.run.attempt.agent_loop import AgentSession, run_agent
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from orchestrator.store.run_state import RunState
 from orchestrator.tools.context import ToolContext

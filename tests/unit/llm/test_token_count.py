@@ -3,7 +3,7 @@ the API's count_tokens for the exact figure."""
 
 from __future__ import annotations
 
-from context_agent.tokens import estimate_json_tokens
+from shared_base.tokens import estimate_json_tokens
 from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.conversation import RequestSize, cached_system, with_cached_tools
 from orchestrator.llm.tool_overhead import tool_overhead_tokens

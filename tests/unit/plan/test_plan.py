@@ -11,7 +11,7 @@ from orchestrator.plan.red import judge
 from orchestrator.plan.result import planned_spec_json
 from orchestrator.plan.runners import detect_runner
 from orchestrator.plan.schema import PLANNED_FEATURE_FIELDS, spec_tool
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.spec.load import parse_spec
 from orchestrator.spec.feature_spec import Feature
 
@@ -119,7 +119,7 @@ def test_a_demo_can_script_the_planner_from_a_file(tmp_path):
 
 def test_a_flagged_checks_reason_is_never_put_in_nested_parentheses(tmp_path, capsys):
     from orchestrator.commands.plan_output import print_result
-    from orchestrator.llm.spend import Spend
+    from orchestrator.llm.costs.spend import Spend
     from orchestrator.plan.check_writer import FeatureCheck
     from orchestrator.plan.planner import PlannedSpec
 

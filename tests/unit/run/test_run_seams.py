@@ -12,7 +12,7 @@ from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_syste
 from orchestrator.run.attempt.strategies import REQUEST_MARKER, STRATEGIES, strategy_named
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.spec.feature_spec import FeatureSpec
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 
 
 

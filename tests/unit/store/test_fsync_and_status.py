@@ -13,7 +13,7 @@ from typing import Any
 from tests.fsync_counter import FsyncCounter
 import orchestrator.commands.listing as inspect_module
 from context_agent.project_memory import ContextAgent
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.run_state import RunState

@@ -8,7 +8,7 @@ import socket
 import time
 from pathlib import Path
 import pytest
-from orchestrator.store.lock import LockHeld, RunLock, read_owner
+from orchestrator.store.disk.lock import LockHeld, RunLock, read_owner
 
 
 

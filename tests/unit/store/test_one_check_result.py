@@ -1,4 +1,4 @@
-"""A check's result is declared once (`context_agent.check_result.CheckResult`): the events, the
+"""A check's result is declared once (`shared_base.check_result.CheckResult`): the events, the
 working-memory entry and the final-verification failure hold one and write its keys flat, as
 they always did; nothing else in the program declares its fields over again."""
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 import context_agent
 import orchestrator
-from context_agent.check_result import CheckResult, Influencer
+from shared_base.check_result import CheckResult, Influencer
 from orchestrator.store.event_kinds import FinalVerification, RegressionCheck, Verification, parse_event
 from orchestrator.store.memory_entries import CheckEvent
 from orchestrator.store.records import CheckFailure, ReCheck

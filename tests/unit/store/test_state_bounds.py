@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import pytest
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import MAX_JOURNAL_BYTES, StateStore
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.run_state import RunState
-from orchestrator.llm.pricing import TokenUsage
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.run.checks.running.check_command import DEFAULT_OUTPUT_LIMIT
 from tests.cli_helpers import read_json
 

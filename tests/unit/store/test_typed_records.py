@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.store.records import AttemptRecord
 from orchestrator.store.run_state import FeatureState, RunState
 

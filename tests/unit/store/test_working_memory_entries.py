@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.store.memory_entries import CheckEvent, Insight, StatusEvent, TextInput, TextOutput, ToolEvent
 from orchestrator.store.working_memory import WorkingMemory
 

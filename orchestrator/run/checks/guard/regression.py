@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from context_agent.check_result import CheckResult
 from orchestrator.config import RunConfig
 from orchestrator.regression_budget import RegressionBudget, parse_budget
 from orchestrator.run.checks.guard.footprint_index import FootprintIndex
@@ -27,6 +26,7 @@ from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.agent_words import BROKE, FIX_YOUR_CHANGE, OWN_CHECK_PASSED, YOU_CHANGED
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import RunState
+from shared_base.check_result import CheckResult
 
 RegressionMode = Literal["affected", "all", "none"]
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from context_agent.check_result import CheckResult, Influencer
 from orchestrator.run.checks.influence.influence_snapshot import (
     KIND_CONFTEST,
     KIND_PYTEST_CONFIG,
@@ -43,6 +42,7 @@ from orchestrator.run.checks.influence.influence_snapshot import (
     watched_entry,
 )
 from orchestrator.store.agent_words import RESTORE_THEM
+from shared_base.check_result import CheckResult, Influencer
 
 _KIND_WORDS = {
     KIND_CONFTEST: "pytest hooks",

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
 from orchestrator.git.commit_filter import refused
 from orchestrator.git.run_git import CheckpointError, run_git
 from orchestrator.git.tree import split_z
 from orchestrator.store.agent_words import TAKE_RULES_OUT
+from shared_base.check_result import CheckResult
 
 # Generated, never the project's work: ignoring them is what a careful agent does.
 _GENERATED_DIRS = frozenset({

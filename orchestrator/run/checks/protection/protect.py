@@ -43,7 +43,7 @@ from orchestrator.run.checks.protection.check_paths import (
     key_of,
     protected_files,
 )
-from orchestrator.store.paths import RUN_CONFIG_NAME
+from orchestrator.store.disk.paths import RUN_CONFIG_NAME
 
 MISSING = "<missing>"
 NOT_A_FILE = "<not a file>"

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from context_agent.check_result import CheckResult
 from orchestrator.run.checks.running.pytest_command import PytestInvocation, pytest_invocation
 from orchestrator.run.checks.running.pytest_outcomes import ONLY_VARIABLE, PytestRecord
+from shared_base.check_result import CheckResult
 
 MAX_BATCH = 50
 # Fewer checks than this per process are not worth splitting further for parallelism.

@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from context_agent.check_result import CheckResult
-from orchestrator.llm.reservations import StopToken
+from orchestrator.llm.costs.reservations import StopToken
 from orchestrator.run.checks.protection import protect
 from orchestrator.run.checks.running.pytest_outcomes import (
     PROBE_MODULE,
@@ -32,6 +31,7 @@ from orchestrator.safety.credentials.redaction import redact_piece
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.processes.process_group import run_in_group
 from orchestrator.tools.truncation import tail_of
+from shared_base.check_result import CheckResult
 
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_OUTPUT_LIMIT = 4000

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from context_agent.check_result import CheckResult
 from orchestrator.git.checkpoint import is_git_repo
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.git.tree import TreeSnapshot
@@ -27,6 +26,7 @@ from orchestrator.run.checks.running.check_command import DEFAULT_TIMEOUT, run_c
 from orchestrator.run.checks.running.pytest_outcomes import PytestRecord
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.store.records import ReCheck
+from shared_base.check_result import CheckResult
 
 CheckRunner = Callable[[str, Path], CheckResult]  # (command, workspace) -> its result
 

@@ -19,17 +19,17 @@ from anthropic.types import Message
 
 from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.run.books import RunBooks
+from orchestrator.run.base.books import RunBooks
 from orchestrator.run.factory import build_parts
 from tests.environments import unsandboxed
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from tests.cli_helpers import write_spec
 from tests.sdk_doubles import StreamsCreate
 

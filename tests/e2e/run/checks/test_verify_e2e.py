@@ -13,7 +13,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 from orchestrator.run.checks.running.check_command import run_check
-from context_agent.check_result import CheckResult
+from shared_base.check_result import CheckResult
 from tests.environments import unsandboxed
 
 

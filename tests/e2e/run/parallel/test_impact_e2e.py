@@ -11,7 +11,7 @@ from typing import Any
 
 from context_agent.budget import INJECTION_BUDGET
 from context_agent.injection.render import HEADING
-from context_agent.tokens import estimate_tokens
+from shared_base.tokens import estimate_tokens
 from fake_messages_api.scripted_agent.plans import bash, report
 from tests.cli_helpers import run_cli, write_spec
 

@@ -48,7 +48,7 @@ def test_a_failed_recheck_leaves_the_branch_alone(tmp_path: Path) -> None:
     root.mkdir()
     prepare_repository(root, lambda _m: None)
     trees = Worktrees(root, root / ".autonomous")
-    from context_agent.check_result import CheckResult
+    from shared_base.check_result import CheckResult
 
     def failing(_tree: Path, _feature: Feature, attempt: int) -> CheckResult:
         return CheckResult(command="false", success=False, exit_code=1, attempt=attempt)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.run_state import PassToFinish
 from orchestrator.store.state import StateStore
 from tests.cli_helpers import run_cli, write_spec

@@ -9,7 +9,7 @@ from typing import Any
 
 from orchestrator.config import RunConfig
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.run.attempt.agent_loop import REPORT_REMINDER, AgentEvent, AgentSession, run_agent
 from orchestrator.store.event_kinds import ToolCall
 from orchestrator.tools.context import ToolContext

@@ -17,7 +17,7 @@ from orchestrator.json_types import ApiMessage
 from orchestrator.llm.attempt_model import attempt_model
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.conversation import assistant_text, user_text
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.run.attempt.agent_loop import AgentSession, run_agent
 from orchestrator.run.attempt.first_request import first_request
 from orchestrator.tools.context import ToolContext

@@ -10,7 +10,7 @@ from orchestrator.run.checks.influence.check_influence import InfluenceWatch, co
 from orchestrator.run.checks.influence.influence_snapshot import MAX_WALKED_ENTRIES
 from orchestrator.run.checks.influence.influence_snapshot import take_snapshot
 from orchestrator.config_layers import load_config
-from context_agent.check_result import Influencer
+from shared_base.check_result import Influencer
 
 CHECK = "python3 -m pytest -q tests/test_feature.py"
 

@@ -161,7 +161,7 @@ def test_the_impact_models_call_counts_in_the_runs_totals_not_the_summarizers_as
 ) -> None:
     from orchestrator.config import RunConfig
     from orchestrator.llm.client import ModelClient
-    from orchestrator.llm.spend import Spend
+    from orchestrator.llm.costs.spend import Spend
     from orchestrator.run.checks.impact_agent.impact_model import model_predictions
     from tests.sdk_doubles import StreamsCreate
 

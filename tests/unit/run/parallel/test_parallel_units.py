@@ -11,10 +11,10 @@ import pytest
 from orchestrator.config import RunConfig
 from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.spend import Spend
-from orchestrator.llm.reservations import SpendPool
-from orchestrator.llm.spend import SpendEntry
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.llm.costs.spend import Spend
+from orchestrator.llm.costs.reservations import SpendPool
+from orchestrator.llm.costs.spend import SpendEntry
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from tests.sdk_doubles import StreamsCreate
 

@@ -20,9 +20,9 @@ import anthropic
 
 from orchestrator.json_types import SdkOptions
 from orchestrator.llm.client_settings import ALL_MODEL_SETTINGS, ClientSettings, ModelSettingName
-from orchestrator.llm.endpoint_env import check_endpoint_environment
+from orchestrator.llm.endpoint.endpoint_env import check_endpoint_environment
+from orchestrator.llm.endpoint.providers import UnknownModelMapping, resolve_model
 from orchestrator.llm.errors import ClientSetupError
-from orchestrator.llm.providers import UnknownModelMapping, resolve_model
 from orchestrator.llm.streaming import LibraryWarnings, SdkClient
 
 VERTEX_TOKEN_VARIABLE = "GOOGLE_OAUTH_ACCESS_TOKEN"

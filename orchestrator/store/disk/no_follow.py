@@ -9,7 +9,7 @@ into a report. So every reader here refuses, with `LinkRefused` and a line sayin
 - a linked directory between `.autonomous` and the file (`refuse_links`);
 - anything but a regular file (a FIFO would block the read: opened non-blocking, then refused).
 
-Writes are `orchestrator.store.atomic`'s (a link in place of a file is replaced, never written
+Writes are `orchestrator.store.disk.atomic`'s (a link in place of a file is replaced, never written
 through) and deletions `atomic.remove_no_follow`'s. Paths outside `.autonomous` are the user's and
 are read as given.
 """
@@ -22,8 +22,8 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from context_agent.files import LinkRefused, TooLarge
-from orchestrator.store.atomic import refuse_links
+from orchestrator.store.disk.atomic import refuse_links
+from shared_base.files import LinkRefused, TooLarge
 
 
 def lexists(path: Path) -> bool:

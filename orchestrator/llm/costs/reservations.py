@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 
 
 class StopToken:

@@ -21,9 +21,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from context_agent import files
 from orchestrator.safety.credentials.redaction import redact
-from orchestrator.store.paths import STATE_DIR_NAME
+from orchestrator.store.disk.paths import STATE_DIR_NAME
+from shared_base import files
 
 
 def _guard_root(path: Path) -> Path | None:

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from context_agent.files import ContextFiles
+from shared_base.files import ContextFiles
 
 STATE_DIR_NAME = ".autonomous"
 # The project's settings file: the run's configuration and prices, never the agent's to change.

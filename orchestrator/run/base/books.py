@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from orchestrator.llm.spend import Spend
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.store.run_state import FeatureState, RunState
 from orchestrator.store.state import StateStore
 

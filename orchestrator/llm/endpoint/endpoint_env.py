@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from orchestrator.llm.cloud_env import check_cloud_environment, odd_character
+from orchestrator.llm.endpoint.cloud_env import check_cloud_environment, odd_character
 from orchestrator.llm.errors import ClientSetupError
 
 BASE_URL_VARIABLES = {

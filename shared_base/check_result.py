@@ -4,7 +4,7 @@ What a check run returns (`orchestrator.run.checks.running.check_command`), what
 (the spec's `Last Verification Result`), what the state, the feature logs, the `verification`
 and `regression_check` events and the working-memory log save (each holds a `CheckResult`, none
 redeclares its fields), and what the Context Agent reads of a feature's last check. It lives
-here because the Context Agent imports nothing from `orchestrator`; a new field of a check's
+at the bottom both packages import (the Context Agent imports nothing from `orchestrator`); a new field of a check's
 result is a new field here, and nowhere else.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from context_agent.json_shapes import JsonObject
+from shared_base.json_values import JsonObject
 
 # Bounds on the text a check contributes to the summarizer, in characters (the end of the output says the most).
 OUTPUT_TAIL_CHARS = 800

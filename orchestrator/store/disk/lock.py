@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from context_agent.files import LinkRefused
-from orchestrator.store.no_follow import read_no_follow
+from orchestrator.store.disk.no_follow import read_no_follow
 from orchestrator.user_errors import OrchestrateError
+from shared_base.files import LinkRefused
 
 # A lock file is one short line of JSON; anything longer is not a lock we wrote.
 _MAX_LOCK_BYTES = 4096

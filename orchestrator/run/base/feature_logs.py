@@ -7,8 +7,8 @@ tests give the run one that fails to write, as a full disk would.
 from __future__ import annotations
 
 from orchestrator.json_types import AgentReport
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import FeatureLog, find_feature_log, write_feature_log
-from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import AttemptRecord
 
 
