@@ -1,7 +1,8 @@
 """The working tree as git sees it, without touching the user's staging area.
 
 Everything here works through a private index (`GIT_INDEX_FILE`, a copy of the repository's
-own, so git need not hash every file again): `TreeSnapshot` records the project's files
+own with its time, so git need not hash every file again yet still compares by content what
+changed in the second the index was written): `TreeSnapshot` records the project's files
 (tracked and untracked, never the ignored ones, never `.autonomous/`) as a git tree object,
 tells which of them changed since, and puts those back. The regression guard and final
 verification use it so that a check which deletes or rewrites files loses nothing; failed
@@ -46,6 +47,11 @@ class TreeSnapshot:
         try:
             if real.is_file():
                 shutil.copyfile(real, self.index)  # its stat data spares hashing unchanged files
+                # ... and the index's own time with it: git trusts an entry's stat data only when
+                # the entry is older than its index, so a copy stamped now would hide a same-size
+                # edit made in the second the index was written (an editor's save after a commit).
+                written = real.stat()
+                os.utime(self.index, ns=(written.st_atime_ns, written.st_mtime_ns))
             else:
                 self.index.unlink()
             check_git(root, *self.safe, "add", "--all", "--", ".", index_file=self.index)

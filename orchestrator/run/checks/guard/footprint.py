@@ -13,7 +13,9 @@ a walk), so the run keeps one `TreeLedger` per tree: every file's digest, brough
 from inotify's list of written paths (`inotify_watch`), which costs what the feature changed,
 not what the project holds. Where inotify is not available, or lost events, the ledger walks
 the tree and reads again only the files whose size, modification time or inode changed (as
-git's index does).
+git's index does, and as git does it does not trust the stamp of a file modified in the last
+second before it was taken: a same-size rewrite within one tick of the file system's clock
+keeps the stamp, so such a file is read again at the next walk).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -36,6 +39,8 @@ MAX_WALKED_FILES = 200_000  # a tree bigger than this is not walked file by file
 
 Stamp = tuple[int, int, int]  # size, modification time (ns), inode
 Known = tuple[Stamp | None, str | None]  # a file's stamp and digest as last seen
+# A file modified this close to when its stamp is taken may change again with the same stamp.
+RACY_NS = 1_000_000_000
 
 
 def walked_dir(relative: str) -> bool:
@@ -115,12 +120,13 @@ class TreeLedger:
         if stat.S_ISDIR(info.st_mode):  # a directory now: its files have events of their own
             self._note(path, (None, None))
             return
-        self._note(path, (_stamp(info), file_digest(Path(full))))
+        self._note(path, (_stamp(info, time.time_ns()), file_digest(Path(full))))
 
     def _walk(self) -> None:
         """Look at every file: one `lstat` each (`os.scandir`, plain strings, no `Path` per
         file), reading only the files whose stamp changed."""
         seen: set[str] = set()
+        started = time.time_ns()
         todo = [(self.root, "")]
         cut = False  # past MAX_WALKED_FILES: what was not reached is not taken for deleted
         while todo and not cut:
@@ -142,9 +148,9 @@ class TreeLedger:
                 if not prefix and is_ours(key):
                     continue
                 seen.add(key)
-                stamp = _stamp(info)
+                stamp = _stamp(info, started)
                 known = self._known.get(key)
-                if known is None or known[0] != stamp:
+                if known is None or stamp is None or known[0] != stamp:
                     self._note(key, (stamp, file_digest(Path(entry.path))))
                 if len(seen) >= MAX_WALKED_FILES:
                     cut = True
@@ -154,7 +160,11 @@ class TreeLedger:
                 self._note(path, (None, None))
 
 
-def _stamp(info: os.stat_result) -> Stamp:
+def _stamp(info: os.stat_result, taken_ns: int) -> Stamp | None:
+    """The file's stamp; None (read it again next time) when it was modified too close to
+    `taken_ns` (or after it) for the stamp to tell a later same-size rewrite apart."""
+    if info.st_mtime_ns >= taken_ns - RACY_NS:
+        return None
     return info.st_size, info.st_mtime_ns, info.st_ino
 
 

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from orchestrator.run.checks.clean_checkout import CHECKOUT_PREFIX, CLEAN_CHECKOUT, WORKING_TREE, verification_tree
+from orchestrator.run.checks.clean_checkout import CLEAN_CHECKOUT, WORKING_TREE, checkout_base, verification_tree
 
 
 def _git(root: Path, *args: str) -> str:
@@ -30,8 +30,11 @@ def _repository(root: Path) -> None:
     (root / "app/mod.py").write_text("x = 2\n")  # not committed
 
 
-def _leftovers() -> list[Path]:
-    return list(Path(tempfile.gettempdir()).glob(f"{CHECKOUT_PREFIX}*"))
+def _leftovers(workspace: Path) -> list[Path]:
+    """`workspace`'s checkouts on disk: not those of verifications other tests (or other
+    processes on the machine) run meanwhile in the same temporary directory."""
+    base, prefix = checkout_base(workspace)
+    return list(base.glob(f"{prefix}*"))
 
 
 def test_the_checkout_holds_the_commit_outside_the_project_and_is_gone_afterwards(tmp_path: Path) -> None:
@@ -39,7 +42,7 @@ def test_the_checkout_holds_the_commit_outside_the_project_and_is_gone_afterward
     legacy = tmp_path / ".autonomous/verify"
     legacy.mkdir(parents=True)
     (legacy / "left-by-an-older-version").write_text("")
-    before = set(_leftovers())
+    before = set(_leftovers(tmp_path))
 
     with verification_tree(tmp_path, tmp_path / "run-times.json", committed=True, on_warning=print) as tree:
         assert tree.kind == CLEAN_CHECKOUT and tree.scratch
@@ -52,7 +55,7 @@ def test_the_checkout_holds_the_commit_outside_the_project_and_is_gone_afterward
         assert sorted(p.name for p in tree.path.iterdir()) == ["app", "ignored.txt"]
         assert sorted(p.name for p in (tree.path / "app").iterdir()) == ["mod.py"]
 
-    assert not legacy.exists() and set(_leftovers()) == before
+    assert not legacy.exists() and set(_leftovers(tmp_path)) == before
 
 
 def test_a_checkout_a_kill_left_behind_goes_at_the_next_verification(tmp_path: Path) -> None:

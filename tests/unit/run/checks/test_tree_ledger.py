@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -181,3 +182,19 @@ def test_a_directory_past_the_watch_limit_turns_the_ledger_to_walking(tmp_path: 
     _write(root / "new/later.py", "2\n")
     ledger.refresh()
     assert ledger.changed_since(start) == ["new/first.py", "new/later.py"]
+
+
+def test_a_same_size_rewrite_that_keeps_the_stamp_is_found_by_the_walk(tmp_path: Path) -> None:
+    """A file modified as its stamp is taken (here: its time set after it, which no load can
+    change) is read again by the next walk: a same-size rewrite within one tick of the file
+    system's clock keeps size, time and inode, and is still a change."""
+    root = _project(tmp_path / "project")
+    top = root / "top.txt"
+    later = time.time_ns() + 3600 * 10**9
+    os.utime(top, ns=(later, later))
+    ledger = TreeLedger(root, use_inotify=False)
+    position = ledger.refresh()
+    top.write_text("pot\n")
+    os.utime(top, ns=(later, later))
+    ledger.refresh()
+    assert ledger.changed_since(position) == ["top.txt"]
