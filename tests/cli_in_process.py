@@ -290,6 +290,15 @@ def _process_state(cwd: Path, env: Mapping[str, str], args: Sequence[str]) -> It
         warnings.filters[:] = saved_filters
         _restore_logging(saved_logging)
         _set_kernel_flags(saved_kernel)
+        _forget_aws_sessions()
+
+
+def _forget_aws_sessions() -> None:
+    """The SDK's boto3 sessions (Bedrock), cached by explicit keys, keep the credentials they first
+    read from the environment: a later call must read its own, as a new process would."""
+    auth = sys.modules.get("anthropic.lib.aws._auth")
+    if auth is not None:
+        auth._get_session.cache_clear()
 
 
 def _logging_state() -> dict[str, tuple[int, list[logging.Handler], bool]]:

@@ -74,7 +74,7 @@ def _run(project: Path, fake: FakeAPI, provider: str, features: int, *args: str)
     spec = write_spec(project, features)
     result = run_cli(["run", str(spec), "--agent", "claude-code", "--provider", provider, "--model", MODEL,
                       "--summarizer-model", SUMMARIZER, "--sandbox", "none", "--json", *args], project, key=None,
-                     timeout=600, process=True, **_environment(provider, fake))
+                     timeout=600, **_environment(provider, fake))
     status = run_cli(["status", "--json"], project, None)
     assert status.code == 0, status.stderr
     return result, json.loads(status.stdout)

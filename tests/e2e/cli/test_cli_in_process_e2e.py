@@ -108,3 +108,21 @@ def test_a_call_past_its_timeout_is_interrupted_and_saves_its_state(fake_api, pr
     assert fake_api.requests, "the run did not reach its first model call in 5 s"
     assert "interrupted" in str(raised.value.stderr)
     assert not (project / ".autonomous/state/run.lock").exists()  # released, as Ctrl-C leaves it
+
+
+def test_two_bedrock_calls_do_not_share_aws_credentials(fake_api, project):
+    # The SDK keeps one boto3 session per set of explicit keys (none here: read from the
+    # environment), and the session keeps the credentials it first read: the second call's
+    # must be its own, as a new process's would be.
+    from fake_messages_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY
+
+    spec = write_spec(project, 1)
+    env = {"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": TEST_AWS_ACCESS_KEY, "AWS_EC2_METADATA_DISABLED": "true",
+           "ANTHROPIC_BEDROCK_BASE_URL": fake_api.base_url}
+    args = ["run", str(spec), "--provider", "bedrock", "--only", "feat-01"]
+
+    refused = run_cli(args, project, key=None, AWS_SECRET_ACCESS_KEY="not-the-secret", **env)
+    accepted = run_cli(args, project, key=None, AWS_SECRET_ACCESS_KEY=TEST_AWS_SECRET_KEY, **env)
+
+    assert refused.code == 2 and "signature" in refused.stderr, refused.stderr
+    assert accepted.code == 0, accepted.stderr

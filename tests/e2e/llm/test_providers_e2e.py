@@ -185,7 +185,7 @@ def test_the_demo_spec_runs_end_to_end_on_each_provider_with_the_default_models(
     project.mkdir()
     subprocess.run(["git", "init", "--quiet", str(project)], check=True)
     with running_fake_api(default_plan=textkit_plan, summarizer=demo_summarizer) as fake:
-        result = run_cli(["run", str(spec), "--provider", provider, "--summarize-every", "1"], project, key=None, process=True,
+        result = run_cli(["run", str(spec), "--provider", provider, "--summarize-every", "1"], project, key=None,
                          timeout=600, **_provider_env(provider, fake))
         requests = fake.requests
 
@@ -205,7 +205,7 @@ def test_the_demo_spec_runs_end_to_end_on_each_provider_with_the_default_models(
 def test_a_model_the_provider_table_lacks_falls_back_to_the_newest_of_its_family_with_a_notice(fake_api, project):
     spec = write_spec(project, 1)
 
-    result = run_cli(["run", str(spec), "--provider", "bedrock", "--model", "claude-sonnet-9-9"], project, key=None, process=True,
+    result = run_cli(["run", str(spec), "--provider", "bedrock", "--model", "claude-sonnet-9-9"], project, key=None,
                      **_provider_env("bedrock", fake_api))
 
     assert result.code == 0, result.stderr
@@ -220,7 +220,7 @@ def test_plan_takes_provider_and_checks_only_the_model_it_calls(fake_api, projec
     feature = {"id": "add", "name": "Add", "description": "Add a note.", "verify": "true"}
     fake_api.tool_answers = lambda name, body: {"project": "notes", "features": [feature]}
 
-    result = run_cli(["plan", "idea.md", "--no-write-checks", "--provider", provider], project, key=None, process=True,
+    result = run_cli(["plan", "idea.md", "--no-write-checks", "--provider", provider], project, key=None,
                      ORCHESTRATE_SUMMARIZER_MODEL="claude-quux-1-1",  # never called by plan: not checked
                      **_provider_env(provider, fake_api))
 

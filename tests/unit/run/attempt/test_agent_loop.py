@@ -88,3 +88,25 @@ def test_a_tool_that_fails_answers_with_an_error_and_the_loop_goes_on_to_its_tur
     assert (outcome.stop, outcome.turns, len(sdk.requests)) == ("max_turns", 2, 2)
     assert sdk.requests[1]["messages"][-1]["content"][0]["is_error"] is True
     assert outcome.tool_lines == [f"{EDITOR}: view no-such-file.txt (error)"] * 2
+
+
+def test_an_answer_cut_off_at_max_tokens_ends_the_attempt_with_the_reason(tmp_path: Path) -> None:
+    sdk = _Scripted([_answer(_text("I will now write"), stop="max_tokens")])
+
+    outcome = run_agent(_session(tmp_path, sdk, []), [], "Build feature a.", "feat-a")
+
+    assert (outcome.stop, outcome.turns, len(sdk.requests)) == ("max_tokens", 1, 1)
+    assert outcome.error == "the model's answer was cut off at max_tokens: I will now write"
+
+
+def test_a_tool_call_cut_off_at_max_tokens_is_not_run_and_the_model_is_told_to_send_it_shorter(tmp_path: Path) -> None:
+    cut = _tool(EDITOR, {"command": "create", "path": "a.txt", "file_text": "half"}, "toolu_1")
+    sdk = _Scripted([_answer(cut, stop="max_tokens"), _answer(_tool("report_feature", {"summary": "a"}, "toolu_2"))])
+
+    outcome = run_agent(_session(tmp_path, sdk, []), [], "Build feature a.", "feat-a")
+
+    assert (outcome.stop, outcome.turns) == ("reported", 2)
+    assert not (tmp_path / "a.txt").exists()
+    sent_back = sdk.requests[1]["messages"][-1]["content"][0]
+    assert sent_back["tool_use_id"] == "toolu_1" and sent_back["is_error"] is True
+    assert "cut off at max_tokens (1024 tokens)" in str(sent_back["content"])
