@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from orchestrator.commands.output import PlainRenderer
+from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
 from orchestrator.json_types import ApiMessage
 from orchestrator.llm.errors import LimitReached
@@ -24,14 +24,14 @@ from orchestrator.run.attempt.agent_loop import AgentSession, AttemptOutcome
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
 from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
-from orchestrator.run.books import RunBooks
-from orchestrator.run.checks.check_command import CheckVerifier
+from orchestrator.run.base.books import RunBooks
+from orchestrator.run.checks.running.check_command import CheckVerifier
 from orchestrator.run.factory import build_parts
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
-from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import CheckResult
 from orchestrator.store.run_state import RunState
 from orchestrator.tools.report import FeatureReport
