@@ -13,8 +13,8 @@ Owns:
     conversation  cache breakpoints, observation masking and the kept request size of an attempt
 
 May import: `orchestrator.safety` (redaction), `orchestrator.user_errors` (UsageError),
-`context_agent.tokens` (the one token estimator), the SDK and tenacity. Nothing above it: not
-`orchestrator.store`, `tools`, `run`, `commands` (the arrows: commands -> run ->
-(context_agent, tools) -> store -> llm/spec/safety). `anthropic` is imported by `client` and `sdk`
+`context_agent.tokens` (the one token estimator), `context_agent.project_memory` (the
+summarizer's default model id), the SDK and tenacity; never `orchestrator.store`, `tools`,
+`run` or `commands`. The layer chain is written once, in docs/architecture.md. `anthropic` is imported by `client` and `sdk`
 only: importing the SDK costs seconds, so `models` reads the SDK's model list from its source.
 """

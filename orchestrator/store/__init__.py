@@ -6,6 +6,7 @@ logs (`feature_log`), the working-memory log (`working_memory`, `memory_entries`
 (`event_kinds`, the union the event log and the renderers share; `events`, the sink) and the
 run lock (`lock`).
 
-It may import `orchestrator.llm` (token usage), `orchestrator.spec` (feature ids) and
-`orchestrator.safety` (redaction), never `run`, `commands`, `tools` or `context_agent`.
+It imports `orchestrator.llm` (token usage, spend lines), `orchestrator.spec` (feature ids),
+`orchestrator.safety` (redaction) and `context_agent.files` (the crash-safe, link-refusing file
+reads and writes both packages use, and their errors); never `run`, `commands` or `tools`.
 """

@@ -90,7 +90,7 @@ class ToolCall(_Event):
 
 
 class Verification(_Event):
-    """A check's result: the feature's id, then the keys of `feature_log.CheckResult`."""
+    """A check's result: the feature's id, then the keys of `records.CheckResult`."""
 
     type: Literal["verification"] = "verification"
     id: str

@@ -66,7 +66,7 @@ class ToolEvent(_WmEvent):
 
 
 class CheckEvent(_WmEvent):
-    """A check's result: the keys of `feature_log.CheckResult`."""
+    """A check's result: the keys of `records.CheckResult`."""
 
     type: Literal["wm_event"]
     event: Literal["verification"]
