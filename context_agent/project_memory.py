@@ -28,7 +28,7 @@ from .pending import append_report, read_pending
 from .report_reading import parse_report
 from .store_updates import add_failure, ingest_report, set_prevention
 from .stores import ContextStores, FailureMemory, load_store, load_stores, save_store
-from .summarization import Summarization, SummaryResult
+from .summarization import SummarizationParts, SummaryResult
 from .summary_notes import add_recent_note, enforce_summary_cap
 
 DEFAULT_SUMMARIZER_MODEL = "claude-haiku-5-5"
@@ -142,7 +142,7 @@ class ContextAgent:
         """
         ids = [str(feature_id) for feature_id in feature_ids]
         result = SummaryResult(trigger=trigger, feature_ids=ids, model=self.summarizer_model)
-        summarization = Summarization(self.files, self.events, self.model_call, self.summarizer_model, self._category)
+        summarization = SummarizationParts(self.files, self.events, self.model_call, self.summarizer_model, self._category)
         try:
             with self.lock:
                 now = _now_ms()

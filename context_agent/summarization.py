@@ -17,7 +17,7 @@ from .files import ContextFiles
 from .interfaces import ModelCall
 from .json_shapes import SummarizerRequest
 from .logs import FeatureOutcome
-from .merge import MergeOutcome, merge_answer, summary_rejection
+from .merge import MemoryMergeOutcome, merge_answer, summary_rejection
 from .pending import clear_pending
 from .store_updates import enforce_constraint_limit, ingest_report
 from .stores import Constraint, ContextStores, save_stores
@@ -54,7 +54,7 @@ class SummaryResult(BaseModel):
     renewed_constraints: int = 0
     preventions: int = 0
 
-    def count(self, merged: MergeOutcome) -> None:
+    def count(self, merged: MemoryMergeOutcome) -> None:
         """Add what merging the summarizer's answer changed."""
         self.new_decisions += merged.new_decisions
         self.new_constraints += merged.new_constraints
@@ -67,7 +67,7 @@ class SummaryResult(BaseModel):
 
 
 @dataclass
-class Summarization:
+class SummarizationParts:
     """The parts one summarization works with, handed over by `ContextAgent`."""
 
     files: ContextFiles
