@@ -15,6 +15,7 @@ Owns:
 May import: `orchestrator.safety` (redaction), `orchestrator.user_errors` (UsageError),
 `context_agent.tokens` (the one token estimator), `context_agent.project_memory` (the
 summarizer's default model id), the SDK and tenacity; never `orchestrator.store`, `tools`,
-`run` or `commands`. The layer chain is written once, in docs/architecture.md. `anthropic` is imported by `client` and `sdk`
-only: importing the SDK costs seconds, so `models` reads the SDK's model list from its source.
+`run` or `commands`. The layer chain is written once, in docs/architecture.md. `anthropic` is
+imported by `client` and `sdk` only: importing the SDK costs seconds, so `models` reads the
+SDK's model list from its source.
 """
