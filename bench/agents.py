@@ -29,11 +29,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # `python3 bench/agents.py` from a fresh clone
     sys.path.insert(0, str(REPO_ROOT))
 
+from fake_messages_api import FakeAPI  # noqa: E402
+from fake_messages_api.billing.ledger import RecordedRequest  # noqa: E402
 from orchestrator.demo.scripted import demo_summarizer  # noqa: E402
 from orchestrator.demo.textkit_plan import textkit_plan  # noqa: E402
 from orchestrator.llm.costs.pricing import PriceTable, TokenUsage  # noqa: E402
-from fake_messages_api.api_behaviour import FakeAPI  # noqa: E402
-from fake_messages_api.billing.ledger import RecordedRequest
 
 SPEC = REPO_ROOT / "specs" / "textkit" / "spec.json"
 AGENTS = ("builtin", "claude-code")

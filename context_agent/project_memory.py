@@ -28,7 +28,7 @@ from context_agent.records.failure_text import default_prevention, describe_chec
 from context_agent.records.feature_records import FeatureReader
 from context_agent.records.logs import read_outcome
 from context_agent.records.report_reading import parse_report
-from context_agent.summarizer.summarization import Summarization, SummaryResult
+from context_agent.summarizer.summarization import SummarizationParts, SummaryResult
 from shared_base.check_result import CheckResult
 from shared_base.files import ContextFiles
 from shared_base.model_ids import DEFAULT_SUMMARIZER_MODEL
@@ -141,7 +141,7 @@ class ContextAgent:
         """
         ids = [str(feature_id) for feature_id in feature_ids]
         result = SummaryResult(trigger=trigger, feature_ids=ids, model=self.summarizer_model)
-        summarization = Summarization(self.files, self.events, self.model_call, self.summarizer_model, self._category)
+        summarization = SummarizationParts(self.files, self.events, self.model_call, self.summarizer_model, self._category)
         try:
             with self.lock:
                 now = _now_ms()

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from fake_messages_api.scripted_agent.summarizer import Summarizer
 
 
-class FakeAPI(Protocol):
+class DispatchedAPI(Protocol):
     """What dispatching reads of `server.FakeAPI` (a protocol: the server imports this module)."""
 
     plans: dict[str, Plan]
@@ -68,7 +68,7 @@ COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 NO_FEATURE_REPLY = "There is no feature request in this conversation, so there is nothing to do."
 
 
-def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
+def dispatch(fake: DispatchedAPI, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
     """Handle one HTTP request to the fake API."""
     try:
         body: Any = json.loads(raw) if raw else None
@@ -98,7 +98,7 @@ def dispatch(fake: FakeAPI, method: str, target: str, headers: dict[str, str], r
     return reply
 
 
-def _classify(fake: FakeAPI, entry: RecordedRequest, path: str) -> None:
+def _classify(fake: DispatchedAPI, entry: RecordedRequest, path: str) -> None:
     """Note what kind of call this is and, for the agent, which feature and step."""
     body = entry.body
     if path == COUNT_TOKENS_PATH:
@@ -121,7 +121,7 @@ def _classify(fake: FakeAPI, entry: RecordedRequest, path: str) -> None:
 
 
 def _handle(
-    fake: FakeAPI, entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str,
+    fake: DispatchedAPI, entry: RecordedRequest, path: str, query: dict[str, list[str]], request_id: str,
     call: cloud_providers.ProviderCall | None = None,
 ) -> Reply:
     if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) or entry.method != "POST":
@@ -181,7 +181,7 @@ def _handle(
 
 
 def _message_reply(
-    fake: FakeAPI, entry: RecordedRequest, body: dict[str, Any], how: tuple[Fault | None, str, float], streamed: bool
+    fake: DispatchedAPI, entry: RecordedRequest, body: dict[str, Any], how: tuple[Fault | None, str, float], streamed: bool
 ) -> Reply:
     """The answer, billed against the prompt cache, streamed (with its fault, if any) or whole."""
     stream_fault, provider, delay = how
@@ -197,7 +197,7 @@ def _message_reply(
     return Reply(200, {"content-type": "application/json"}, json.dumps(json_message(message)).encode(), delay=delay)
 
 
-def _authenticate(fake: FakeAPI, headers: dict[str, str]) -> None:
+def _authenticate(fake: DispatchedAPI, headers: dict[str, str]) -> None:
     # This SDK sends the API key as `Authorization: Bearer`; the API also takes `x-api-key`.
     key = headers.get("x-api-key")
     authorization = headers.get("authorization", "")
@@ -213,7 +213,7 @@ def _authenticate(fake: FakeAPI, headers: dict[str, str]) -> None:
         )
 
 
-def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+def _answer(fake: DispatchedAPI, kind: str, body: dict[str, Any]) -> list[dict[str, Any]]:
     """The content blocks of the reply: the summarizer's JSON or the agent plan's step."""
     if kind == "summarizer":
         result = fake.summarizer(body)
@@ -230,7 +230,7 @@ def _answer(fake: FakeAPI, kind: str, body: dict[str, Any]) -> list[dict[str, An
     return blocks
 
 
-def _forced_tool_answer(fake: FakeAPI, body: dict[str, Any]) -> list[dict[str, Any]]:
+def _forced_tool_answer(fake: DispatchedAPI, body: dict[str, Any]) -> list[dict[str, Any]]:
     """One ``tool_use`` block calling the forced tool with `fake.tool_answers`' input."""
     name = forced_tool_name(body) or ""
     answer = dict(fake.tool_answers(name, body))

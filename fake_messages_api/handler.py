@@ -31,7 +31,7 @@ class FakeHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], dispatcher: Dispatcher) -> None:
-        super().__init__(address, _Handler)
+        super().__init__(address, _MessagesHandler)
         self.dispatcher = dispatcher
         self.stopping = threading.Event()
         self._open: set[socket.socket] = set()
@@ -63,7 +63,7 @@ class FakeHTTPServer(ThreadingHTTPServer):
         pass
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _MessagesHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-anthropic-api/1.0"
     # Headers and body go out in two writes; with Nagle's algorithm on, the client's delayed

@@ -35,7 +35,7 @@ from shared_base.tokens import estimate_tokens
 
 
 @dataclass
-class MergeOutcome:
+class MemoryMergeOutcome:
     """What one merge changed."""
 
     new_decisions: int = 0
@@ -54,9 +54,9 @@ class MergeOutcome:
 def merge_answer(
     stores: ContextStores, answer: SummarizerAnswer, batch_ids: Collection[str], *,
     category_of: Callable[[str], str], by: str, now: int,
-) -> MergeOutcome:
+) -> MemoryMergeOutcome:
     """Apply the answer's retirements and additions to `stores` (the summary is not touched)."""
-    outcome = MergeOutcome()
+    outcome = MemoryMergeOutcome()
     outcome.retired_decisions = retire_decisions(stores.decisions, answer.retired_decision_ids)
     retired = set(answer.retired_failure_ids)
     kept = [item for item in stores.failures.failures if item.id not in retired]
@@ -98,7 +98,7 @@ def merge_answer(
     return outcome
 
 
-def _renewed(store: KeyDecisions | ActiveConstraints, draft: DecisionDraft | ConstraintDraft, outcome: MergeOutcome) -> bool:
+def _renewed(store: KeyDecisions | ActiveConstraints, draft: DecisionDraft | ConstraintDraft, outcome: MemoryMergeOutcome) -> bool:
     """Renew the stored item `draft` says it restates; False when it claims none, or an id not
     stored (noted in `outcome`, and the draft is then taken as new)."""
     if not draft.restates:

@@ -20,7 +20,7 @@ from context_agent.memory.stores import Constraint, ContextStores, save_stores
 from context_agent.memory.summary_notes import enforce_summary_cap
 from context_agent.records.logs import FeatureOutcome
 from context_agent.summarizer.fallback import fallback_summary
-from context_agent.summarizer.merge import MergeOutcome, merge_answer, summary_rejection
+from context_agent.summarizer.merge import MemoryMergeOutcome, merge_answer, summary_rejection
 from context_agent.summarizer.summarizer_call import SummarizerError, build_request, parse_answer
 from shared_base.files import ContextFiles
 from shared_base.tokens import estimate_tokens
@@ -54,7 +54,7 @@ class SummaryResult(BaseModel):
     renewed_constraints: int = 0
     preventions: int = 0
 
-    def count(self, merged: MergeOutcome) -> None:
+    def count(self, merged: MemoryMergeOutcome) -> None:
         """Add what merging the summarizer's answer changed."""
         self.new_decisions += merged.new_decisions
         self.new_constraints += merged.new_constraints
@@ -67,7 +67,7 @@ class SummaryResult(BaseModel):
 
 
 @dataclass
-class Summarization:
+class SummarizationParts:
     """The parts one summarization works with, handed over by `ContextAgent`."""
 
     files: ContextFiles

@@ -22,7 +22,7 @@ _PLAIN_OUTPUT = re.compile(r"^(`{3,})text\n(.*?)\n\1$", re.MULTILINE | re.DOTALL
 
 
 @dataclass(frozen=True)
-class ToolResult:
+class ToolResultBlock:
     """One ``tool_result`` block of the last user message, flattened to text."""
 
     tool_use_id: str
@@ -48,7 +48,7 @@ class AgentTurn:
     """Assistant turns already taken in this conversation (0 on the first call)."""
     request_text: str
     """The text block holding ``## Feature`` (and ``## Last Verification Result`` on retries)."""
-    tool_results: list[ToolResult] = field(default_factory=list)
+    tool_results: list[ToolResultBlock] = field(default_factory=list)
     """The tool results the orchestrator sent back in the last user message."""
     request: dict[str, Any] = field(default_factory=dict)
     """The whole request JSON."""
@@ -88,7 +88,7 @@ def find_feature_request(messages: list[dict[str, Any]]) -> FeatureRequest | Non
     return None
 
 
-def tool_results_of(message: dict[str, Any]) -> list[ToolResult]:
+def tool_results_of(message: dict[str, Any]) -> list[ToolResultBlock]:
     """The tool results in `message`, with their content flattened to text."""
     content = message.get("content")
     if not isinstance(content, list):
@@ -102,7 +102,7 @@ def tool_results_of(message: dict[str, Any]) -> list[ToolResult]:
             text = "\n".join(b.get("text", "") for b in inner if isinstance(b, dict))
         else:
             text = inner or ""
-        results.append(ToolResult(str(block.get("tool_use_id")), text, bool(block.get("is_error"))))
+        results.append(ToolResultBlock(str(block.get("tool_use_id")), text, bool(block.get("is_error"))))
     return results
 
 

@@ -19,11 +19,11 @@ from typing import Any
 from orchestrator.commands.arguments import read_spec
 from orchestrator.commands.plan_output import NO_RUNNER_FOUND, print_dry_run, print_result
 from orchestrator.config import RunConfig
-from orchestrator.plan.check_writer import CheckSettings, FeatureCheck, sweep, write_check
+from orchestrator.plan.check_writer import CheckWriterSettings, FeatureCheck, sweep, write_check
 from orchestrator.plan.planner import PlanInvalid, PlannedSpec, PlannerSettings, plan_spec
 from orchestrator.plan.result import planned_spec_json, with_checks
 from orchestrator.plan.runners import DEFAULT_RUNNER, detect_runner
-from orchestrator.plan.written_checks import CheckFiles
+from orchestrator.plan.written_checks import WrittenCheckFiles
 from orchestrator.run.attempt.agent_view import project_file_map
 from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.spec.feature_spec import FeatureSpec
@@ -83,7 +83,7 @@ def plan_command(request: PlanRequest, config: RunConfig) -> int:
         raise UsageError(f"cannot create {err.filename}: {err.strerror}") from err
     # The model writes the checks: they run where `run` would run them (SandboxUnavailable: exit 2).
     environment = command_environment(config, root.resolve(), request.output, _progress, checks=())
-    checks_settings = CheckSettings(
+    checks_settings = CheckWriterSettings(
         config.model, config.max_output_tokens, runner or DEFAULT_RUNNER, config.check_timeout,
         environment=environment, file_map=file_map,
     )
@@ -92,7 +92,7 @@ def plan_command(request: PlanRequest, config: RunConfig) -> int:
 
 def _plan(
     request: PlanRequest, config: RunConfig, root: Path, text: str, planner: PlannerSettings, runner: str | None,
-    checks_settings: CheckSettings | None, upgraded: FeatureSpec | None,
+    checks_settings: CheckWriterSettings | None, upgraded: FeatureSpec | None,
 ) -> int:
     from orchestrator.llm.client import ModelClient
     from orchestrator.llm.costs.spend import Spend
@@ -102,7 +102,7 @@ def _plan(
     # Only the planning model is checked: plan never calls the summarizer or an escalation model.
     settings = config.client_settings()
     client = ModelClient(settings, make_sdk_client(settings, models=("model",)), Spend(), on_retry=_progress)
-    files = CheckFiles(root)
+    files = WrittenCheckFiles(root)
     try:
         planned = upgraded_spec(upgraded) if upgraded is not None else plan_spec(
             client, planner, text,
@@ -142,7 +142,7 @@ def upgraded_spec(spec: FeatureSpec) -> PlannedSpec:
 
 
 def _write_checks(
-    client: Any, settings: CheckSettings, spec: FeatureSpec, files: CheckFiles, root: Path
+    client: Any, settings: CheckWriterSettings, spec: FeatureSpec, files: WrittenCheckFiles, root: Path
 ) -> list[FeatureCheck]:
     checks = []
     for index, feature in enumerate(spec.features, 1):

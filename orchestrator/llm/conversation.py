@@ -7,7 +7,7 @@ outputs in the conversation pass a token threshold, down to half of it; a masked
 masked, so the cached prefix changes once in a while rather than on every call.
 
 Sizes are kept, not measured again on every call: each tool output's estimate is kept in the
-attempt's `ObservationBook` (beside the messages, so the messages stay the API's own shape), and `RequestSize` measures each message once (again only when masking rewrote it), so
+attempt's `ObservationBook` (beside the messages, so the messages stay the API's own shape), and `AttemptRequestTokens` measures each message once (again only when masking rewrote it), so
 a long attempt costs time linear in its turns, not quadratic.
 """
 
@@ -164,7 +164,7 @@ def mask_old_observations(
     block on, so it should happen seldom. The outputs of the newest message, which the model
     has not seen yet, are never masked. Returns the number of blocks masked now; `book` keeps
     which are masked, their sizes and the tool names; the indexes of the messages it changed
-    are added to `touched` (for `RequestSize`).
+    are added to `touched` (for `AttemptRequestTokens`).
     """
     results = [
         (at, block, book.result_tokens(at, block))
@@ -190,7 +190,7 @@ def mask_old_observations(
     return masked
 
 
-class RequestSize:
+class AttemptRequestTokens:
     """The estimated input tokens of an attempt's requests, kept as the conversation grows.
 
     Equal to measuring `{"system", "tools", "messages": with_conversation_breakpoint(messages),

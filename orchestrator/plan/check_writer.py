@@ -22,7 +22,7 @@ from orchestrator.plan.plan_prompts import CHECK_SYSTEM, check_prompt, invalid_c
 from orchestrator.plan.red import RedCheck, Verdict, red_check, syntax_problems
 from orchestrator.plan.schema import CheckAnswer, checks_tool
 from orchestrator.plan.structured import ForcedToolConversation, StructuredAnswer
-from orchestrator.plan.written_checks import CheckFiles
+from orchestrator.plan.written_checks import WrittenCheckFiles
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.spec_errors import translate
@@ -31,7 +31,7 @@ DEFAULT_MAX_REWRITES = 2
 
 
 @dataclass
-class CheckSettings:
+class CheckWriterSettings:
     """How phase 2 runs."""
 
     model: str
@@ -67,7 +67,7 @@ def suggested_path(feature_id: str) -> str:
 
 
 def write_check(
-    client: ModelClient, settings: CheckSettings, spec: FeatureSpec, feature: Feature, files: CheckFiles,
+    client: ModelClient, settings: CheckWriterSettings, spec: FeatureSpec, feature: Feature, files: WrittenCheckFiles,
     on_progress: Callable[[str], None] = lambda _m: None,
 ) -> FeatureCheck:
     """Ask for `feature`'s check, write it, and see it red; rewrite it while it is not."""
@@ -96,14 +96,14 @@ def write_check(
     return outcome
 
 
-def _prompt(settings: CheckSettings, spec: FeatureSpec, feature: Feature) -> str:
+def _prompt(settings: CheckWriterSettings, spec: FeatureSpec, feature: Feature) -> str:
     return check_prompt(
         feature, project=spec.project, description=spec.description, file_map=settings.file_map,
         runner=settings.runner, suggested_path=suggested_path(feature.id), suggested_verify=spec.check_command(feature),
     )
 
 
-def _parse(answer: StructuredAnswer, feature_id: str, files: CheckFiles) -> tuple[CheckAnswer | None, list[str]]:
+def _parse(answer: StructuredAnswer, feature_id: str, files: WrittenCheckFiles) -> tuple[CheckAnswer | None, list[str]]:
     """The answer as a writable check, or the problems that keep it from being one."""
     if answer.cut_off:  # whatever it holds is incomplete
         return None, ["the answer was cut off at max_tokens before its submit_checks call was complete: write shorter files"]
@@ -123,7 +123,7 @@ def _rewrite(check: RedCheck) -> str:
     return rewrite_prompt(check.verdict, check.reason, result.command or "", result.output)
 
 
-def sweep(checks: list[FeatureCheck], settings: CheckSettings) -> None:
+def sweep(checks: list[FeatureCheck], settings: CheckWriterSettings) -> None:
     """Run every written check again with all of them in place: one may have swayed another."""
     for outcome in checks:
         if outcome.verdict is None or not outcome.files or outcome.verify is None:

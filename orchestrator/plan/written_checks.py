@@ -15,7 +15,7 @@ from orchestrator.store.disk.atomic import write_report_atomic
 _FORBIDDEN_TOP = frozenset({".git", ".autonomous"})
 
 
-class CheckFiles:
+class WrittenCheckFiles:
     """The files written so far, per feature."""
 
     def __init__(self, root: Path) -> None:

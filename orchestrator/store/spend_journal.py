@@ -19,7 +19,7 @@ from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.run_state import RunState
 
 
-class SpendEntry(ModelCallSpend):
+class CheckedSpendEntry(ModelCallSpend):
     """One journaled spend line as read back: the client's `SpendEntry`, its values checked."""
 
     @field_validator("feature")
@@ -47,10 +47,10 @@ class SpendEntry(ModelCallSpend):
 # Calls sent and not answered yet, by (purpose, feature, call): with `--jobs N` several workers'
 # calls are in flight at once, and each answer closes its own worker's reservation; Claude Code
 # may have several of one feature's in flight, told apart by `call`.
-OpenCalls = dict[tuple[str | None, str | None, str | None], SpendEntry]
+OpenCalls = dict[tuple[str | None, str | None, str | None], CheckedSpendEntry]
 
 
-def replay_spend(state: RunState, spend: SpendEntry, open_calls: OpenCalls) -> None:
+def replay_spend(state: RunState, spend: CheckedSpendEntry, open_calls: OpenCalls) -> None:
     """Apply one spend line to `state`, keeping `open_calls` (reservations not answered yet) up to date."""
     key = (spend.purpose, spend.feature, spend.call)
     if spend.kind == "reserve":
@@ -78,14 +78,14 @@ def close_all_unanswered(state: RunState, open_calls: OpenCalls) -> None:
     open_calls.clear()
 
 
-def close_unanswered(state: RunState, reserved: SpendEntry) -> None:
+def close_unanswered(state: RunState, reserved: CheckedSpendEntry) -> None:
     """A call sent and never answered: the API may have billed it, so its worst case counts."""
     _add_cost(state, reserved, TokenUsage())
     state.totals.unconfirmed_cost_usd += reserved.cost_usd
     state.totals.unconfirmed_calls += 1
 
 
-def _add_cost(state: RunState, spend: SpendEntry, usage: TokenUsage) -> None:
+def _add_cost(state: RunState, spend: CheckedSpendEntry, usage: TokenUsage) -> None:
     """Count one call's cost (and usage) in the run's totals and its feature's or the summarizer's."""
     cost = spend.cost_usd
     totals = state.totals

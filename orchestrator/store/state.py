@@ -33,7 +33,7 @@ from orchestrator.store.run_state import (
     SummarizationSchedule,
     now_ms,
 )
-from orchestrator.store.spend_journal import OpenCalls, SpendEntry, close_all_unanswered, replay_spend
+from orchestrator.store.spend_journal import CheckedSpendEntry, OpenCalls, close_all_unanswered, replay_spend
 from shared_base.files import LinkRefused, TooLarge
 
 # Files above this size are not state we wrote; refuse to parse them.
@@ -168,7 +168,7 @@ class StateStore:
 
         Flushed, not fsynced: a killed process loses none of it, and the next fsynced line of
         the same file (every feature record) carries it to disk.
-        The entry is written as `SpendEntry.dump` gives it, and read back as a `SpendEntry`.
+        The entry is written as `SpendEntry.dump` gives it, and read back as a `spend_journal.CheckedSpendEntry`.
         """
         with self._lock:
             if self._heard():
@@ -253,7 +253,7 @@ def _replay_lines(state: RunState, raw_lines: list[bytes], *, torn_tail: bool) -
         try:
             line = json.loads(raw.decode("utf-8"))
             if isinstance(line, dict) and "spend" in line:
-                replay_spend(state, SpendEntry.model_validate(line["spend"]), open_calls)
+                replay_spend(state, CheckedSpendEntry.model_validate(line["spend"]), open_calls)
                 continue
             entry = JournalEntry.model_validate(line)
             if not is_safe_id(entry.feature):

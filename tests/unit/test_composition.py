@@ -1,7 +1,7 @@
 """`--jobs N` by composition (issue 45 item 2), checked on the source itself.
 
 A run's modes are collaborators given when a thing is built (a `Schedule` to the `Runner`, a
-`Landing` to the `FeatureJob`, a stop token to the verifier and the client), never subclasses of
+`PassLanding` to the `FeatureJob`, a stop token to the verifier and the client), never subclasses of
 the run's parts: a newcomer reading `Runner` or `FeatureJob` reads all they do.
 """
 

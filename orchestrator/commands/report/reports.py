@@ -23,7 +23,7 @@ from orchestrator.store.records import CamelModel
 from shared_base.check_result import CheckResult
 
 
-class FeatureReport(CamelModel):
+class ReportedFeature(CamelModel):
     id: str
     name: str
     category: str
@@ -71,7 +71,7 @@ class RunReport(CamelModel):
     context: str
     duration_ms: int
     totals: ReportTotals
-    features: list[FeatureReport]
+    features: list[ReportedFeature]
 
 
 def run_report(result: RunResult, loaded: LoadedSpec, config: RunConfig) -> RunReport:
@@ -81,7 +81,7 @@ def run_report(result: RunResult, loaded: LoadedSpec, config: RunConfig) -> RunR
     for feature_id in result.selected:
         feature = loaded.spec.feature(feature_id)
         entry = state.feature(feature_id)
-        features.append(FeatureReport(
+        features.append(ReportedFeature(
             id=feature_id, name=feature.name, category=feature.category, status=entry.status,
             attempts=entry.attempts, duration_ms=entry.duration_ms, tokens=entry.tokens,
             cost_usd=round(entry.cost_usd, 6), reason=entry.reason,

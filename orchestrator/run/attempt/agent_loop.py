@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from orchestrator.json_types import ApiBlock, ApiMessage, ApiRequest, ThinkingFields
 from orchestrator.llm.client import CallResult, ModelClient
 from orchestrator.llm.conversation import (
+    AttemptRequestTokens,
     ObservationBook,
-    RequestSize,
     cached_system,
     mask_old_observations,
     with_cached_tools,
@@ -121,7 +121,7 @@ class _Loop:
         self.book = ObservationBook()  # masking's bookkeeping, beside the messages the API sees
         self.system = cached_system(session.system)
         self.tools = with_cached_tools(session.tools)
-        self.size = RequestSize(self.system, self.tools)
+        self.size = AttemptRequestTokens(self.system, self.tools)
         self.outcome = AttemptOutcome(stop="max_turns", model=session.model)
         self.unknown_said: set[str] = set()
         self.reminded = False  # one reminder to report, when a turn ends without the report

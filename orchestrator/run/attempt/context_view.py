@@ -1,6 +1,6 @@
 """The run's view of the project's context: every call the run makes to the Context Agent.
 
-A feature job asks it for a feature's turn (built by `prompts.feature_turn` under the run's
+A feature job asks it for a feature's turn (built by `feature_prompt.feature_turn` under the run's
 strategy) and tells it what happened (reports, failures, what a retry taught); the
 coordinator asks it to summarize. Tests and benchmarks pass a subclass to watch or fake it.
 """

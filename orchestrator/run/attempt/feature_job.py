@@ -1,10 +1,10 @@
 """One feature, run to its end: attempts, each verified by its check, and every step recorded.
 
 A `FeatureJob` is given all it works with (workspace, model client, context view, verifier,
-recorder, agent, and where a pass lands: its `Landing`); the runner owns the order of features,
+recorder, agent, and where a pass lands: its `PassLanding`); the runner owns the order of features,
 summaries and the verdict, a job its feature.
 
-Where a passing attempt's work lands is the job's `Landing`: in place (`IN_PLACE`, one feature at
+Where a passing attempt's work lands is the job's `PassLanding`: in place (`IN_PLACE`, one feature at
 a time, `--branch` too), the work is on the branch already and `finish_pass` makes its checkpoint;
 under `--jobs N` it is merged through the merge queue first (`run/parallel/queue_landing`), and a
 conflict or a failed re-check there becomes the attempt's verification instead of the pass.
@@ -78,7 +78,7 @@ class AttemptStep:
     learned: str | None
 
 
-class Landing(Protocol):
+class PassLanding(Protocol):
     def land(self, job: FeatureJob, attempt: int) -> CheckResult | None:
         """Bring `job`'s passing attempt onto the branch; the failure that replaces the pass, or None."""
         ...
@@ -107,7 +107,7 @@ class FeatureJob:
     def __init__(
         self, feature: Feature, *, workspace: Path, client: ModelClient, context: ContextView, verifier: Verifier,
         recorder: FeatureRecorder, settings: JobSettings, finish_pass: FinishPass, integrity: Integrity | None = None,
-        landing: Landing = IN_PLACE,
+        landing: PassLanding = IN_PLACE,
     ) -> None:
         self.feature, self.workspace, self.client = feature, workspace, client
         self.context, self.verifier, self.recorder, self.settings = context, verifier, recorder, settings

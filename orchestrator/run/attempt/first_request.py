@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the SDK takes seconds to import; its types are for the chec
 
 
 @dataclass(frozen=True)
-class RequestSize:
+class RequestTokensByPart:
     """Estimated input tokens of one request, by part."""
 
     system: int
@@ -48,10 +48,10 @@ def first_request(
 
 def first_request_size(
     system: str, tools: list[ToolUnionParam], history: list[ApiMessage], prompt: str
-) -> RequestSize:
+) -> RequestTokensByPart:
     """The estimated size of `first_request`, by part."""
     request = first_request(system, tools, history, prompt)
-    return RequestSize(
+    return RequestTokensByPart(
         system=estimate_json_tokens(request["system"]),
         tools=estimate_json_tokens(request["tools"]) + tool_overhead_tokens(request["tools"]),
         messages=estimate_json_tokens(request["messages"]),

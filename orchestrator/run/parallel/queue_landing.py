@@ -40,7 +40,7 @@ class Lane:
 
 class QueueLanding:
     """A `FeatureJob`'s landing under `--jobs N`: its pass is merged onto the user's branch through
-    the queue before it counts (`feature_job.Landing`)."""
+    the queue before it counts (`feature_job.PassLanding`)."""
 
     def __init__(self, lane: Lane) -> None:
         self.lane = lane

@@ -66,7 +66,7 @@ def _split_host_port(authority: str, default_port: int) -> tuple[str, int] | Non
     return host.strip("[]"), int(port)
 
 
-class _Handler(socketserver.BaseRequestHandler):
+class _ProxyHandler(socketserver.BaseRequestHandler):
     server: _ProxyServer
 
     def handle(self) -> None:
@@ -155,7 +155,7 @@ class _ProxyServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def __init__(self, path: str, allow_hosts: tuple[str, ...]) -> None:
         self.allow_hosts = allow_hosts
-        super().__init__(path, _Handler)
+        super().__init__(path, _ProxyHandler)
 
 
 _lock = threading.Lock()

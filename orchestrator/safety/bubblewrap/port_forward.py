@@ -24,7 +24,7 @@ from orchestrator.safety.bubblewrap.net_proxy import private_directory, relay
 _CONNECT_TIMEOUT = 15.0
 
 
-class _Handler(socketserver.BaseRequestHandler):
+class _ForwardHandler(socketserver.BaseRequestHandler):
     server: _ForwardServer
 
     def handle(self) -> None:
@@ -43,7 +43,7 @@ class _ForwardServer(socketserver.ThreadingUnixStreamServer):
 
     def __init__(self, path: str, port: int) -> None:
         self.port = port
-        super().__init__(path, _Handler)
+        super().__init__(path, _ForwardHandler)
 
 
 _lock = threading.Lock()

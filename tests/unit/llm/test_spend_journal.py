@@ -25,7 +25,7 @@ from orchestrator.llm.costs.spend import Spend, SpendEntry
 from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.conversation import (
     ObservationBook,
-    RequestSize,
+    AttemptRequestTokens,
     cached_system,
     mask_old_observations,
     with_cached_tools,
@@ -209,7 +209,7 @@ def _conversation_step(messages: list[dict[str, Any]], index: int, names: dict[s
 def test_the_kept_size_equals_measuring_the_whole_request_every_time() -> None:
     system, tools = cached_system("You build software.  " * 40), with_cached_tools(tool_definitions())
     messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "## Feature\nID: x"}]}]
-    size, book = RequestSize(system, tools), ObservationBook()
+    size, book = AttemptRequestTokens(system, tools), ObservationBook()
     for index in range(40):
         _conversation_step(messages, index, book.tool_names)
         rewritten: set[int] = set()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared_base.tokens import estimate_json_tokens
 from orchestrator.llm.request_tokens import request_tokens
-from orchestrator.llm.conversation import RequestSize, cached_system, with_cached_tools
+from orchestrator.llm.conversation import AttemptRequestTokens, cached_system, with_cached_tools
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 from orchestrator.tools.registry import tool_definitions
 
@@ -22,6 +22,6 @@ def test_the_caps_estimate_counts_what_the_api_adds_for_the_tools() -> None:
     assert tool_overhead_tokens(tools, {"type": "any"}) == 313 + 245 + 700
     assert tool_overhead_tokens([]) == 0
     # The size the agent loop keeps is the same figure, message by message.
-    assert RequestSize(system, tools).tokens(messages) == request_tokens(
+    assert AttemptRequestTokens(system, tools).tokens(messages) == request_tokens(
         {**request, "messages": [{**messages[0], "content": [{**messages[0]["content"][0], "cache_control": {"type": "ephemeral"}}]}]}
     )

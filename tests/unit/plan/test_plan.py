@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import pytest
-from orchestrator.plan.written_checks import CheckFiles
+from orchestrator.plan.written_checks import WrittenCheckFiles
 from orchestrator.plan.chunks import dependency_order, merge_features, split_description
 from orchestrator.plan.red import judge
 from orchestrator.plan.result import planned_spec_json
@@ -70,7 +70,7 @@ def test_a_long_description_is_split_at_headings_within_the_limit():
 def test_check_files_stay_inside_the_project_and_never_replace_its_files(tmp_path):
     (tmp_path / "app.py").write_text("x = 1\n")
     (tmp_path / "out").symlink_to("/tmp")
-    files = CheckFiles(tmp_path)
+    files = WrittenCheckFiles(tmp_path)
     for bad in ("/etc/passwd", "../x.py", ".autonomous/x.py", ".git/hooks/pre-commit", "app.py", "out/x.py"):
         assert files.problems("f1", [bad]), bad
     files.replace("f1", {"tests/features/test_f1.py": "def test(): pass\n"})

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from orchestrator.combine.final_check import CheckSettings as CombineCheckSettings
-from orchestrator.plan.check_writer import CheckSettings as PlanCheckSettings
+from orchestrator.plan.check_writer import CheckWriterSettings as PlanCheckSettings
 from orchestrator.plan.red import red_check
 from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.run.runner import RunParts
