@@ -13,7 +13,7 @@ from orchestrator.commands.report.html_report import render_html
 from orchestrator.commands.log_view import log_text
 from orchestrator.commands.rendering.output import describe
 from orchestrator.commands.report.report_data import load_report_data
-from orchestrator.commands.report.reports import FeatureReport, ReportTotals, RunReport, junit_xml, step_summary
+from orchestrator.commands.report.reports import ReportedFeature, ReportTotals, RunReport, junit_xml, step_summary
 from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.merge.queue import _conflict
 from orchestrator.run.checks.influence.check_influence import strict_refusal
@@ -84,7 +84,7 @@ def test_logs_id_says_it_to_the_user(told: tuple[CheckResult, str]) -> None:
 
 
 def _report(result: CheckResult) -> RunReport:
-    feature = FeatureReport(id="feat", name="Feat", category="core", status="failed", attempts=1, duration_ms=1,
+    feature = ReportedFeature(id="feat", name="Feat", category="core", status="failed", attempts=1, duration_ms=1,
                             tokens=TokenUsage(), cost_usd=0.0, reason="check still failing after 1 attempt(s)",
                             verification=result.model_copy(update={"output": ""}))
     totals = ReportTotals(features=1, passed=0, failed=1, blocked=0, pending=0, in_progress=0, tokens=TokenUsage(),

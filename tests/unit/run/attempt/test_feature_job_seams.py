@@ -32,7 +32,7 @@ from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.spec.load import load_spec
 from orchestrator.store.events import EventSink
 from orchestrator.store.disk.paths import ProjectPaths
-from orchestrator.store.records import CheckResult
+from shared_base.check_result import CheckResult
 from orchestrator.store.run_state import RunState
 from orchestrator.tools.report import FeatureReport
 from tests.cli_helpers import write_spec
