@@ -13,7 +13,7 @@ from orchestrator.commands.html_report import render_html
 from orchestrator.commands.log_view import log_text
 from orchestrator.commands.output import describe
 from orchestrator.commands.report_data import load_report_data
-from orchestrator.commands.reports import FeatureReport, ReportTotals, RunReport, junit_xml, step_summary
+from orchestrator.commands.reports import ReportedFeature, ReportTotals, RunReport, junit_xml, step_summary
 from orchestrator.llm.pricing import TokenUsage
 from orchestrator.merge.queue import _conflict
 from orchestrator.run.checks.check_influence import strict_refusal
@@ -25,6 +25,7 @@ from orchestrator.store.event_kinds import Verification
 from orchestrator.store.feature_log import FeatureLog
 from orchestrator.store.paths import ProjectPaths
 from orchestrator.store.records import AttemptRecord, CheckResult, Influencer
+from orchestrator.store.run_state import FeatureState
 
 # What the agent is told and a person must not read as addressed to them.
 _TO_THE_AGENT = re.compile(r"\byour?\b|" + "|".join(re.escape(words) for words in (
@@ -83,9 +84,9 @@ def test_logs_id_says_it_to_the_user(told: tuple[CheckResult, str]) -> None:
 
 
 def _report(result: CheckResult) -> RunReport:
-    feature = FeatureReport(id="feat", name="Feat", category="core", status="failed", attempts=1, duration_ms=1,
-                            tokens=TokenUsage(), cost_usd=0.0, reason="check still failing after 1 attempt(s)",
-                            verification=result.model_copy(update={"output": ""}))
+    entry = FeatureState(status="failed", attempts=1, duration_ms=1, reason="check still failing after 1 attempt(s)",
+                         last_verification=result.model_copy(update={"output": ""}))
+    feature = ReportedFeature(id="feat", name="Feat", category="core", state=entry)
     totals = ReportTotals(features=1, passed=0, failed=1, blocked=0, pending=0, in_progress=0, tokens=TokenUsage(),
                           cost_usd=0.0, api_calls=1, summarizer_tokens=TokenUsage(), summarizer_cost_usd=0.0)
     return RunReport(run_id="r", spec="spec.json", spec_hash="h", outcome="failed", exit_code=1, message=None,
