@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from context_agent.files import LinkRefused
 from context_agent.tokens import estimate_tokens
 from orchestrator.commands.report_model import FeatureRow, ReportData
@@ -20,6 +22,7 @@ from orchestrator.json_types import JsonObject
 from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.no_follow import open_no_follow
 from orchestrator.store.paths import ProjectPaths
+from orchestrator.store.run_state import FeatureState
 
 CONTEXT_HEADING = "## Project Context"
 
@@ -74,12 +77,21 @@ def _feature_row(fid: str, entry: JsonObject, names: dict[str, str]) -> FeatureR
         failure = error_excerpt(verification.get("output"), verification.get("error"))
     if not failure and entry.get("reason") and entry.get("status") != "passed":
         failure = [str(entry["reason"])]
-    return FeatureRow(
-        id=fid, name=names.get(fid, ""), status=str(entry.get("status", "pending")),
-        attempts=int(entry.get("attempts") or 0), duration_ms=int(entry.get("durationMs") or 0),
-        cost_usd=float(entry.get("costUsd") or 0.0), tokens=dict(entry.get("tokens") or {}),
-        failure=failure, footprint=footprint_files(entry.get("footprint")),
-    )
+    return FeatureRow(id=fid, name=names.get(fid, ""), state=_state_of(entry), failure=failure,
+                      footprint=footprint_files(entry.get("footprint")))
+
+
+def _state_of(entry: JsonObject) -> FeatureState:
+    """The feature's state as the run saved it. Of an entry this version would not write (an older
+    one's bare footprint list, a damaged field), the fields that read: the rest at their defaults."""
+    try:
+        return FeatureState.model_validate(entry)
+    except ValidationError as err:
+        unread = {error["loc"][0] for error in err.errors() if error["loc"]}
+    try:
+        return FeatureState.model_validate({key: value for key, value in entry.items() if key not in unread})
+    except ValidationError:
+        return FeatureState()
 
 
 def footprint_files(footprint: object) -> list[str]:
@@ -103,7 +115,7 @@ def _failures_from_logs(paths: ProjectPaths, rows: list[FeatureRow], output_in_l
     that passed after a retry (the state keeps only the last check), and those of a settled
     feature that failed (the state keeps its check's output in the log only)."""
     for row in rows:
-        if row.id not in output_in_log and (row.failure or row.attempts < 2):
+        if row.id not in output_in_log and (row.failure or row.state.attempts < 2):
             continue
         history = _read_json(paths.feature_log(row.id)).get("attemptHistory") or []
         for attempt in reversed(history):
