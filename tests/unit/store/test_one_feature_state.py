@@ -1,12 +1,13 @@
 """One feature state (issue 45, item 1): `FeatureState` (`store/run_state.py`, what
 `execution-state.json` holds per feature) declares a feature's status, attempts, times, tokens and
 cost; every other view of a feature holds it or computes from it, and does not declare the same
-fields again to copy them across (the report's `ReportedFeature`, the HTML report's `FeatureRow`).
+fields again to copy them across (the report's `ReportedFeature`, the HTML report's `FeatureRow`,
+the `feature_finished` event).
 
 Found by reading the source: any class of the packages (pydantic model, dataclass, TypedDict,
 NamedTuple) that declares `SHARED_AT_MOST + 1` or more of `FeatureState`'s fields is a second
-declaration of the state, unless it is one of the other documents' formats below, which the state
-is written into, field by field, in one place each."""
+declaration of the state, unless it is the feature log's format below, which the state is written
+into, field by field, in one place."""
 
 from __future__ import annotations
 
@@ -20,10 +21,9 @@ PACKAGES = ("orchestrator", "context_agent")
 # A class may share a few names with the state (`status`, `reason`, `attempts` of a status change
 # in working memory; `tokens` and `costUsd` of money): more than this is the state again.
 SHARED_AT_MOST = 3
-# Files with a format of their own that other programs read, each written from the state by one function.
+# Files with a format of their own that other programs read, written from the state by one function.
 FORMATS = {
     "orchestrator/store/feature_log.py:FeatureLog": "logs/<id>.json (spec section 4 step 7), from `build_feature_log`",
-    "orchestrator/store/event_kinds.py:FeatureFinished": "the `feature_finished` event, from `Recorder._emit_finished`",
 }
 
 
