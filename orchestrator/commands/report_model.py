@@ -10,8 +10,8 @@ from orchestrator.store.run_state import FeatureState
 
 @dataclass
 class FeatureRow:
-    """One feature as the report shows it: its state (status, attempts, time, tokens, cost: the
-    state's own fields, not copies), and what the report works out beside it."""
+    """One feature as the report shows it: its state (the `FeatureState` of its status, attempts,
+    time, tokens and cost, not copies of them), and what the report works out beside it."""
 
     id: str
     name: str = ""
