@@ -76,8 +76,7 @@ def verify_combined(
         entry.last_verification = result
         log = logs.read(fid)
         if log is not None:
-            logs.write(log.model_copy(update={"status": entry.status, "reason": entry.reason,
-                                              "verification": entry.last_verification}))
+            logs.write(log.with_verdict(entry))
     events.emit(FinalVerification(
         checked=len(runs), passed=len(runs) - len(failed), failed=list(failed),
         duration_ms=int((time.monotonic() - started) * 1000), tree=CLEAN_CHECKOUT,

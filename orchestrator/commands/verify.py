@@ -131,10 +131,7 @@ def _only(only: str | None, loaded: LoadedSpec, state: RunState) -> list[str] | 
 def _update_log(paths: ProjectPaths, state: RunState, feature_id: str) -> None:
     log = find_feature_log(paths, feature_id)
     if log is not None:
-        entry = state.feature(feature_id)
-        write_feature_log(paths, log.model_copy(
-            update={"status": entry.status, "reason": entry.reason, "verification": entry.last_verification}
-        ))
+        write_feature_log(paths, log.with_verdict(state.feature(feature_id)))
 
 
 def _where(tree: VerificationTree) -> str:

@@ -10,11 +10,21 @@ from __future__ import annotations
 import time
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.store.records import CamelModel, CheckFailure, flat_check, nest_check
+from orchestrator.store.run_state import FeatureState
 from shared_base.check_result import CheckResult, Influencer
 
 
@@ -112,22 +122,49 @@ class Verification(_Event):
         return cls(id=feature_id, check=result)
 
 
+# The keys of a `feature_finished` event that are its feature's state, to that state's field.
+_STATE_KEYS = {"status": "status", "attempts": "attempts", "durationMs": "duration_ms", "duration_ms": "duration_ms",
+               "usage": "tokens", "costUsd": "cost_usd", "cost_usd": "cost_usd", "reason": "reason",
+               "failedBranch": "failed_branch", "failed_branch": "failed_branch"}
+
+
 class FeatureFinished(_Event):
+    """A feature settled: its state as the run left it (`FeatureState` declares the fields), written
+    flat beside its id: status, attempts, durationMs, tokens (the total), usage (the counts), costUsd,
+    reason, failedBranch (where a failed feature's work was kept, when it was)."""
+
     type: Literal["feature_finished"] = "feature_finished"
     id: str
-    status: str
-    attempts: int
-    duration_ms: int
-    tokens: int
-    usage: TokenUsage
-    cost_usd: float
-    reason: str | None = None
-    failed_branch: str | None = Field(None, exclude_if=_absent)  # where a failed feature's work was kept
+    state: FeatureState
     # The orchestrator process's own CPU time (user + sys, every thread) since it started, and its
     # finished subprocesses' (checks, git, sandbox) at this event: what the run costs the machine,
     # which a loaded machine does not inflate as it does wall time. Absent in runs before they existed.
     cpu_ms: int | None = Field(None, exclude_if=_absent)
     children_cpu_ms: int | None = Field(None, exclude_if=_absent)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: object) -> object:
+        if not isinstance(data, dict) or "state" in data:
+            return data
+        # `tokens` is the total of `usage`; a key neither the event nor these name is left to be refused.
+        state = {_STATE_KEYS[key]: value for key, value in data.items() if key in _STATE_KEYS}
+        return {**{key: value for key, value in data.items() if key not in _STATE_KEYS and key != "tokens"},
+                "state": state}
+
+    @model_serializer(mode="plain")
+    def _flat(self, info: SerializationInfo) -> dict[str, object]:
+        entry, camel = self.state, info.by_alias
+        event: dict[str, object] = {
+            "type": self.type, "ts": self.ts, "id": self.id, "status": entry.status, "attempts": entry.attempts,
+            "durationMs" if camel else "duration_ms": entry.duration_ms, "tokens": entry.tokens.total,
+            "usage": entry.tokens, "costUsd" if camel else "cost_usd": round(entry.cost_usd, 6), "reason": entry.reason,
+        }
+        for key, value in (("failed_branch", entry.failed_branch), ("cpu_ms", self.cpu_ms),
+                           ("children_cpu_ms", self.children_cpu_ms)):
+            if value is not None:
+                event[to_camel(key) if camel else key] = value
+        return event
 
 
 class RegressionCheck(_Event):

@@ -69,6 +69,23 @@ class FeatureLog(CamelModel):
     assessment: Assessment | None = Field(None, exclude_if=lambda value: value is None)
     failed_branch: str | None = Field(None, exclude_if=lambda value: value is None)
 
+    def with_verdict(self, entry: FeatureState) -> FeatureLog:
+        """This log with its feature's verdict as the state now holds it (status, reason, last
+        check): what a verification after the log was written changed."""
+        return self.model_copy(update={"status": entry.status, "reason": entry.reason,
+                                       "verification": entry.last_verification})
+
+    def proven_state(self) -> FeatureState | None:
+        """The state this log proves its feature reached: a pass or a failure, with what it
+        spent (`StateStore.rebuild_from_logs`); None for any other status."""
+        if self.status not in ("passed", "failed"):
+            return None
+        return FeatureState(
+            status="passed" if self.status == "passed" else "failed", attempts=self.attempts,
+            completed_at=self.completed_at, iteration=self.iteration, tokens=self.tokens, cost_usd=self.cost_usd,
+            duration_ms=self.duration_ms,
+        )
+
     def summary(self) -> str | None:
         """The agent's own summary of the feature, when its report gave one as text."""
         value = (self.report or {}).get("summary")

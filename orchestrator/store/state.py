@@ -213,14 +213,10 @@ class StateStore:
         for log_path in sorted(self.paths.logs_dir.glob("*.json")):
             try:
                 # A log proves only its own feature: load_feature_log checks that it names it.
-                log = load_feature_log(log_path)
-                if log.status not in ("passed", "failed") or not is_safe_id(log_path.stem):
-                    continue
-                feature = FeatureState(
-                    status=log.status, attempts=log.attempts, completed_at=log.completed_at, iteration=log.iteration,
-                    tokens=log.tokens, cost_usd=log.cost_usd, duration_ms=log.duration_ms,
-                )
+                feature = load_feature_log(log_path).proven_state()
             except (OSError, UnusableLog):
+                continue
+            if feature is None or not is_safe_id(log_path.stem):
                 continue
             state.features[log_path.stem] = feature
             state.iteration = max(state.iteration, feature.iteration or 0)

@@ -67,11 +67,12 @@ def describe(event: Event, verbose: bool = False) -> str | None:
     if isinstance(event, Verification):
         return _verification_line(event, verbose)
     if isinstance(event, FeatureFinished):
+        entry = event.state
         return (
-            f"    {event.id} {event.status.upper()} after {event.attempts} attempt(s), "
-            f"{event.duration_ms / 1000:.1f}s, {event.tokens} tokens, {money(event.cost_usd)}"
-            + (f"; its work is on branch {event.failed_branch}" if event.failed_branch else "")
-            + (f"; {event.reason}" if event.status == "needs_review" and event.reason else "")
+            f"    {event.id} {entry.status.upper()} after {entry.attempts} attempt(s), "
+            f"{entry.duration_ms / 1000:.1f}s, {entry.tokens.total} tokens, {money(entry.cost_usd)}"
+            + (f"; its work is on branch {entry.failed_branch}" if entry.failed_branch else "")
+            + (f"; {entry.reason}" if entry.status == "needs_review" and entry.reason else "")
         )
     if isinstance(event, RegressionCheck):
         if not verbose:

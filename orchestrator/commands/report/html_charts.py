@@ -22,6 +22,7 @@ COLOURS = {"passed": "#2e9e5b", "failed": "#d64545", "running": "#8a8f98", "inte
 # An outcome in the words `orchestrate logs` uses for it.
 SAID = {"interrupted": "interrupted (run again)"}
 TOKEN_KINDS = (("input", "#5b8def"), ("cacheRead", "#9ec5ff"), ("cacheWrite", "#b38cf0"), ("output", "#f2a541"))
+_TOKEN_FIELDS = {"input": "input", "cacheRead": "cache_read", "cacheWrite": "cache_write", "output": "output"}
 
 
 def _svg(height: int, body: str, label: str) -> str:
@@ -142,7 +143,8 @@ def token_bars(rows: Sequence[FeatureRow]) -> str:
     """Stacked tokens per feature (input, cache read, cache write, output)."""
     bars = []
     for name, group in buckets(rows):
-        sums = [(kind, colour, sum(int(r.tokens.get(kind) or 0) for r in group)) for kind, colour in TOKEN_KINDS]
+        sums = [(kind, colour, sum(int(getattr(r.state.tokens, _TOKEN_FIELDS[kind])) for r in group))
+                for kind, colour in TOKEN_KINDS]
         bars.append(Bar(name, [(value, colour, f"{kind} {value:,}") for kind, colour, value in sums]))
     return _bars(bars, _tokens, "tokens per feature")
 
@@ -151,7 +153,7 @@ def cost_bars(rows: Sequence[FeatureRow]) -> str:
     """Cost per feature (or bucket), in dollars."""
     bars = []
     for name, group in buckets(rows):
-        value = sum(r.cost_usd for r in group)
+        value = sum(r.state.cost_usd for r in group)
         bars.append(Bar(name, [(value, "#5b8def", f"${value:.4f}")]))
     return _bars(bars, lambda value: f"${value:.4f}", "cost per feature")
 

@@ -49,7 +49,7 @@ def _legend(items: list[tuple[str, str]]) -> str:
 def _cards(data: ReportData) -> str:
     counts: dict[str, int] = {}
     for row in data.features:
-        counts[row.status] = counts.get(row.status, 0) + 1
+        counts[row.state.status] = counts.get(row.state.status, 0) + 1
     totals = data.totals
     tokens = totals.get("tokens") or {}
     items = [("features", f"{len(data.features):,}"), *((s, f"{n:,}") for s, n in sorted(counts.items())),
@@ -79,19 +79,20 @@ def _durations(data: ReportData) -> list[tuple[str, str]]:
 
 def _table_rows(rows: list[FeatureRow]) -> tuple[list[FeatureRow], int]:
     """Not-passed features first (all of them up to the cap), then passed ones in spec order."""
-    shown = [r for r in rows if r.status != "passed"][:MAX_TABLE_ROWS]
-    shown += [r for r in rows if r.status == "passed"][: MAX_TABLE_ROWS - len(shown)]
+    shown = [r for r in rows if r.state.status != "passed"][:MAX_TABLE_ROWS]
+    shown += [r for r in rows if r.state.status == "passed"][: MAX_TABLE_ROWS - len(shown)]
     return shown, len(rows) - len(shown)
 
 
 def _row(row: FeatureRow, log_href: str) -> str:
+    entry = row.state
     failure = "<pre>" + escape("\n".join(row.failure)) + "</pre>" if row.failure else ""
     # One file a line: a path is read whole, not broken at the column's edge.
     footprint = "<br>".join(escape(name) for name in row.footprint[:8]) + (" …" if len(row.footprint) > 8 else "")
     return (f'<tr id="feature-{escape(row.id)}"><td class="feat"><a href="#feature-{escape(row.id)}">{escape(row.id)}</a>'
-            f'<br><small>{escape(row.name)}</small></td><td class="st st-{escape(row.status)}">{escape(row.status)}</td>'
-            f'<td class="num">{row.attempts}</td><td class="num">{row.duration_ms / 1000:.1f}s</td>'
-            f'<td class="num">${row.cost_usd:.4f}</td><td class="num">{row.context_tokens if row.context_tokens is not None else ""}</td>'
+            f'<br><small>{escape(row.name)}</small></td><td class="st st-{escape(entry.status)}">{escape(entry.status)}</td>'
+            f'<td class="num">{entry.attempts}</td><td class="num">{entry.duration_ms / 1000:.1f}s</td>'
+            f'<td class="num">${entry.cost_usd:.4f}</td><td class="num">{row.context_tokens if row.context_tokens is not None else ""}</td>'
             f'<td>{failure}</td><td class="files"><small>{footprint}</small></td><td><a href="{escape(log_href)}">log</a></td></tr>')
 
 

@@ -12,12 +12,15 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from orchestrator.commands.report.report_model import FeatureRow, ReportData
 from orchestrator.commands.report.report_timeline import Timeline
 from orchestrator.json_types import JsonObject
 from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.disk.no_follow import open_no_follow
 from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.run_state import FeatureState
 from shared_base.files import LinkRefused
 from shared_base.tokens import estimate_tokens
 
@@ -74,12 +77,27 @@ def _feature_row(fid: str, entry: JsonObject, names: dict[str, str]) -> FeatureR
         failure = error_excerpt(verification.get("output"), verification.get("error"))
     if not failure and entry.get("reason") and entry.get("status") != "passed":
         failure = [str(entry["reason"])]
-    return FeatureRow(
-        id=fid, name=names.get(fid, ""), status=str(entry.get("status", "pending")),
-        attempts=int(entry.get("attempts") or 0), duration_ms=int(entry.get("durationMs") or 0),
-        cost_usd=float(entry.get("costUsd") or 0.0), tokens=dict(entry.get("tokens") or {}),
-        failure=failure, footprint=footprint_files(entry.get("footprint")),
-    )
+    return FeatureRow(id=fid, name=names.get(fid, ""), state=_state_of(entry), failure=failure,
+                      footprint=footprint_files(entry.get("footprint")))
+
+
+# The state's fields a row shows, the only ones read into its `FeatureState` (the rest are read from
+# the entry as it is): validating whole entries took three times as long at 10,000 features.
+_SHOWN = ("status", "attempts", "durationMs", "tokens", "costUsd")
+
+
+def _state_of(entry: JsonObject) -> FeatureState:
+    """The feature's state as the run saved it, its `_SHOWN` fields; of a damaged entry (not
+    written by a run) the fields that read, the rest at their defaults."""
+    shown = {key: entry[key] for key in _SHOWN if key in entry}
+    try:
+        return FeatureState.model_validate(shown)
+    except ValidationError as err:
+        unread = {error["loc"][0] for error in err.errors() if error["loc"]}
+    try:
+        return FeatureState.model_validate({key: value for key, value in shown.items() if key not in unread})
+    except ValidationError:
+        return FeatureState()
 
 
 def footprint_files(footprint: object) -> list[str]:
@@ -103,7 +121,7 @@ def _failures_from_logs(paths: ProjectPaths, rows: list[FeatureRow], output_in_l
     that passed after a retry (the state keeps only the last check), and those of a settled
     feature that failed (the state keeps its check's output in the log only)."""
     for row in rows:
-        if row.id not in output_in_log and (row.failure or row.attempts < 2):
+        if row.id not in output_in_log and (row.failure or row.state.attempts < 2):
             continue
         history = _read_json(paths.feature_log(row.id)).get("attemptHistory") or []
         for attempt in reversed(history):

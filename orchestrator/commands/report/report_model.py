@@ -5,19 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from orchestrator.json_types import JsonObject
+from orchestrator.store.run_state import FeatureState
 
 
 @dataclass
 class FeatureRow:
-    """One feature as the report shows it."""
+    """One feature as the report shows it: its state (the `FeatureState` of its status, attempts,
+    time, tokens and cost, not copies of them), and what the report works out beside it."""
 
     id: str
     name: str = ""
-    status: str = "pending"
-    attempts: int = 0
-    duration_ms: int = 0
-    cost_usd: float = 0.0
-    tokens: dict[str, int] = field(default_factory=dict)
+    state: FeatureState = field(default_factory=FeatureState)
     failure: list[str] = field(default_factory=list)
     footprint: list[str] = field(default_factory=list)
     context_tokens: int | None = None

@@ -7,7 +7,8 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SerializationInfo, model_serializer, model_validator
+from pydantic.alias_generators import to_camel
 
 from orchestrator.commands.rendering.cost_words import worst_case_part
 from orchestrator.config import RunConfig
@@ -20,21 +21,43 @@ from orchestrator.store.agent_words import for_the_user
 from orchestrator.store.check_excerpt import check_verdict, error_excerpt
 from orchestrator.store.disk.atomic import write_report_atomic
 from orchestrator.store.records import CamelModel
+from orchestrator.store.run_state import FeatureState
 from shared_base.check_result import CheckResult
+
+# The state's fields a report row shows, in the report's order, by their name in `FeatureState`
+# (its `lastVerification` is the row's `verification`).
+REPORTED_FIELDS = ("status", "attempts", "duration_ms", "tokens", "cost_usd", "reason", "last_verification", "models")
+_REPORTED_AS = {"last_verification": "verification"}
 
 
 class ReportedFeature(CamelModel):
+    """One selected feature in `--report`: who it is (the spec's id, name, category) and its state
+    as the run left it. A view of `FeatureState`, which declares the fields: written flat, the
+    state's `REPORTED_FIELDS` beside the id, and read back the same way."""
+
     id: str
     name: str
     category: str
-    status: str
-    attempts: int
-    duration_ms: int
-    tokens: TokenUsage
-    cost_usd: float
-    reason: str | None
-    verification: CheckResult | None
-    models: list[str] = Field(default_factory=list)  # the models of its attempts, first used first
+    state: FeatureState
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: object) -> object:
+        if not isinstance(data, dict) or "state" in data:
+            return data
+        identity = ("id", "name", "category")
+        state = {("lastVerification" if key == "verification" else key): value
+                 for key, value in data.items() if key not in identity}
+        return {**{key: data[key] for key in identity if key in data}, "state": state}
+
+    @model_serializer(mode="plain")
+    def _flat(self, info: SerializationInfo) -> dict[str, object]:
+        row: dict[str, object] = {"id": self.id, "name": self.name, "category": self.category}
+        for name in REPORTED_FIELDS:
+            key = _REPORTED_AS.get(name, name)
+            value = getattr(self.state, name)
+            row[to_camel(key) if info.by_alias else key] = round(value, 6) if name == "cost_usd" else value
+        return row
 
 
 class ReportTotals(CamelModel):
@@ -80,15 +103,9 @@ def run_report(result: RunResult, loaded: LoadedSpec, config: RunConfig) -> RunR
     features = []
     for feature_id in result.selected:
         feature = loaded.spec.feature(feature_id)
-        entry = state.feature(feature_id)
-        features.append(ReportedFeature(
-            id=feature_id, name=feature.name, category=feature.category, status=entry.status,
-            attempts=entry.attempts, duration_ms=entry.duration_ms, tokens=entry.tokens,
-            cost_usd=round(entry.cost_usd, 6), reason=entry.reason,
-            verification=entry.last_verification,
-            models=list(entry.models),
-        ))
-    counts = {s: sum(f.status == s for f in features)
+        features.append(ReportedFeature(id=feature_id, name=feature.name, category=feature.category,
+                                        state=state.feature(feature_id)))
+    counts = {s: sum(f.state.status == s for f in features)
               for s in ("passed", "failed", "regressed", "needs_review", "blocked", "pending", "in_progress")}
     totals = state.totals
     report = RunReport(
@@ -110,29 +127,30 @@ def run_report(result: RunResult, loaded: LoadedSpec, config: RunConfig) -> RunR
 def junit_xml(report: RunReport) -> str:
     """One testcase per feature: failed features as failures, blocked or unfinished ones as skipped."""
     features = report.features
-    failures = sum(f.status in ("failed", "regressed") for f in features)
-    skipped = sum(f.status not in ("passed", "failed", "regressed") for f in features)
+    failures = sum(f.state.status in ("failed", "regressed") for f in features)
+    skipped = sum(f.state.status not in ("passed", "failed", "regressed") for f in features)
     suite = ET.Element("testsuite", {
         "name": report.project or Path(report.spec).stem, "tests": str(len(features)),
         "failures": str(failures), "errors": "0", "skipped": str(skipped),
         "time": f"{report.duration_ms / 1000:.3f}",
     })
     for feature in features:
+        entry = feature.state
         case = ET.SubElement(suite, "testcase", {
-            "classname": feature.category, "name": feature.id, "time": f"{feature.duration_ms / 1000:.3f}",
+            "classname": feature.category, "name": feature.id, "time": f"{entry.duration_ms / 1000:.3f}",
         })
-        check = feature.verification or CheckResult()
-        if feature.status in ("failed", "regressed"):
+        check = entry.last_verification or CheckResult()
+        if entry.status in ("failed", "regressed"):
             node = ET.SubElement(case, "failure", {
-                "message": (f"regressed: {feature.reason}" if feature.status == "regressed" else feature.reason)
+                "message": (f"regressed: {entry.reason}" if entry.status == "regressed" else entry.reason)
                 or "check failed",
-                "type": f"exit {check.exit_code if feature.verification else None}",
+                "type": f"exit {check.exit_code if entry.last_verification else None}",
             })
             node.text = _xml_safe(check.output or for_the_user(check.error) or "")
-        elif feature.status != "passed":
-            ET.SubElement(case, "skipped", {"message": f"{feature.status}: {feature.reason or 'not run'}"})
+        elif entry.status != "passed":
+            ET.SubElement(case, "skipped", {"message": f"{entry.status}: {entry.reason or 'not run'}"})
         ET.SubElement(case, "system-out").text = _xml_safe(
-            f"attempts={feature.attempts} tokens={feature.tokens.total} costUsd={feature.cost_usd}"
+            f"attempts={entry.attempts} tokens={entry.tokens.total} costUsd={entry.cost_usd}"
         )
     suites = ET.Element("testsuites")
     suites.append(suite)
@@ -153,8 +171,9 @@ def step_summary(report: RunReport) -> str:
         "|---|---|---:|---:|---:|",
     ]
     for f in report.features:
-        status = "**regressed**" if f.status == "regressed" else f.status
-        lines.append(f"| `{f.id}` | {status} | {f.attempts} | {f.tokens.total:,} | {f.cost_usd:.4f} |")
+        entry = f.state
+        status = "**regressed**" if entry.status == "regressed" else entry.status
+        lines.append(f"| `{f.id}` | {status} | {entry.attempts} | {entry.tokens.total:,} | {entry.cost_usd:.4f} |")
     worst = worst_case_part(totals.cost_usd, totals.unconfirmed_cost_usd, totals.unconfirmed_calls)
     lines += ["", f"Total: {totals.tokens.total:,} tokens, ${totals.cost_usd:.4f}{f' ({worst})' if worst else ''}, "
               f"{report.duration_ms / 1000:.1f}s.", ""]
@@ -165,10 +184,10 @@ def _failed_checks(report: RunReport) -> list[str]:
     """Under the table, each failed or regressed feature's reason and its check's first meaningful lines."""
     lines: list[str] = []
     for feature in report.features:
-        check = feature.verification
-        if feature.status not in ("failed", "regressed") or check is None or check.success:
+        entry, check = feature.state, feature.state.last_verification
+        if entry.status not in ("failed", "regressed") or check is None or check.success:
             continue
-        lines += [f"**`{feature.id}`** {feature.status}: {feature.reason or check_verdict(check)}", ""]
+        lines += [f"**`{feature.id}`** {entry.status}: {entry.reason or check_verdict(check)}", ""]
         excerpt = [line.replace(FENCE, "` ` `") for line in error_excerpt(check.output, check.error)]
         if excerpt:
             lines += [FENCE, *excerpt, FENCE, ""]

@@ -151,11 +151,8 @@ class FeatureRecorder:
         self.memory.append(StatusEvent(feature_id=self.feature.id, status=entry.status, reason=entry.reason))
 
     def _emit_finished(self) -> None:
-        entry = self.entry
         self.events.emit(FeatureFinished(
-            id=self.feature.id, status=entry.status, attempts=entry.attempts,
-            duration_ms=entry.duration_ms, tokens=entry.tokens.total, usage=entry.tokens,
-            cost_usd=round(entry.cost_usd, 6), reason=entry.reason, failed_branch=entry.failed_branch,
+            id=self.feature.id, state=self.entry,
             cpu_ms=round(time.process_time() * 1000), children_cpu_ms=_children_cpu_ms(),
         ))
 

@@ -87,10 +87,7 @@ def final_verification(
         books.record(run.feature_id)
         log = logs.read(run.feature_id)
         if log is not None:
-            entry = books.state.feature(run.feature_id)
-            logs.write(log.model_copy(update={
-                "status": entry.status, "reason": entry.reason, "verification": entry.last_verification,
-            }))
+            logs.write(log.with_verdict(books.state.feature(run.feature_id)))
     events.emit(FinalVerification(
         checked=len(runs), passed=len(runs) - len(broken),
         failed=[run.feature_id for run in broken], duration_ms=int((time.monotonic() - started) * 1000),

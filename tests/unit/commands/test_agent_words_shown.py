@@ -24,8 +24,9 @@ from orchestrator.store.agent_words import FIX_THE_CODE, REDO_ON_TOP, RESTORE_TH
 from orchestrator.store.event_kinds import Verification
 from orchestrator.store.feature_log import FeatureLog
 from orchestrator.store.disk.paths import ProjectPaths
-from shared_base.check_result import CheckResult, Influencer
 from orchestrator.store.records import AttemptRecord
+from shared_base.check_result import CheckResult, Influencer
+from orchestrator.store.run_state import FeatureState
 
 # What the agent is told and a person must not read as addressed to them.
 _TO_THE_AGENT = re.compile(r"\byour?\b|" + "|".join(re.escape(words) for words in (
@@ -84,9 +85,9 @@ def test_logs_id_says_it_to_the_user(told: tuple[CheckResult, str]) -> None:
 
 
 def _report(result: CheckResult) -> RunReport:
-    feature = ReportedFeature(id="feat", name="Feat", category="core", status="failed", attempts=1, duration_ms=1,
-                            tokens=TokenUsage(), cost_usd=0.0, reason="check still failing after 1 attempt(s)",
-                            verification=result.model_copy(update={"output": ""}))
+    entry = FeatureState(status="failed", attempts=1, duration_ms=1, reason="check still failing after 1 attempt(s)",
+                         last_verification=result.model_copy(update={"output": ""}))
+    feature = ReportedFeature(id="feat", name="Feat", category="core", state=entry)
     totals = ReportTotals(features=1, passed=0, failed=1, blocked=0, pending=0, in_progress=0, tokens=TokenUsage(),
                           cost_usd=0.0, api_calls=1, summarizer_tokens=TokenUsage(), summarizer_cost_usd=0.0)
     return RunReport(run_id="r", spec="spec.json", spec_hash="h", outcome="failed", exit_code=1, message=None,

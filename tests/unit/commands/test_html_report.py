@@ -9,13 +9,16 @@ from orchestrator.commands.report.report_data import load_report_data
 from orchestrator.commands.report.report_model import FeatureRow, ReportData, Span
 from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from orchestrator.demo.textkit_plan import textkit_plan
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.store.check_excerpt import error_excerpt
 from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.run_state import FeatureState
 
 
 def _big(n: int) -> ReportData:
-    rows = [FeatureRow(id=f"f{i}", status="failed" if i % 97 == 0 else "passed", attempts=1, cost_usd=0.01,
-                       tokens={"input": 10, "output": 5, "cacheRead": 100, "cacheWrite": 20}, context_tokens=i % 2100)
+    tokens = TokenUsage(input=10, output=5, cache_read=100, cache_write=20)
+    rows = [FeatureRow(id=f"f{i}", state=FeatureState(status="failed" if i % 97 == 0 else "passed", attempts=1,
+                                                      cost_usd=0.01, tokens=tokens), context_tokens=i % 2100)
             for i in range(n)]
     spans = [Span(f"f{i}", 1, i * 10, i * 10 + 9, "passed", lane=i % 4) for i in range(n)]
     return ReportData(project="p", features=rows, spans=spans, lanes=4, duration_ms=n * 10,

@@ -1,0 +1,66 @@
+"""One feature state (issue 45, item 1): `FeatureState` (`store/run_state.py`, what
+`execution-state.json` holds per feature) declares a feature's status, attempts, times, tokens and
+cost; every other view of a feature holds it or computes from it, and does not declare the same
+fields again to copy them across (the report's `ReportedFeature`, the HTML report's `FeatureRow`,
+the `feature_finished` event).
+
+Found by reading the source: any class of the packages (pydantic model, dataclass, TypedDict,
+NamedTuple) that declares `SHARED_AT_MOST + 1` or more of `FeatureState`'s fields is a second
+declaration of the state, unless it is the feature log's format below, which the state is written
+into, field by field, in one place."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from orchestrator.store.run_state import FeatureState
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGES = ("orchestrator", "context_agent")
+# A class may share a few names with the state (`status`, `reason`, `attempts` of a status change
+# in working memory; `tokens` and `costUsd` of money): more than this is the state again.
+SHARED_AT_MOST = 3
+# Files with a format of their own that other programs read, written from the state by one function.
+FORMATS = {
+    "orchestrator/store/feature_log.py:FeatureLog": "logs/<id>.json (spec section 4 step 7), from `build_feature_log`",
+}
+
+
+def declared_fields(cls: ast.ClassDef) -> set[str]:
+    """The names a class body declares with an annotation (`name: type` or `name: type = ...`)."""
+    return {node.target.id for node in cls.body if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+
+
+def redeclarations(root: Path, state_fields: set[str]) -> dict[str, list[str]]:
+    """Every class under the packages at `root` declaring more than `SHARED_AT_MOST` of `state_fields`."""
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef) and node.name != "FeatureState":
+                    shared = declared_fields(node) & state_fields
+                    if len(shared) > SHARED_AT_MOST:
+                        found[f"{path.relative_to(root)}:{node.name}"] = sorted(shared)
+    return found
+
+
+def test_only_feature_state_declares_a_features_state() -> None:
+    found = redeclarations(ROOT, set(FeatureState.model_fields))
+    for where in FORMATS:
+        assert where in found, f"{where} no longer repeats the state's fields: take it off FORMATS"
+    second = {where: shared for where, shared in found.items() if where not in FORMATS}
+    assert not second, (
+        f"these classes declare a feature's state again: {second}; hold a FeatureState (or compute from one) instead"
+    )
+
+
+def test_the_scan_finds_a_copy_of_the_state(tmp_path: Path) -> None:
+    """A class copying four of the state's fields is caught, wherever in the packages it is."""
+    module = tmp_path / "orchestrator" / "commands" / "row.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("class Row:\n    status: str\n    attempts: int\n    cost_usd: float\n    duration_ms: int\n")
+    (tmp_path / "context_agent").mkdir()
+    assert redeclarations(tmp_path, set(FeatureState.model_fields)) == {
+        "orchestrator/commands/row.py:Row": ["attempts", "cost_usd", "duration_ms", "status"],
+    }
