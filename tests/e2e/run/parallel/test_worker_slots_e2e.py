@@ -64,13 +64,19 @@ def test_the_next_feature_starts_while_one_is_merged_and_never_more_than_n_at_wo
 def test_a_dependent_gets_the_slot_of_the_feature_it_waits_for_before_features_behind_it(
     tmp_path: Path, fake_api: Any
 ) -> None:
-    """feat-02 waits for feat-01; feat-04 takes two seconds. With two slots, the one feat-01 had
-    goes to feat-02 once feat-01 is merged, not to feat-05 while feat-01 is being merged."""
+    """feat-02 waits for feat-01; feat-04 holds the other slot until feat-02 has started (or a
+    minute has passed). With two slots, the one feat-01 had goes to feat-02 once feat-01 is
+    merged, not to feat-05 while feat-01 is being merged. (It was two seconds of sleep: under
+    load feat-01's merge took longer, and feat-05 rightly took feat-04's freed slot.)"""
     spec = write_spec(tmp_path, 5, extra={"feat-02": {"depends_on": ["feat-01"]}})
-    fake_api.plans["feat-04"] = [[bash("sleep 2 && mkdir -p features && echo done > features/feat-04.txt")],
-                                 [report("Implemented feat-04")]]
     root = tmp_path / "project"
-    result = run_cli(["run", str(spec), "-j", "2", "--json", "--project-dir", str(root)], cwd=tmp_path, fake=fake_api)
+    events = root / ".autonomous" / "events.jsonl"
+    wait = f"for i in $(seq 600); do grep -q '\"feature_started\".*\"feat-02\"' {events} && break; sleep 0.1; done"
+    fake_api.plans["feat-04"] = [[bash(f"{wait}; mkdir -p features && echo done > features/feat-04.txt")],
+                                 [report("Implemented feat-04")]]
+    # Unsandboxed: feat-04's wait reads the live project's event log (the sandbox keeps it hidden).
+    args = ["run", str(spec), "-j", "2", "--json", "--project-dir", str(root), "--sandbox", "none"]
+    result = run_cli(args, cwd=tmp_path, fake=fake_api)
     assert result.code == 0, result.stderr[-3000:]
     starts = [e["id"] for e in result.events() if e["type"] == "feature_started"]
     assert starts.index("feat-02") < starts.index("feat-05"), starts
