@@ -134,7 +134,7 @@ class PlanAttempt:
         self.on_event(ApiCall(
             id=self.feature_id, feature=self.feature_id, turn=result.num_turns, attempt=self.attempt, model=self.model,
             usage=usage, cost_usd=round(cost, 6), stop_reason=result.subtype,
-            run_tokens=spend.run_tokens.total, run_cost_usd=round(spend.run_cost_usd, 6),
+            run_tokens=spend.run.tokens.total, run_cost_usd=round(spend.run.cost_usd, 6),
         ))
 
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> None:

@@ -139,7 +139,7 @@ def run_summarize(paths: ProjectPaths, config: RunConfig, spec_path: Path | None
 
 def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -> int:
     from orchestrator.llm.client import ModelClient
-    from orchestrator.llm.costs.spend import Spend
+    from orchestrator.llm.costs.spend import RunSpend, Spend
     from orchestrator.llm.endpoint.sdk import make_sdk_client
 
     settings = config.client_settings()
@@ -149,7 +149,7 @@ def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -
     ids = _to_summarize(state, config)
     if not ids:
         raise UsageError("nothing to summarize yet: no feature has completed")
-    spend = Spend(run_cost_usd=state.totals.cost_usd, run_tokens=state.totals.tokens)
+    spend = Spend(run=RunSpend(state.totals))  # counting on from what the runs spent
     client = ModelClient(settings, sdk, spend, on_retry=warn, journal=store.record_spend)  # a kill loses no spend
     # Failures go to stderr and the event log, as during a run.
     events = EventSink(PlainRenderer(verbosity=-1), paths.events_log)
@@ -160,9 +160,7 @@ def _summarize_now(paths: ProjectPaths, config: RunConfig, loaded: LoadedSpec) -
     state.summarization.unsummarized, state.summarization.completed_since_summary = [], 0
     state.summarization.summaries += 1
     state.summarization.last_summarized_at = now_ms()
-    state.totals.cost_usd, state.totals.tokens = spend.run_cost_usd, spend.run_tokens
-    state.totals.summarizer_tokens = state.totals.summarizer_tokens + spend.summarizer_tokens
-    state.totals.summarizer_cost_usd += spend.summarizer_cost_usd
+    state.totals = spend.run.snapshot()
     store.save(state)
     events.emit(Summarization(
         trigger="manual", features=ids, success=result.success,

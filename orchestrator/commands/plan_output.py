@@ -82,7 +82,7 @@ def print_result(
         state = "-" if found is None or found.verdict is None else found.verdict
         files = ", ".join(found.files) if found else ("" if checks else spec.check_command(feature) or "(none)")
         lines.append(f"  {feature.id:<24} {state:<8} {files}" + (f"  {found.reason}" if found and found.reason else ""))
-    lines.append(f"cost ${spend.run_cost_usd:.4f} in {spend.calls} call(s)")
+    lines.append(f"cost ${spend.run.cost_usd:.4f} in {spend.run.calls} call(s)")
     if no_checks:
         lines.append(f"next: to get a failing check for each feature first, plan again with --write-checks --force"
                      f" (pytest unless the description names a runner) or once the project has a test runner;"
@@ -108,6 +108,6 @@ def _summary(
         })
     return {
         "spec": str(output), "features": features, "flagged": flagged, "chunks": planned.chunks,
-        "repairs": planned.repairs, "dropped": planned.dropped, "calls": spend.calls,
-        "costUsd": round(spend.run_cost_usd, 6),
+        "repairs": planned.repairs, "dropped": planned.dropped, "calls": spend.run.calls,
+        "costUsd": round(spend.run.cost_usd, 6),
     }

@@ -2,7 +2,7 @@
 
 Owns:
     client        `ModelClient.create`: limits checked first (cost and token caps), transient
-                  faults retried, every call booked in `Spend` and journaled
+                  faults retried, every call booked in the run's `RunSpend` and journaled
     errors        what a call can end in besides an answer (LimitReached, ApiUnavailable,
                   ApiAuthError, ModelRequestRejected): the CLI maps each to an exit code
     endpoint/     the provider (Anthropic, Bedrock, Vertex), its environment, and `sdk`: the SDK
@@ -10,7 +10,9 @@ Owns:
     client_settings  `ClientSettings`: what the client reads of a run's configuration (built
                   by `RunConfig.client_settings`; `llm` never imports `orchestrator.config`)
     costs/        `pricing`: `TokenUsage` (counts as saved everywhere) and `PriceTable` (USD per
-                  model); `spend`, the run's money; `reservations` against the caps
+                  model); `spend`, the run's money (`RunSpend`, the one counter every client
+                  of a run books into, and its snapshot `RunTotals`, the state's `totals`);
+                  `reservations` against the caps
     models        the default agent and summarizer model ids, read from the installed SDK
     conversation  cache breakpoints, observation masking and the kept request size of an attempt
 

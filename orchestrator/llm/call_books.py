@@ -5,7 +5,7 @@
 `close_call`), or on a Claude plan attempt by attempt (`reserve_budget`, then `close_call` with
 the cost Claude Code reports). Every step is journaled as it happens (`journal`): a worst case
 before the call is sent, its usage as soon as its answer arrives. A call cut off by an
-interrupt counts at its worst case (`Spend.unconfirmed_cost_usd`): the API may have billed it.
+interrupt counts at its worst case (`RunTotals.unconfirmed_cost_usd`): the API may have billed it.
 With `--jobs N`, workers' books share one `SpendPool` (`reservations`), where each call
 reserves its worst case before it is sent.
 """
@@ -38,10 +38,11 @@ class CallBooks:
         self, settings: ClientSettings, spend: Spend, *, on_retry: Callable[[str], None] = lambda _m: None,
         journal: Callable[[SpendEntry], None] = lambda _entry: None, pool: SpendPool | None = None,
     ) -> None:
+        if pool is not None and pool.run is not spend.run:
+            raise ValueError("a client on a spend pool books into the pool's run counter: Spend(run=pool.run)")
         self.settings = settings
         self.spend = spend
         self.pool = pool
-        self.run_spend = pool.run if pool is not None else spend
         self.prices: PriceTable = settings.prices
         self.on_retry = on_retry
         self.journal = journal
@@ -82,7 +83,7 @@ class CallBooks:
 
     def committed_usd(self) -> float:
         """What the run has spent, and reserved for calls in flight."""
-        return self.run_spend.run_cost_usd + (self.pool.reserved_usd if self.pool is not None else 0.0)
+        return self.spend.run.cost_usd + (self.pool.reserved_usd if self.pool is not None else 0.0)
 
     def worst_case_cost(self, model: str, request: BookedRequest, input_tokens: int | None = None) -> float:
         """The most this request can cost: every input token at the dearer of input and cache
@@ -170,44 +171,25 @@ class CallBooks:
         cost = self.prices.cost(model, usage) if cost is None else cost
         if self.pool is not None and self.pool.closed:  # the run gave up on this call and booked its worst case
             return cost
-        spend, run = self.spend, self.run_spend
-        run.calls += 1
-        run.run_tokens = run.run_tokens + usage
-        run.run_cost_usd += cost
-        run.book_model(model, usage, cost)
-        self._mirror_run()
-        if purpose == "agent":
+        spend = self.spend
+        spend.run.book_call(model, usage, cost, purpose)
+        if purpose == "agent":  # the summarizer's (and the impact model's) count in the run's totals only
             spend.feature_tokens = spend.feature_tokens + usage
             spend.feature_cost_usd += cost
-        elif purpose == "summarizer":  # another purpose (the impact model's) counts in the run's totals only
-            spend.summarizer_tokens = spend.summarizer_tokens + usage
-            spend.summarizer_cost_usd += cost
         self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=cost, usage=usage, model=model, call=call))
         return cost
 
     def _book_unconfirmed(self, purpose: str, worst: float, model: str, call: str | None) -> None:
         if self.pool is not None and self.pool.closed:
             return
-        spend, run = self.spend, self.run_spend
-        run.run_cost_usd += worst
-        run.unconfirmed_cost_usd += worst
-        run.unconfirmed_calls += 1
-        self._mirror_run()
+        self.spend.run.book_unconfirmed(worst, purpose)
         if purpose == "agent":
-            spend.feature_cost_usd += worst
-        elif purpose == "summarizer":
-            spend.summarizer_cost_usd += worst
+            self.spend.feature_cost_usd += worst
         try:
             self._journal(SpendEntry(kind="call", purpose=purpose, cost_usd=worst, unconfirmed=True, model=model,
                                      call=call))
         except OSError:
             pass  # the open reservation counts as the same worst case when the journal is loaded
-
-    def _mirror_run(self) -> None:
-        """A worker's own spend shows the run's totals too (the live view reads them from it)."""
-        run, spend = self.run_spend, self.spend
-        if run is not spend:
-            spend.run_tokens, spend.run_cost_usd, spend.calls = run.run_tokens, run.run_cost_usd, run.calls
 
     def _journal(self, entry: SpendEntry) -> None:
         entry.feature = self.spend.feature_id if entry.purpose == "agent" else None

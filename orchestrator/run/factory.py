@@ -43,7 +43,7 @@ def build_parts(
     environment = command_environment(config, paths.root, loaded.path, events.warn, checks=spec_checks(loaded.spec))
     environment = environment.at(workspace) if workspace is not None else environment
     spend = Spend()
-    pool = SpendPool(spend) if config.jobs > 1 else None
+    pool = SpendPool(spend.run) if config.jobs > 1 else None
     client = ModelClient(config.client_settings(), sdk, spend, on_retry=events.warn, journal=store.record_spend,
                          pool=pool, on_output=events.output_arriving)
     context_agent = ContextAgent(

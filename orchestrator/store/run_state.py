@@ -15,7 +15,7 @@ from pydantic import Field, field_serializer, field_validator
 
 from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.costs.pricing import TokenUsage
-from orchestrator.llm.costs.spend import ModelSpend
+from orchestrator.llm.costs.spend import RunTotals as RunTotals  # the run's money, as `totals` stores it
 from orchestrator.store.disk.paths import is_project_key
 from orchestrator.store.records import AttemptRecord, Footprint, Prediction
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it
@@ -118,20 +118,6 @@ class SummarizationSchedule(CamelModel):
     unsummarized: list[str] = Field(default_factory=list)
     summaries: int = 0
     last_summarized_at: int | None = None
-
-
-class RunTotals(CamelModel):
-    tokens: TokenUsage = Field(default_factory=TokenUsage)
-    cost_usd: float = 0.0
-    api_calls: int = 0
-    summarizer_tokens: TokenUsage = Field(default_factory=TokenUsage)
-    summarizer_cost_usd: float = 0.0
-    # The worst case of calls whose answer never arrived (the run was killed or interrupted
-    # while they were in flight): the API may have billed them, so it is part of `cost_usd`.
-    unconfirmed_cost_usd: float = 0.0
-    unconfirmed_calls: int = 0  # how many calls it covers (0 in states written before it was counted)
-    # Answered calls per model (`--escalate-model` runs use two); absent from older states.
-    by_model: dict[str, ModelSpend] = Field(default_factory=dict, exclude_if=lambda spend: not spend)
 
 
 class RunState(CamelModel):

@@ -13,7 +13,6 @@ import math
 from pydantic import field_validator
 
 from orchestrator.llm.costs.pricing import TokenUsage
-from orchestrator.llm.costs.spend import ModelSpend
 from orchestrator.llm.costs.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.run_state import RunState
@@ -60,15 +59,14 @@ def replay_spend(state: RunState, spend: CheckedSpendEntry, open_calls: OpenCall
         open_calls[key] = spend
         return
     open_calls.pop(key, None)
-    if spend.kind == "call":
-        _add_cost(state, spend, spend.usage or TokenUsage())
-        if spend.unconfirmed:  # interrupted in flight: its worst case
-            state.totals.unconfirmed_cost_usd += spend.cost_usd
-            state.totals.unconfirmed_calls += 1
-        else:
-            state.totals.api_calls += 1
-            if spend.model:
-                state.totals.by_model.setdefault(spend.model, ModelSpend()).add(spend.usage or TokenUsage(), spend.cost_usd)
+    if spend.kind != "call":
+        return
+    if spend.unconfirmed:  # interrupted in flight: its worst case (the client writes no usage with it)
+        _add_to_feature(state, spend, TokenUsage())
+        state.totals = state.totals.with_unconfirmed(spend.cost_usd, spend.purpose)
+    else:
+        _add_to_feature(state, spend, spend.usage or TokenUsage())
+        state.totals = state.totals.with_call(spend.model, spend.usage or TokenUsage(), spend.cost_usd, spend.purpose)
 
 
 def close_all_unanswered(state: RunState, open_calls: OpenCalls) -> None:
@@ -80,21 +78,13 @@ def close_all_unanswered(state: RunState, open_calls: OpenCalls) -> None:
 
 def close_unanswered(state: RunState, reserved: CheckedSpendEntry) -> None:
     """A call sent and never answered: the API may have billed it, so its worst case counts."""
-    _add_cost(state, reserved, TokenUsage())
-    state.totals.unconfirmed_cost_usd += reserved.cost_usd
-    state.totals.unconfirmed_calls += 1
+    _add_to_feature(state, reserved, TokenUsage())
+    state.totals = state.totals.with_unconfirmed(reserved.cost_usd, reserved.purpose)
 
 
-def _add_cost(state: RunState, spend: CheckedSpendEntry, usage: TokenUsage) -> None:
-    """Count one call's cost (and usage) in the run's totals and its feature's or the summarizer's."""
-    cost = spend.cost_usd
-    totals = state.totals
-    totals.cost_usd += cost
-    totals.tokens = totals.tokens + usage
-    if spend.purpose == "summarizer":
-        totals.summarizer_cost_usd += cost
-        totals.summarizer_tokens = totals.summarizer_tokens + usage
-    elif spend.feature:
+def _add_to_feature(state: RunState, spend: CheckedSpendEntry, usage: TokenUsage) -> None:
+    """Count one agent call's cost (and usage) in its feature's state (the run's: `RunTotals`)."""
+    if spend.purpose != "summarizer" and spend.feature:
         entry = state.feature(spend.feature)
-        entry.cost_usd += cost
+        entry.cost_usd += spend.cost_usd
         entry.tokens = entry.tokens + usage

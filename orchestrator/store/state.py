@@ -221,8 +221,8 @@ class StateStore:
             state.features[log_path.stem] = feature
             state.iteration = max(state.iteration, feature.iteration or 0)
             # What was spent stays spent: --max-cost counts it after a rebuild too.
-            state.totals.tokens = state.totals.tokens + feature.tokens
-            state.totals.cost_usd += feature.cost_usd
+            state.totals = state.totals.model_copy(
+                update={"tokens": state.totals.tokens + feature.tokens, "cost_usd": state.totals.cost_usd + feature.cost_usd})
         return state
 
 

@@ -288,8 +288,8 @@ class MeteringProxy:
             spend = self.client.spend
             event = ApiCall(
                 id=self.feature_id, feature=self.feature_id, turn=call.number, attempt=self.attempt, model=call.model,
-                usage=outcome, cost_usd=round(cost, 6), stop_reason=call.stop_reason, run_tokens=spend.run_tokens.total,
-                run_cost_usd=round(spend.run_cost_usd, 6),
+                usage=outcome, cost_usd=round(cost, 6), stop_reason=call.stop_reason, run_tokens=spend.run.tokens.total,
+                run_cost_usd=round(spend.run.cost_usd, 6),
             )
         self.on_event(event)
 

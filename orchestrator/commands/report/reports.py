@@ -7,13 +7,13 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from pydantic import Field, SerializationInfo, model_serializer, model_validator
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
 from orchestrator.commands.rendering.cost_words import worst_case_part
 from orchestrator.config import RunConfig
-from orchestrator.llm.costs.pricing import TokenUsage
-from orchestrator.llm.costs.spend import ModelSpend
+from orchestrator.json_types import JsonObject
+from orchestrator.llm.costs.spend import RunTotals
 from orchestrator.run.verdict import RunResult
 from orchestrator.safety.credentials.redaction import redact_value
 from orchestrator.spec.load import LoadedSpec
@@ -60,7 +60,9 @@ class ReportedFeature(CamelModel):
         return row
 
 
-class ReportTotals(CamelModel):
+class ReportTotals(RunTotals):
+    """The run's money (`RunTotals`, its costs rounded to the micro-dollar) and its features counted by status."""
+
     features: int
     passed: int
     failed: int
@@ -69,14 +71,21 @@ class ReportTotals(CamelModel):
     blocked: int
     pending: int
     in_progress: int = Field(alias="in_progress")  # spelled as the status it counts
-    tokens: TokenUsage
-    cost_usd: float
-    api_calls: int
-    summarizer_tokens: TokenUsage
-    summarizer_cost_usd: float
-    by_model: dict[str, ModelSpend] = Field(default_factory=dict)  # answered calls per model
-    unconfirmed_cost_usd: float = 0.0  # calls cut off before their answer, at their worst case (in no model's figure)
-    unconfirmed_calls: int = 0  # how many calls that covers
+
+    @model_serializer(mode="wrap")
+    def _as_reports_had_it(self, handler: SerializerFunctionWrapHandler) -> JsonObject:
+        """The counts first, then the money, `byModel` before the unconfirmed calls and always
+        there (even empty): the report's `totals` as it always was."""
+        data: JsonObject = handler(self)
+        counts = {key: value for key, value in data.items() if key not in _MONEY_KEYS}
+        money = {key: value for key, value in data.items() if key in _MONEY_KEYS}
+        by_model_key = "byModel" if "costUsd" in money else "by_model"
+        by_model = money.pop(by_model_key, {})
+        unconfirmed = {key: money.pop(key) for key in list(money) if key.startswith("unconfirmed")}
+        return {**counts, **money, by_model_key: by_model, **unconfirmed}
+
+
+_MONEY_KEYS = {key for name, info in RunTotals.model_fields.items() for key in (name, info.alias or name)}
 
 
 class RunReport(CamelModel):
@@ -114,10 +123,11 @@ def run_report(result: RunResult, loaded: LoadedSpec, config: RunConfig) -> RunR
         escalate_model=config.escalate_model, context=config.context,
         duration_ms=result.duration_ms,
         totals=ReportTotals(
-            features=len(features), **counts, tokens=totals.tokens, cost_usd=round(totals.cost_usd, 6),
-            api_calls=totals.api_calls, summarizer_tokens=totals.summarizer_tokens,
-            summarizer_cost_usd=round(totals.summarizer_cost_usd, 6), by_model=totals.by_model,
-            unconfirmed_cost_usd=round(totals.unconfirmed_cost_usd, 6), unconfirmed_calls=totals.unconfirmed_calls,
+            features=len(features), **counts, **{
+                **dict(totals), "cost_usd": round(totals.cost_usd, 6),
+                "summarizer_cost_usd": round(totals.summarizer_cost_usd, 6),
+                "unconfirmed_cost_usd": round(totals.unconfirmed_cost_usd, 6),
+            },
         ),
         features=features,
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 
-from orchestrator.llm.costs.spend import Spend
+from orchestrator.llm.costs.spend import RunSpend
 
 
 class StopToken:
@@ -36,9 +36,9 @@ class StopToken:
 
 
 class SpendPool:
-    """The run's `Spend`, the worst cases of calls in flight, and the stop switch, under one lock."""
+    """The run's `RunSpend`, the worst cases of calls in flight, and the stop switch, under one lock."""
 
-    def __init__(self, run: Spend, stop: StopToken | None = None) -> None:
+    def __init__(self, run: RunSpend, stop: StopToken | None = None) -> None:
         self.run = run
         self.token = stop or StopToken()
         self.lock = threading.RLock()
@@ -76,7 +76,5 @@ class SpendPool:
             worst, self.reserved_usd = self.reserved_usd, 0.0
             calls, self.in_flight = self.in_flight, 0
             self.closed = True
-            self.run.run_cost_usd += worst
-            self.run.unconfirmed_cost_usd += worst
-            self.run.unconfirmed_calls += calls
+            self.run.book_unconfirmed(worst, None, calls)
         return worst

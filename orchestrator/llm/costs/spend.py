@@ -1,11 +1,14 @@
-"""What model calls cost: the running books (`Spend`) and the journal line of each call (`SpendEntry`)."""
+"""What model calls cost: the run's counter (`RunSpend`) and its snapshot (`RunTotals`), a client's
+books (`Spend`), and the journal line of each call (`SpendEntry`)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from orchestrator.json_types import JsonObject
 from orchestrator.llm.costs.pricing import TokenUsage
@@ -19,11 +22,6 @@ class ModelSpend(BaseModel):
     calls: int = 0
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     cost_usd: float = Field(0.0, alias="costUsd")
-
-    def add(self, usage: TokenUsage, cost: float) -> None:
-        self.calls += 1
-        self.tokens = self.tokens + usage
-        self.cost_usd += cost
 
 
 class SpendEntry(BaseModel):
@@ -64,22 +62,97 @@ class SpendEntry(BaseModel):
         return data
 
 
+class RunTotals(BaseModel):
+    """What a run's calls have cost, at one moment: the snapshot of a `RunSpend`.
+
+    The one declaration of the run's money. Stored as `totals` in execution-state.json (camelCase
+    keys, as the product spec gives them); a state journal's spend lines are replayed onto it
+    with the same `with_call` and `with_unconfirmed` a live run books with.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    api_calls: int = 0
+    summarizer_tokens: TokenUsage = Field(default_factory=TokenUsage)
+    summarizer_cost_usd: float = 0.0
+    # The worst case of calls whose answer never arrived (the run was killed or interrupted
+    # while they were in flight): the API may have billed them, so it is part of `cost_usd`.
+    unconfirmed_cost_usd: float = 0.0
+    unconfirmed_calls: int = 0  # how many calls it covers (0 in states written before it was counted)
+    # Answered calls per model (`--escalate-model` runs use two); absent from older states.
+    by_model: dict[str, ModelSpend] = Field(default_factory=dict, exclude_if=lambda spend: not spend)
+
+    def with_call(self, model: str | None, usage: TokenUsage, cost: float, purpose: str | None) -> RunTotals:
+        """These totals and one answered call (of `model`, when known; a summarizer's counts twice:
+        in the run's figures and in the summarizer's)."""
+        update: dict[str, object] = {
+            "tokens": self.tokens + usage, "cost_usd": self.cost_usd + cost, "api_calls": self.api_calls + 1,
+        }
+        if model:
+            share = self.by_model.get(model, ModelSpend())
+            update["by_model"] = {**self.by_model, model: ModelSpend(
+                calls=share.calls + 1, tokens=share.tokens + usage, cost_usd=share.cost_usd + cost)}
+        if purpose == "summarizer":
+            update["summarizer_tokens"] = self.summarizer_tokens + usage
+            update["summarizer_cost_usd"] = self.summarizer_cost_usd + cost
+        return self.model_copy(update=update)
+
+    def with_unconfirmed(self, worst: float, purpose: str | None, calls: int = 1) -> RunTotals:
+        """These totals and `calls` calls cut off in flight, counted at their worst case."""
+        update: dict[str, object] = {
+            "cost_usd": self.cost_usd + worst, "unconfirmed_cost_usd": self.unconfirmed_cost_usd + worst,
+            "unconfirmed_calls": self.unconfirmed_calls + calls,
+        }
+        if purpose == "summarizer":
+            update["summarizer_cost_usd"] = self.summarizer_cost_usd + worst
+        return self.model_copy(update=update)
+
+
+class RunSpend:
+    """The run's money counter: every client of the run books into one (`--jobs N`: from
+    several threads at once, hence the lock); `snapshot()` is what the state stores."""
+
+    def __init__(self, totals: RunTotals | None = None) -> None:
+        self._lock = threading.Lock()
+        self._totals = totals or RunTotals()
+
+    def snapshot(self) -> RunTotals:
+        return self._totals
+
+    def restore(self, totals: RunTotals) -> None:
+        """Count on from what a previous run recorded (a resumed run's state)."""
+        with self._lock:
+            self._totals = totals
+
+    def book_call(self, model: str | None, usage: TokenUsage, cost: float, purpose: str | None) -> None:
+        with self._lock:
+            self._totals = self._totals.with_call(model, usage, cost, purpose)
+
+    def book_unconfirmed(self, worst: float, purpose: str | None, calls: int = 1) -> None:
+        with self._lock:
+            self._totals = self._totals.with_unconfirmed(worst, purpose, calls)
+
+    @property
+    def cost_usd(self) -> float:
+        return self._totals.cost_usd
+
+    @property
+    def tokens(self) -> TokenUsage:
+        return self._totals.tokens
+
+    @property
+    def calls(self) -> int:
+        return self._totals.api_calls
+
+
 @dataclass
 class Spend:
-    """What calls have cost so far: the run's and the current feature's."""
+    """One client's books: the run's counter (shared by every client of the run) and what the
+    current feature's agent calls have cost."""
 
-    run_cost_usd: float = 0.0
-    run_tokens: TokenUsage = field(default_factory=TokenUsage)
+    run: RunSpend = field(default_factory=RunSpend)
+    feature_id: str | None = None  # the feature the agent's calls are for, named in the journal
     feature_tokens: TokenUsage = field(default_factory=TokenUsage)
     feature_cost_usd: float = 0.0
-    summarizer_tokens: TokenUsage = field(default_factory=TokenUsage)
-    summarizer_cost_usd: float = 0.0
-    calls: int = 0
-    unconfirmed_cost_usd: float = 0.0  # worst case of calls cut off before their answer (in run_cost_usd too)
-    unconfirmed_calls: int = 0  # how many calls that worst case covers
-    feature_id: str | None = None  # the feature the agent's calls are for, named in the journal
-    by_model: dict[str, ModelSpend] = field(default_factory=dict)  # answered calls, per model
-
-    def book_model(self, model: str, usage: TokenUsage, cost: float) -> None:
-        """Count one answered call of `model`."""
-        self.by_model.setdefault(model, ModelSpend()).add(usage, cost)

@@ -230,7 +230,7 @@ def _call_event(session: AgentSession, feature_id: str, turn: int, result: CallR
     session.on_event(ApiCall(
         id=feature_id, feature=feature_id, turn=turn, attempt=session.attempt, model=session.model, usage=result.usage,
         cost_usd=round(result.cost_usd, 6), stop_reason=result.message.stop_reason,
-        run_tokens=spend.run_tokens.total, run_cost_usd=round(spend.run_cost_usd, 6),
+        run_tokens=spend.run.tokens.total, run_cost_usd=round(spend.run.cost_usd, 6),
     ))
 
 

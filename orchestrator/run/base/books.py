@@ -20,22 +20,14 @@ _SCHEDULE_LOCK = threading.Lock()
 class RunBooks:
     """The state of one run, with its store and its spend."""
 
-    def __init__(
-        self, store: StateStore, spend: Spend, *, state: RunState | None = None, run_spend: Spend | None = None
-    ) -> None:
+    def __init__(self, store: StateStore, spend: Spend, *, state: RunState | None = None) -> None:
         self.store = store
-        self.spend = spend  # the current feature's spend (and the run's, unless `run_spend` is another)
-        self.run_spend = run_spend if run_spend is not None else spend  # with --jobs N: the run's spend, shared by every worker's books
+        self.spend = spend  # the current feature's spend, and the run's counter (`spend.run`: with --jobs N, shared)
         self.state = state if state is not None else RunState()  # a worker's books: the run's state
 
     def start_spend(self) -> None:
-        """Carry the spend a previous run recorded into this run's counters."""
-        totals, spend = self.state.totals, self.run_spend
-        spend.run_cost_usd, spend.run_tokens = totals.cost_usd, totals.tokens
-        spend.summarizer_tokens, spend.summarizer_cost_usd = totals.summarizer_tokens, totals.summarizer_cost_usd
-        spend.calls = totals.api_calls
-        spend.unconfirmed_cost_usd, spend.unconfirmed_calls = totals.unconfirmed_cost_usd, totals.unconfirmed_calls
-        spend.by_model = {model: share.model_copy(deep=True) for model, share in totals.by_model.items()}
+        """Count on from the spend a previous run recorded."""
+        self.spend.run.restore(self.state.totals)
 
     def record(self, feature_id: str | None = None, *, fsync: bool = True) -> None:
         """Journal a change to one feature with the money spent up to now."""
@@ -46,11 +38,7 @@ class RunBooks:
         self.store.record(self.state, feature_id, fsync=fsync)
 
     def book_totals(self) -> None:
-        totals, spend = self.state.totals, self.run_spend
-        totals.cost_usd, totals.tokens, totals.api_calls = spend.run_cost_usd, spend.run_tokens, spend.calls
-        totals.summarizer_tokens, totals.summarizer_cost_usd = spend.summarizer_tokens, spend.summarizer_cost_usd
-        totals.unconfirmed_cost_usd, totals.unconfirmed_calls = spend.unconfirmed_cost_usd, spend.unconfirmed_calls
-        totals.by_model = {model: share.model_copy(deep=True) for model, share in spend.by_model.items()}
+        self.state.totals = self.spend.run.snapshot()
 
     def start_feature(self, feature_id: str) -> None:
         """Count the agent's calls from now on to `feature_id`, on top of what it spent before."""

@@ -179,10 +179,10 @@ class ParallelSchedule:
     def _job(self, feature: Feature) -> FeatureJob:
         """A worker's job: its own client and spend on the shared pool, its worktree and verifier
         (both stop with the run: the pool's token), its pass landing through the merge queue."""
-        spend = Spend()
+        spend = Spend(run=self.parts.spend.run)  # the feature's own, the run's counter shared
         client = ModelClient(self.parts.client.settings, self.parts.client.sdk, spend, on_retry=self.events.warn,
                              journal=self.parts.store.record_spend, pool=self.pool, on_output=self.events.output_arriving)
-        books = RunBooks(self.parts.store, spend, state=self.state, run_spend=self.parts.spend)
+        books = RunBooks(self.parts.store, spend, state=self.state)
         workspace = self.worktrees.workspace(feature.id)
         heading = LogHeading(self.config.model, self.config.context, self.spec.check_command(feature))
         recorder = FeatureRecorder(feature, books, self.parts.logs, self.events, self.parts.memory, heading)

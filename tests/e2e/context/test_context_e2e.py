@@ -508,6 +508,9 @@ def test_context_and_summarize_commands_on_a_finished_run(fake_api, project):
     assert constraint_texts(stores) == constraint_texts(before)
     state = read_json(project / ".autonomous/state/execution-state.json")
     assert state["summarization"]["summaries"] == 2
+    # The manual summary's call is counted like any other: in the calls, and in its model's share.
+    totals = state["totals"]
+    assert totals["apiCalls"] == len(fake_api.requests) == sum(share["calls"] for share in totals["byModel"].values())
     logged = [e for e in events_of(project) if e["type"] == "summarization"]
     assert [(e["trigger"], e["success"]) for e in logged] == [("end", True), ("manual", True)]
     assert not lock.exists()

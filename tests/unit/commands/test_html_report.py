@@ -138,12 +138,12 @@ def test_the_cost_card_has_the_worst_case_bookings_beside_it():
 
 def test_status_shows_the_worst_case_bookings_as_their_own_figure(tmp_path, capsys):
     from orchestrator.commands.listing import print_status
-    from orchestrator.store.run_state import FeatureState, RunState
+    from orchestrator.store.run_state import FeatureState, RunState, RunTotals
     from orchestrator.store.state import StateStore
 
     paths = ProjectPaths.for_project(tmp_path)
     state = RunState(features={"a": FeatureState(status="passed")})
-    state.totals.cost_usd, state.totals.unconfirmed_cost_usd, state.totals.unconfirmed_calls = 0.4113, 0.1471, 1
+    state.totals = RunTotals(cost_usd=0.4113, unconfirmed_cost_usd=0.1471, unconfirmed_calls=1)
     StateStore(paths).save(state)
     print_status(paths, False)
     assert "$0.4113 ($0.2642 answered + $0.1471 booked at worst case for 1 call cut off before its answer)" in (

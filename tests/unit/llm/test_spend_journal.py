@@ -21,7 +21,7 @@ import shared_base.tokens as tokens_module
 from orchestrator.config import RunConfig
 from orchestrator.llm.errors import ApiUnavailable
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.costs.spend import Spend, SpendEntry
+from orchestrator.llm.costs.spend import RunTotals, Spend, SpendEntry
 from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.conversation import (
     ObservationBook,
@@ -104,15 +104,16 @@ def test_an_api_error_releases_the_reservation_and_an_interrupt_counts_the_worst
     with pytest.raises(ApiUnavailable):
         client.create(purpose="agent", **_request())
     assert [entry["kind"] for entry in journal] == ["reserve", "release"]
-    assert client.spend.run_cost_usd == 0
+    assert client.spend.run.cost_usd == 0
 
     with pytest.raises(KeyboardInterrupt):
         client.create(purpose="agent", **_request())
     worst = journal[2]["costUsd"]
     assert journal[3] == {"kind": "call", "purpose": "agent", "feature": "feat-01", "costUsd": worst,
                           "unconfirmed": True, "model": _request()["model"]}
-    assert client.spend.run_cost_usd == client.spend.unconfirmed_cost_usd == client.spend.feature_cost_usd == worst
-    assert client.spend.unconfirmed_calls == 1  # the figure says how many calls it covers
+    totals = client.spend.run.snapshot()
+    assert totals.cost_usd == totals.unconfirmed_cost_usd == client.spend.feature_cost_usd == worst
+    assert totals.unconfirmed_calls == 1  # the figure says how many calls it covers
 
 
 # ---- loading the journal ---------------------------------------------------------------------
@@ -161,7 +162,8 @@ def test_a_feature_record_after_spend_lines_holds_them_and_is_not_counted_twice(
     store.record_spend(SpendEntry(kind="call", purpose="agent", feature="feat-01", cost_usd=0.01,
                                   usage=TokenUsage(input=10)))
     entry = state.feature("feat-01")  # the runner books what was spent into each record
-    entry.cost_usd = state.totals.cost_usd = 0.01
+    entry.cost_usd = 0.01
+    state.totals = RunTotals(cost_usd=0.01)
     store.record(state, "feat-01")
 
     loaded = _store(tmp_path).load()

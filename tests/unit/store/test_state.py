@@ -20,8 +20,8 @@ def passed(state: RunState, feature_id: str, cost: float = 0.5) -> None:
     entry = state.feature(feature_id)
     entry.status, entry.attempts, entry.cost_usd = "passed", 1, cost
     entry.tokens = TokenUsage(input=100, output=50)
-    state.totals.cost_usd += cost
-    state.totals.tokens = state.totals.tokens + entry.tokens
+    state.totals = state.totals.model_copy(
+        update={"cost_usd": state.totals.cost_usd + cost, "tokens": state.totals.tokens + entry.tokens})
 
 
 def write_log(paths: ProjectPaths, feature_id: str, status: str = "passed", cost: float = 0.5) -> None:

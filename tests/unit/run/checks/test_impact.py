@@ -187,5 +187,5 @@ def test_the_impact_models_call_counts_in_the_runs_totals_not_the_summarizers_as
     assert model_predictions(client, "claude-haiku-4-5", spec, state, spec.ids(), tmp_path, print) == 1
     prediction = state.feature("three").prediction
     assert prediction is not None and prediction.by_model == ["docs/index.md"]
-    assert spend.calls == 1 and spend.run_cost_usd > 0
-    assert spend.summarizer_cost_usd == 0 and spend.feature_cost_usd == 0
+    assert spend.run.calls == 1 and spend.run.cost_usd > 0
+    assert spend.run.snapshot().summarizer_cost_usd == 0 and spend.feature_cost_usd == 0

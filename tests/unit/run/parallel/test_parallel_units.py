@@ -11,7 +11,7 @@ import pytest
 from orchestrator.config import RunConfig
 from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.costs.spend import Spend
+from orchestrator.llm.costs.spend import RunSpend, Spend
 from orchestrator.llm.costs.reservations import SpendPool
 from orchestrator.llm.costs.spend import SpendEntry
 from orchestrator.store.disk.paths import ProjectPaths
@@ -49,11 +49,11 @@ def _request() -> dict[str, Any]:
 
 def test_a_call_in_flight_reserves_its_worst_case_for_every_worker() -> None:
     config = RunConfig(retry_attempts=1, max_cost=0.07).client_settings()
-    run = Spend()
+    run = RunSpend()
     pool = SpendPool(run)
     sdk = _HeldSDK()
-    first = ModelClient(config, sdk, Spend(feature_id="a"), pool=pool)
-    second = ModelClient(config, sdk, Spend(feature_id="b"), pool=pool)
+    first = ModelClient(config, sdk, Spend(run, feature_id="a"), pool=pool)
+    second = ModelClient(config, sdk, Spend(run, feature_id="b"), pool=pool)
     worst = first.worst_case_cost(MODEL, _request())
     assert worst < 0.07 < 2 * worst  # one call fits under the cap, two do not
     thread = threading.Thread(target=lambda: first.create(**_request()))
@@ -64,14 +64,14 @@ def test_a_call_in_flight_reserves_its_worst_case_for_every_worker() -> None:
     sdk.release.set()
     thread.join(10)
     assert pool.reserved_usd == 0
-    assert run.calls == 1 and run.run_cost_usd > 0
-    assert first.spend.feature_cost_usd == run.run_cost_usd and second.spend.feature_cost_usd == 0
+    assert run.calls == 1 and run.cost_usd > 0
+    assert first.spend.feature_cost_usd == run.cost_usd and second.spend.feature_cost_usd == 0
 
 
 def test_a_stopping_pool_sends_nothing_more() -> None:
-    pool = SpendPool(Spend())
+    pool = SpendPool(RunSpend())
     sdk = _HeldSDK()
-    client = ModelClient(RunConfig(retry_attempts=1).client_settings(), sdk, Spend(), pool=pool)
+    client = ModelClient(RunConfig(retry_attempts=1).client_settings(), sdk, Spend(pool.run), pool=pool)
     pool.stop()
     with pytest.raises(KeyboardInterrupt):
         client.create(**_request())
@@ -79,14 +79,14 @@ def test_a_stopping_pool_sends_nothing_more() -> None:
 
 
 def test_calls_abandoned_in_flight_are_booked_at_their_worst_case_and_counted() -> None:
-    run = Spend()
+    run = RunSpend()
     pool = SpendPool(run)
     pool.hold(0.25)
     pool.hold(0.5)
     pool.hold(0.125)
     pool.release(0.125)  # answered
     assert pool.abandon_in_flight() == pytest.approx(0.75)
-    assert run.unconfirmed_cost_usd == pytest.approx(0.75) and run.unconfirmed_calls == 2
+    assert run.snapshot().unconfirmed_cost_usd == pytest.approx(0.75) and run.snapshot().unconfirmed_calls == 2
 
 
 def test_calls_of_several_workers_interleaved_in_the_journal_are_counted_once(tmp_path: Path) -> None:
