@@ -16,10 +16,11 @@ from pydantic import Field, ValidationError
 
 from orchestrator.combine.artifact import Artifact
 from orchestrator.combine.untrusted import UnsafeArtifact
+from orchestrator.llm.costs.spend import RunTotals
 from orchestrator.store.disk.atomic import write_text_atomic
 from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import CamelModel
-from orchestrator.store.run_state import FeatureState, FeatureStatus, RunState, RunTotals
+from orchestrator.store.run_state import FeatureState, FeatureStatus, RunState
 
 IMPORTS_FILE = "combined.json"
 

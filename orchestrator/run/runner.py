@@ -26,7 +26,7 @@ from orchestrator.git.carried_files import record_run_time
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.costs.reservations import SpendPool
-from orchestrator.llm.costs.spend import Spend
+from orchestrator.llm.costs.spend import RunTotals, Spend
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT, Agent
 from orchestrator.run.attempt.context_view import ContextView
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
@@ -55,7 +55,7 @@ from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import Notice, RunFinished, RunStarted, Summarization
 from orchestrator.store.events import EventSink
 from orchestrator.store.memory_entries import Insight
-from orchestrator.store.run_state import RunState, RunTotals, now_ms
+from orchestrator.store.run_state import RunState, now_ms
 from orchestrator.store.state import StateStore
 from orchestrator.store.working_memory import WorkingMemory
 from orchestrator.user_errors import AuthError, StopError, UsageError

@@ -15,7 +15,7 @@ from pydantic import Field, field_serializer, field_validator
 
 from orchestrator.json_types import AgentReport, JsonObject
 from orchestrator.llm.costs.pricing import TokenUsage
-from orchestrator.llm.costs.spend import RunTotals as RunTotals  # the run's money, as `totals` stores it
+from orchestrator.llm.costs.spend import RunTotals
 from orchestrator.store.disk.paths import is_project_key
 from orchestrator.store.records import AttemptRecord, Footprint, Prediction
 from orchestrator.store.records import CamelModel as CamelModel  # where the state's modules always found it

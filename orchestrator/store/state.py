@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from orchestrator.llm.costs.spend import RunTotals
 from orchestrator.llm.costs.spend import SpendEntry as ModelCallSpend
 from orchestrator.spec.fields import is_safe_id
 from orchestrator.store.disk.atomic import append_jsonl, set_aside, write_text_atomic
@@ -26,13 +27,7 @@ from orchestrator.store.disk.no_follow import lexists, read_no_follow
 from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import UnusableLog, load_feature_log
 from orchestrator.store.records import CamelModel
-from orchestrator.store.run_state import (
-    FeatureState,
-    RunState,
-    RunTotals,
-    SummarizationSchedule,
-    now_ms,
-)
+from orchestrator.store.run_state import FeatureState, RunState, SummarizationSchedule, now_ms
 from orchestrator.store.spend_journal import CheckedSpendEntry, OpenCalls, close_all_unanswered, replay_spend
 from shared_base.files import LinkRefused, TooLarge
 

@@ -13,7 +13,7 @@ from orchestrator.combine.integration import checkpoint_feature
 from orchestrator.combine.state_union import CombinedImports, grown_totals
 from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.git.branch_worktree import shard_branch
-from orchestrator.store.run_state import RunTotals
+from orchestrator.llm.costs.spend import RunTotals
 
 
 

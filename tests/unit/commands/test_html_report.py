@@ -138,7 +138,8 @@ def test_the_cost_card_has_the_worst_case_bookings_beside_it():
 
 def test_status_shows_the_worst_case_bookings_as_their_own_figure(tmp_path, capsys):
     from orchestrator.commands.listing import print_status
-    from orchestrator.store.run_state import FeatureState, RunState, RunTotals
+    from orchestrator.store.run_state import FeatureState, RunState
+    from orchestrator.llm.costs.spend import RunTotals
     from orchestrator.store.state import StateStore
 
     paths = ProjectPaths.for_project(tmp_path)
