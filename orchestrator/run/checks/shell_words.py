@@ -87,7 +87,7 @@ def path_here(root: Path, word: str) -> Path | None:
     if not can_name_a_path(joined):
         return None
     path = Path(joined)
-    return path if path != root and root in path.parents else None
+    return path if path != root and path.is_relative_to(root) else None
 
 
 def is_dir(path: Path | str) -> bool:

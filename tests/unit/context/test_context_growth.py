@@ -1,7 +1,7 @@
 """Long runs: the injection stays within budget however much is recorded, and a summarizer
 that rewrites everything in its own words, reorders and drops items loses nothing stored.
 
-Run with `-s` to see the figures (injection tokens at features 10/100/1000, retention).
+Run with `-s` to see the figures (injection tokens at features 10/100/300, retention).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from shared_base.tokens import estimate_tokens
 from context_agent.injection.render import render_project_context
 from context_agent.budget import (
     INJECTION_BUDGET,
+    MAX_ACTIVE_CONSTRAINTS,
     MAX_STORED_DECISIONS,
     MAX_STORED_FAILURES,
     SUMMARY_BUDGET,
@@ -120,8 +121,12 @@ def _features(count: int) -> list[SimpleNamespace]:
     return features
 
 
-def test_budget_holds_over_a_thousand_features(tmp_path: Path, no_fsync: None) -> None:
-    features = _features(1000)
+def test_budget_holds_while_every_store_fills_to_its_maximum(tmp_path: Path, no_fsync: None) -> None:
+    # 300 features, a new constraint every third: by the end the active constraints are at their
+    # maximum (100), as are the decisions, failures and summary: what 1,000 features with one
+    # every tenth showed, at under a third of the work (every store is bounded, so more features
+    # only repeat the full-store case).
+    features = _features(300)
     rng = random.Random(11)
     agent = ContextAgent(tmp_path, features=features, model_call=RewritingSummarizer(3, fail_every=4),
                          on_event=lambda kind, data: None)
@@ -136,10 +141,10 @@ def test_budget_holds_over_a_thousand_features(tmp_path: Path, no_fsync: None) -
         rendered = render_project_context(injection)
         assert injection.token_count == estimate_tokens(rendered) <= INJECTION_BUDGET
         worst = max(worst, injection.token_count)
-        if number in (10, 100, 1000):
+        if number in (10, 100, 300):
             figures[number] = injection.token_count
 
-        if number % 10 == 1:
+        if number % 3 == 1:
             constraints.append(f"{_phrase(rng, 5)} must always {_phrase(rng, 4)}")
         agent.record_report(feature.id, {
             "summary": f"Implemented {feature.name}: {_phrase(rng, 14)}.",
@@ -164,8 +169,8 @@ def test_budget_holds_over_a_thousand_features(tmp_path: Path, no_fsync: None) -
     failures = json.loads(paths.context.failure_memory.read_text(encoding="utf-8"))["failures"]
     active = json.loads(paths.context.active_constraints.read_text(encoding="utf-8"))["constraints"]
     assert len(decisions) == MAX_STORED_DECISIONS and len(failures) == MAX_STORED_FAILURES
-    assert len(active) == len(set(constraints))
-    print(f"\ninjection tokens at feature 10: {figures[10]}, 100: {figures[100]}, 1000: {figures[1000]}"
+    assert len(active) == len(set(constraints)) == MAX_ACTIVE_CONSTRAINTS
+    print(f"\ninjection tokens at feature 10: {figures[10]}, 100: {figures[100]}, 300: {figures[300]}"
           f" (max {worst} of {INJECTION_BUDGET}); active constraints {len(active)}")
 
 

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 import pytest
 from orchestrator.store.disk.paths import ProjectPaths
-from orchestrator.store.state import MAX_JOURNAL_BYTES, StateStore
+from orchestrator.store import state as state_module
+from orchestrator.store.state import MAX_JOURNAL_BYTES, MAX_STATE_BYTES, StateStore
 from orchestrator.store.run_state import FeatureState
 from orchestrator.store.run_state import RunState
 from orchestrator.llm.costs.pricing import TokenUsage
@@ -62,25 +63,32 @@ def test_settled_features_keep_no_check_output_in_the_saved_state(tmp_path: Path
     assert state.features["feat-00001"].last_verification.output
 
 
-def test_the_journal_is_folded_before_it_passes_its_bound(tmp_path: Path, no_fsync: None) -> None:
+def test_the_journal_is_folded_before_it_passes_its_bound(
+        tmp_path: Path, no_fsync: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real bound (32 MiB) leaves a journal at its bound plus a line readable (64 MiB limit);
+    # the fold itself is shown against a bound of 1 MiB, the same rule at a 32nd of the writing.
+    assert MAX_JOURNAL_BYTES + 10_000 < MAX_STATE_BYTES
+    bound = 2**20
+    monkeypatch.setattr(state_module, "MAX_JOURNAL_BYTES", bound)
     paths = ProjectPaths.for_project(tmp_path)
     store = StateStore(paths)
     state = RunState()
-    for number in range(50_000):  # many features: the line-count rule alone would allow 50,000 lines
+    for number in range(2000):  # more features than records: the line-count rule alone would never fold
         state.features[f"feat-{number:05d}"] = FeatureState()
     store.save(state)
-    largest = 0
+    largest = folds = 0
 
-    for number in range(8000):  # retries of loud checks: about 4.5 KB a journal line, 36 MB in all
+    for number in range(1000):  # retries of loud checks: about 4.5 KB a journal line, 4.5 MB in all
         feature_id = f"feat-{number:05d}"
         state.features[feature_id] = _feature("in_progress", number)
+        before = paths.state_journal.stat().st_size if paths.state_journal.exists() else 0
         store.record(state, feature_id)
-        if paths.state_journal.exists():
-            largest = max(largest, paths.state_journal.stat().st_size)
+        after = paths.state_journal.stat().st_size if paths.state_journal.exists() else 0
+        folds += after < before
+        largest = max(largest, after)
 
-    print(f"\njournal at most {largest / 2**20:.1f} MiB over 8000 loud records (bound {MAX_JOURNAL_BYTES / 2**20:.0f} MiB)")
-    assert largest < MAX_JOURNAL_BYTES + 10_000
+    print(f"\njournal at most {largest / 2**20:.1f} MiB over 1000 loud records, {folds} folds (bound 1 MiB)")
+    assert folds >= 3
+    assert largest < bound + 10_000
     loaded = StateStore(paths).load()
-    assert loaded is not None and loaded.features["feat-07999"].last_verification.output
-
-
+    assert loaded is not None and loaded.features["feat-00999"].last_verification.output

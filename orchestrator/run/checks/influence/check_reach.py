@@ -65,7 +65,7 @@ def directories_on_path(root: Path, named: list[Path]) -> list[Path]:
     found: dict[Path, None] = {root: None}
     for path in named:
         directory = path if is_dir(path) else path.parent
-        while directory != root and root in directory.parents:
+        while directory != root and directory.is_relative_to(root):
             if not skipped(directory, root):
                 found.setdefault(directory, None)
             directory = directory.parent
@@ -78,7 +78,7 @@ def really_inside(path: Path, root: Path) -> bool:
         real = path.resolve()
     except (OSError, RuntimeError):
         return False
-    return real == root or root in real.parents
+    return real.is_relative_to(root)
 
 
 def skipped(directory: Path, root: Path) -> bool:

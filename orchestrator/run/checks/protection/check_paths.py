@@ -168,7 +168,8 @@ def _files_under(directory: Path, root: Path) -> list[Path]:
 
 
 def inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    # Not `root in path.parents`: that builds every parent, quadratic along a walk up a deep path.
+    return path.is_relative_to(root)
 
 
 def key_of(path: Path, root: Path | None) -> str:
