@@ -15,7 +15,7 @@ import sys
 from orchestrator.config import RunConfig
 from orchestrator.plan.red import red_check
 from orchestrator.run.checks.protection.outside_reads import spec_checks
-from orchestrator.run.sandbox_setting import command_environment
+from orchestrator.run.config_sandbox import command_environment
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore

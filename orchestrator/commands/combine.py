@@ -27,9 +27,10 @@ from orchestrator.git.branch_worktree import current_branch, recorded_branch
 from orchestrator.git.checkpoint import exclude_run_state, is_git_repo
 from orchestrator.git.run_git import CheckpointError
 from orchestrator.run.checks.protection.outside_reads import spec_checks
-from orchestrator.run.sandbox_setting import check_variables, sandbox_for
+from orchestrator.run.config_sandbox import sandbox_for
 from orchestrator.run.verdict import Outcome, RunResult
 from orchestrator.safety.environment import CommandEnvironment
+from orchestrator.safety.sandbox_setting import check_variables
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.disk.lock import LockHeld, RunLock
 from orchestrator.store.disk.paths import ProjectPaths
@@ -61,7 +62,8 @@ def combine_command(
     branch = config.branch or current_branch(paths.root)
     if branch is None:
         raise UsageError("combine: HEAD is detached; say which branch to combine onto with --branch NAME")
-    settings = CheckSettings(environment=CommandEnvironment(paths.root, sandbox, check_variables(config, loaded.path)),
+    variables = check_variables(loaded.path, config.security.secret_env_patterns)
+    settings = CheckSettings(environment=CommandEnvironment(paths.root, sandbox, variables),
                              timeout=config.check_timeout, jobs=default_jobs())
     try:
         with RunLock(paths.lock_file):

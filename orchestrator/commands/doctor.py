@@ -87,7 +87,7 @@ def diagnose(project_root: Path, flags: Mapping[str, object], environ: Mapping[s
 
 
 def _sandbox(config: RunConfig, project_root: Path) -> Sandbox:
-    from orchestrator.run.sandbox_setting import sandbox_for
+    from orchestrator.run.config_sandbox import sandbox_for
 
     return sandbox_for(config, project_root)
 

@@ -25,7 +25,7 @@ from orchestrator.plan.result import planned_spec_json, with_checks
 from orchestrator.plan.runners import DEFAULT_RUNNER, detect_runner
 from orchestrator.plan.written_checks import WrittenCheckFiles
 from orchestrator.run.attempt.agent_view import project_file_map
-from orchestrator.run.sandbox_setting import command_environment
+from orchestrator.run.config_sandbox import command_environment
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.disk.atomic import write_text_atomic
 from orchestrator.user_errors import EXIT_FAILED, EXIT_OK, EXIT_STOPPED, UsageError

@@ -195,6 +195,6 @@ def _junit(runs: list[CheckRun], loaded: LoadedSpec, duration: float) -> str:
 def _environment(config: RunConfig, paths: ProjectPaths, loaded: LoadedSpec) -> CommandEnvironment:
     """The checks run in the environment a run would give them (`--sandbox` / orchestrate.toml)."""
     from orchestrator.run.checks.protection.outside_reads import spec_checks
-    from orchestrator.run.sandbox_setting import command_environment
+    from orchestrator.run.config_sandbox import command_environment
 
     return command_environment(config, paths.root, loaded.path, _warn, checks=spec_checks(loaded.spec))  # SandboxUnavailable: exit 2

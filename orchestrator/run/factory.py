@@ -19,8 +19,8 @@ from orchestrator.run.attempt.context_view import ContextView, feature_reader
 from orchestrator.run.base.feature_logs import FeatureLogs
 from orchestrator.run.checks.protection.outside_reads import spec_checks
 from orchestrator.run.checks.running.check_command import CheckVerifier
+from orchestrator.run.config_sandbox import command_environment
 from orchestrator.run.runner import Runner, RunOptions, RunParts
-from orchestrator.run.sandbox_setting import command_environment
 from orchestrator.safety.credentials.redaction import redact
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.disk.paths import ProjectPaths

@@ -3,6 +3,8 @@
 Owns:
     environment     `CommandEnvironment`: the workspace, sandbox, protected paths and variables
                     every command the model causes runs with; required wherever one is run
+    sandbox_setting the sandbox and variables a project's settings give, from plain values
+                    (`orchestrator.run.config_sandbox` reads them from the config)
     bubblewrap/     the sandbox: bubblewrap or none (`Sandbox.wrap`), its seccomp allowlist and
                     how it reaches each command (`sandbox_init`, the sandbox's first program),
                     the network proxy and port forwards

@@ -4,7 +4,7 @@ A `CommandEnvironment` is the workspace directory, the sandbox, the workspace's 
 and the environment variables a command may see. The agent's `bash` tool, a feature's check,
 a re-check of the regression guard or final verification, a red check of `plan` or `validate
 --run-checks`, a check of `verify` or `combine`: each receives one, built once where its run or
-command is set up (`orchestrator.run.sandbox_setting.command_environment`). No parameter
+command is set up (`orchestrator.safety.sandbox_setting.project_environment`). No parameter
 anywhere defaults to one, so a new mode cannot forget the sandbox: leaving it out is a type
 error, not a silent unsandboxed command.
 """

@@ -14,7 +14,7 @@ from orchestrator.run.attempt.context_view import known_files
 from orchestrator.run.checks.assessment import assess
 from orchestrator.run.checks.guard.regression import RegressionGuard
 from orchestrator.run.checks.protection.outside_reads import spec_checks
-from orchestrator.run.sandbox_setting import command_environment
+from orchestrator.run.config_sandbox import command_environment
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.load import LoadedSpec
 from orchestrator.store.disk.paths import ProjectPaths

@@ -69,7 +69,7 @@ def test_the_api_key_never_reaches_the_agent(project: Path, monkeypatch: pytest.
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-value-000")
     monkeypatch.setenv("INNOCENT_LOOKING", KEY)
     monkeypatch.setenv("PLAIN_SETTING", "visible")
-    # As a run builds it (`sandbox_setting.check_variables`): the environment as it is now, scrubbed.
+    # As a run builds it (`safety.sandbox_setting.check_variables`): the environment as it is now, scrubbed.
     ctx = ToolContext(environment=unsandboxed(project, scrubbed_environment()), bash_timeout=10)
     env_dump = bash(ctx, "env")
     echo = bash(ctx, 'echo "key=[$ANTHROPIC_API_KEY]"')
