@@ -11,8 +11,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 
 
 def unsandboxed(workspace: Path, variables: Mapping[str, str] | None = None) -> CommandEnvironment:

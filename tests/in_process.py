@@ -11,12 +11,12 @@ import anthropic
 
 from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
+from orchestrator.run.factory import build_runner
 from orchestrator.run.runner import RunOptions
 from orchestrator.run.verdict import RunResult
-from orchestrator.run.factory import build_runner
 from orchestrator.spec.load import load_spec
-from orchestrator.store.events import EventSink
 from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.events import EventSink
 
 
 def run_in_process(project: Path, spec: Path, fake: Any) -> tuple[RunResult, ProjectPaths]:

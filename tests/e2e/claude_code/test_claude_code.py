@@ -25,21 +25,21 @@ from claude_agent_sdk import (
 
 from orchestrator.claude_code import availability
 from orchestrator.claude_code.choice import agent_for
+from orchestrator.claude_code.guards.write_guard import refusal, unattended, write_guard
 from orchestrator.claude_code.session.launch import ApiEndpoint, CliLaunch
 from orchestrator.claude_code.session.options import SessionSettings, session_options
 from orchestrator.claude_code.session.project_config import ProjectConfig
 from orchestrator.claude_code.session.report_server import QUALIFIED_NAME, ReportInbox, report_server
 from orchestrator.claude_code.session.stream import StreamRecorder
-from orchestrator.claude_code.guards.write_guard import refusal, unattended, write_guard
 from orchestrator.config import ConfigError
 from orchestrator.config_layers import load_config
-from orchestrator.user_errors import UsageError
 from orchestrator.run.attempt.agent_loop import AttemptOutcome
 from orchestrator.run.attempt.agent_seam import BUILTIN_AGENT
-from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX, Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.shell_policy import ShellPolicy
+from orchestrator.user_errors import UsageError
 
 
 def _tools(workspace: Path, protected: list[Path] = (), sandbox: Sandbox = NO_SANDBOX) -> ToolContext:

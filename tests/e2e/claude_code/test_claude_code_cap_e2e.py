@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from fake_messages_api.server import FakeAPI
 from orchestrator.demo.scripted import demo_summarizer
 from orchestrator.demo.textkit_plan import textkit_plan
 from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import REPO_ROOT, run_cli
-from fake_messages_api.server import FakeAPI
 from tests.fake_api_fixtures import running_fake_api
 
 pytest.importorskip(

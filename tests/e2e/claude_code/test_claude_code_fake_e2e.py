@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.demo.textkit_plan import textkit_plan
 from fake_messages_api.server import FakeAPI
+from orchestrator.demo.textkit_plan import textkit_plan
 from tests.fake_api_fixtures import running_fake_api
 
 sdk = pytest.importorskip(

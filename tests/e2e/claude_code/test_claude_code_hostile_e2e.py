@@ -17,14 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import TEST_KEY, CliResult, read_json, run_cli, write_spec
-from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn, tool_results_of
+from fake_messages_api.scripted_agent.plans import Block, bash, edit_create, edit_view, report, text
 from fake_messages_api.server import FakeAPI
-from fake_messages_api.scripted_agent.plans import bash, edit_create, edit_view, report, text
-from fake_messages_api.scripted_agent.agent_turn import tool_results_of
-from tests.fake_api_fixtures import running_fake_api
-from fake_messages_api.scripted_agent.plans import Block
+from tests.cli_helpers import TEST_KEY, CliResult, read_json, run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
+from tests.fake_api_fixtures import running_fake_api
 
 pytest.importorskip(
     "claude_agent_sdk", reason="the claude-code extra is not installed: pip install 'orchestrate[claude-code]'"

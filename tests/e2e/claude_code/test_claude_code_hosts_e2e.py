@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.bubblewrap.sandbox import choose_sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from tests.e2e.safety.test_sandbox import bwrap_problem
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no usable sandbox: {bwrap_problem()}")

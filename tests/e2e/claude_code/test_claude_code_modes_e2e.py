@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import read_json, run_cli, write_spec
 from fake_messages_api.server import FakeAPI
+from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.git_helpers import clone, git, init_repo, subjects
 
 pytest.importorskip(

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY, TEST_VERTEX_TOKEN
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.scripted_agent.plans import Block, bash, edit_create, report, text
 from fake_messages_api.server import FakeAPI
 from orchestrator.llm.costs.pricing import PriceTable, TokenUsage

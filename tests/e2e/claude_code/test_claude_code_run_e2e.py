@@ -23,12 +23,12 @@ from typing import Any
 
 import pytest
 
+from fake_messages_api.scripted_agent.agent_turn import agent_turn
+from fake_messages_api.server import FakeAPI
 from orchestrator.demo.scripted import demo_summarizer
 from orchestrator.demo.textkit_plan import CHECK_FILES, textkit_plan
-from tests.example_specs import first_demo_features
 from tests.cli_helpers import REPO_ROOT, CliResult, cli_env, orchestrate_command, read_json, run_cli
-from fake_messages_api.server import FakeAPI
-from fake_messages_api.scripted_agent.agent_turn import agent_turn
+from tests.example_specs import first_demo_features
 from tests.fake_api_fixtures import running_fake_api
 
 pytest.importorskip(

@@ -25,8 +25,8 @@ import pytest
 from fake_messages_api.scripted_agent.agent_turn import AgentTurn, tool_results_of
 from fake_messages_api.scripted_agent.plans import text, tool_use
 from fake_messages_api.server import FakeAPI
-from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.bubblewrap.sandbox import Sandbox
+from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.tools.context import ToolContext
 from tests.e2e.safety.test_sandbox import bwrap_problem
 

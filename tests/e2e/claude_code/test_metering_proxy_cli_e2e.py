@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from fake_messages_api.faults import FailCalls, Fault
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import text, tool_use
+from fake_messages_api.server import FakeAPI
 from orchestrator.claude_code.billing import PlanAttempt
 from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
 from orchestrator.claude_code.metering.upstream import Upstream
-from fake_messages_api.scripted_agent.agent_turn import AgentTurn
-from fake_messages_api.server import FakeAPI
-from fake_messages_api.faults import FailCalls, Fault
-from fake_messages_api.scripted_agent.plans import text, tool_use
 from orchestrator.llm.errors import LimitReached
 from tests.e2e.claude_code.test_metering_proxy_e2e import REAL_KEY, Books, _billed
 

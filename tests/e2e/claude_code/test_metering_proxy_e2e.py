@@ -11,23 +11,23 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any
+
 import httpx2
 import pytest
+
+from fake_messages_api.faults import FailFirst, Fault
+from fake_messages_api.server import FakeAPI
 from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
 from orchestrator.claude_code.metering.upstream import Upstream
 from orchestrator.config import RunConfig
-from fake_messages_api.server import FakeAPI
-from fake_messages_api.faults import FailFirst, Fault
-from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.costs.spend import Spend
 from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
+from orchestrator.llm.costs.spend import Spend
 from orchestrator.llm.endpoint.sdk import Credentials
+from orchestrator.llm.errors import LimitReached
 from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.run_state import RunState
 from orchestrator.store.state import StateStore
-
-
 
 REAL_KEY = "sk-ant-real-key-of-the-run-0123456789"
 MODEL = "claude-sonnet-5-5"

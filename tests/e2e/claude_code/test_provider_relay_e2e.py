@@ -14,11 +14,11 @@ from typing import Any
 import anthropic
 import pytest
 
-from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
-from orchestrator.claude_code.metering.provider_relay import ProviderUpstream
 from fake_messages_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY
 from fake_messages_api.faults import FailCalls, Fault
 from fake_messages_api.server import FakeAPI
+from orchestrator.claude_code.metering.metering_proxy import MeteringProxy
+from orchestrator.claude_code.metering.provider_relay import ProviderUpstream
 from tests.e2e.claude_code.test_metering_proxy_e2e import Books, _billed
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk", reason="the claude-code extra is not installed")

@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 
-
-from orchestrator.llm.conversation import MASK_TEXT
-from orchestrator.store.disk.paths import ProjectPaths
-from orchestrator.store.state import StateStore
-from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
-from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 from fake_messages_api.faults import FailFirst, Fault, RandomFaults
 from fake_messages_api.scripted_agent.plans import bash, edit_create, report
+from orchestrator.llm.conversation import MASK_TEXT
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
+from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.state import StateStore
+from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 
 
 def _statuses(project: Path) -> dict[str, str]:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 
-
-from shared_base.tokens import estimate_json_tokens
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
+from shared_base.tokens import estimate_json_tokens
 from tests.cli_helpers import run_cli, write_spec
 
 ESTIMATE = re.compile(

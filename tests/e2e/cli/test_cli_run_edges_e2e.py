@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from tests.cli_helpers import file_tree, read_json, run_cli, write_spec
 
+from tests.cli_helpers import file_tree, read_json, run_cli, write_spec
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
 import pytest
+
 from tests.cli_helpers import run_cli, write_spec
-
-
 
 COMMANDS = ["run", "validate", "status", "logs", "context", "summarize"]
 

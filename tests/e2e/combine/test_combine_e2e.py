@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from fake_messages_api.scripted_agent.plans import edit_create, edit_str_replace, report
 from orchestrator.spec.selection import select
 from tests.cli_helpers import read_json, run_cli, write_spec
-from fake_messages_api.scripted_agent.plans import edit_create, edit_str_replace, report
 from tests.git_helpers import clone, git, init_repo, subjects
 
 pytestmark = [pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"), pytest.mark.slow]

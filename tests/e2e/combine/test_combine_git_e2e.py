@@ -4,14 +4,14 @@ the merge queue landing a shard's checkpoint by cherry-pick."""
 from __future__ import annotations
 
 from pathlib import Path
+
 from orchestrator.combine.integration import CherryPick, CombinedBranch
 from orchestrator.git.checkpoint import exclude_run_state
-from orchestrator.merge.queue import MergeQueue
-from shared_base.check_result import CheckResult
 from orchestrator.git.worktrees import Worktrees
+from orchestrator.merge.queue import MergeQueue
 from orchestrator.spec.feature_spec import Feature
+from shared_base.check_result import CheckResult
 from tests.git_helpers import git, init_repo, subjects
-
 
 
 def _shard_commit(repo: Path, feature_id: str, files: dict[str, str], base: str = "main") -> str:

@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
 import pytest
+
 import orchestrator.commands.listing as listing
 from orchestrator.commands.rendering.text_table import render_table
-from orchestrator.store.feature_log import UnusableLog, load_feature_log
 from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.feature_log import UnusableLog, load_feature_log
 from orchestrator.store.state_peek import peek_features
 from tests.cli_helpers import run_cli, write_spec
-
-
 
 
 def _listing_from_every_log(logs_dir: Path) -> str:

@@ -7,11 +7,11 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+
 import pytest
+
 from tests.cli_helpers import cli_env, orchestrate_command, start_tmux_pane, write_spec
 from tests.git_helpers import init_repo
-
-
 
 # ---- in a real terminal (tmux), through the CLI ------------------------------------------------
 

@@ -8,11 +8,11 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+
 import pytest
-from tests.cli_helpers import cli_env, orchestrate_command, run_cli, start_tmux_pane, write_spec
+
 from fake_messages_api.faults import Fault
-
-
+from tests.cli_helpers import cli_env, orchestrate_command, run_cli, start_tmux_pane, write_spec
 
 
 def test_reports_that_cannot_be_written_are_warned_about_plainly(fake_api, tmp_path) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+
 import pytest
+
 from tests.cli_helpers import read_json, run_cli, write_spec
 
 

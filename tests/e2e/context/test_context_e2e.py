@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from shared_base.model_ids import DEFAULT_SUMMARIZER_MODEL
-from context_agent.project_memory import ContextAgent
 from context_agent.budget import INJECTION_BUDGET, MAX_STORED_DECISIONS
-from shared_base.tokens import estimate_tokens
-from tests.cli_helpers import cli_env, first_prompt, read_json, run_cli, write_spec
+from context_agent.project_memory import ContextAgent
 from fake_messages_api.faults import Fault
 from fake_messages_api.scripted_agent.plans import edit_create, report, text
+from shared_base.model_ids import DEFAULT_SUMMARIZER_MODEL
+from shared_base.tokens import estimate_tokens
+from tests.cli_helpers import cli_env, first_prompt, read_json, run_cli, write_spec
 
 CONTEXT = ".autonomous/context"
 FAILS_FIRST = "feat-07"

@@ -21,13 +21,15 @@ import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
 import pytest
+
 from orchestrator.demo.textkit_sources import final_tree
-from tests.example_specs import ROOT, per_spec
-from orchestrator.spec.load import LoadedSpec, load_spec
 from orchestrator.run.checks.running.check_command import run_check
+from orchestrator.spec.load import LoadedSpec, load_spec
 from shared_base.check_result import CheckResult
 from tests.environments import unsandboxed
+from tests.example_specs import ROOT, per_spec
 
 
 @per_spec

@@ -6,6 +6,7 @@ a broken request, with urllib), so what passes here is what the orchestrator wil
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -13,22 +14,21 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
+
 import anthropic
 import pydantic
 import pytest
-from fake_messages_api.scripted_agent.agent_turn import AgentTurn
-from fake_messages_api.server import FakeAPI
+
+from fake_messages_api.billing.prompt import PromptBlock
 from fake_messages_api.faults import FailFirst, Fault
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from fake_messages_api.scripted_agent.plans import bash, edit_create, load_plans, report, text
 from fake_messages_api.scripted_agent.summarizer import empty_summarizer
+from fake_messages_api.server import FakeAPI
 from tests.fake_api_fixtures import running_fake_api
-from fake_messages_api.billing.prompt import PromptBlock
-import itertools
-
-
 
 MODEL = "claude-sonnet-5"
 REPO_ROOT = Path(__file__).resolve().parents[3]

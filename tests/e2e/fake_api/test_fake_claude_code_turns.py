@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from fake_messages_api.server import FakeAPI
 from fake_messages_api.scripted_agent.plans import bash, edit_create, edit_str_replace, edit_view, report, text
+from fake_messages_api.server import FakeAPI
 from tests.fake_api_fixtures import running_fake_api
 
 MODEL = "claude-sonnet-5"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from tests.cli_helpers import run_cli, write_spec
-from fake_messages_api.scripted_agent.summarizer import empty_summarizer
 
+from fake_messages_api.scripted_agent.summarizer import empty_summarizer
+from tests.cli_helpers import run_cli, write_spec
 
 SUMMARY = Path(".autonomous/context/running-summary.json")
 

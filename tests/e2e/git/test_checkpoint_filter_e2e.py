@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 from tests.cli_helpers import run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
-from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 from tests.git_helpers import init_repo
 
 # The agent command, past the shell policy's spelling: un-ignore the state directory

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+
 from orchestrator.git.checkpoint import commit_checkpoint
 from orchestrator.git.commit_filter import drop_refused
 from orchestrator.git.run_git import safe_config
 from tests.git_helpers import git, init_repo
-
 
 
 def _committed(root: Path, rev: str = "HEAD") -> set[str]:

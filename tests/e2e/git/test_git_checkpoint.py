@@ -452,8 +452,8 @@ PLANT_FILTER = (
 
 
 def test_the_checkpoint_commits_the_file_the_check_verified_despite_a_planted_filter(fake_api, tmp_path: Path) -> None:
-    from tests.cli_helpers import run_cli, write_spec
     from fake_messages_api.scripted_agent.plans import bash, edit_create, report
+    from tests.cli_helpers import run_cli, write_spec
 
     project = make_repo(tmp_path / "project")
     fake_api.plans["feat-01"] = [

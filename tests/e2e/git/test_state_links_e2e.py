@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from shared_base.files import LinkRefused
 from orchestrator.git.worktrees import Worktrees
+from shared_base.files import LinkRefused
 from tests.cli_helpers import file_tree, run_cli, write_spec
 from tests.git_helpers import clone, git, init_repo
 

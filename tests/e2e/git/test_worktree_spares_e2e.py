@@ -11,8 +11,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from orchestrator.git.worktrees import SPARE_PREFIX, Worktrees, work_branch
 from orchestrator.git.carried_files import run_began
+from orchestrator.git.worktrees import SPARE_PREFIX, Worktrees, work_branch
 
 
 def _git(cwd: Path, *args: str) -> str:

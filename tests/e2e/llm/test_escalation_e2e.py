@@ -3,14 +3,13 @@ record says which model made each call."""
 
 from __future__ import annotations
 
-
 import pytest
 
+from fake_messages_api.scripted_agent.plans import edit_create, report, text
 from orchestrator.config import RunConfig
 from orchestrator.llm.attempt_model import attempt_model, escalates
 from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
 from tests.cli_helpers import read_json, run_cli, write_spec
-from fake_messages_api.scripted_agent.plans import edit_create, report, text
 
 SMALL, STRONG = "claude-haiku-4-5", "claude-opus-4-5"
 

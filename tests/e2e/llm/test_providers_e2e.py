@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from fake_messages_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY, TEST_VERTEX_TOKEN
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 from orchestrator.config import RunConfig
 from orchestrator.llm.endpoint.providers import UnknownModelMapping, native_model_id
 from tests.cli_helpers import plain_summarizer, run_cli, write_spec
-from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
-from fake_messages_api.cloud_providers import TEST_AWS_ACCESS_KEY, TEST_AWS_SECRET_KEY, TEST_VERTEX_TOKEN
 
 SESSION_TOKEN = "FwoGZXIvYXdzEFAKESESSIONTOKEN0123456789abcdef"
 PRIVATE_KEY_LINE = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDfakefakefake"
@@ -173,9 +173,9 @@ def test_the_demo_spec_runs_end_to_end_on_each_provider_with_the_default_models(
     import subprocess
 
     from orchestrator.demo.scripted import demo_summarizer
-    from tests.example_specs import first_demo_features
     from orchestrator.demo.textkit_plan import textkit_plan
     from orchestrator.llm.models import default_agent_model, default_summarizer_model
+    from tests.example_specs import first_demo_features
     from tests.fake_api_fixtures import running_fake_api
 
     # The demo's first two features (slugify fails once and is retried), summarized after each:

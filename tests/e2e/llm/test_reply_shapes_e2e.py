@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli_helpers import read_json, run_cli, write_spec
 from fake_messages_api.faults import Fault
 from fake_messages_api.scripted_agent.plans import cut_tool_use, edit_create, report, stop_reason, text, tool_use
+from tests.cli_helpers import read_json, run_cli, write_spec
 
 EDITOR = "str_replace_based_edit_tool"
 

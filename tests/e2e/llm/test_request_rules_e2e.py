@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli_helpers import run_cli, write_spec
 from fake_messages_api.faults import FailCalls, Fault
-from fake_messages_api.scripted_agent.plans import cut_tool_use, edit_create, report, stop_reason, text
 from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import cut_tool_use, edit_create, report, stop_reason, text
+from tests.cli_helpers import run_cli, write_spec
 from tests.request_rules import check_request
 
 EDITOR = "str_replace_based_edit_tool"

@@ -3,14 +3,13 @@ and a model that cannot think as asked is refused before any call."""
 
 from __future__ import annotations
 
-
 import pytest
 
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 from orchestrator.config import RunConfig
 from orchestrator.llm.attempt_model import ANSWER_HEADROOM, attempt_model, fit_thinking_budget
 from orchestrator.llm.models import INTERLEAVED_THINKING_BETA
 from tests.cli_helpers import plain_summarizer, read_json, run_cli, write_spec
-from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
 
 THINKING_TYPES = ("thinking", "redacted_thinking")
 

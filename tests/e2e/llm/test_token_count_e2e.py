@@ -4,10 +4,9 @@ the API's count_tokens for the exact figure."""
 from __future__ import annotations
 
 import re
-from tests.cli_helpers import run_cli, write_spec
+
 from fake_messages_api.cloud_providers import TEST_VERTEX_TOKEN
-
-
+from tests.cli_helpers import run_cli, write_spec
 
 COUNTED = re.compile(r"whole first request \(count_tokens, [^)]+\): (\d+) tokens; the estimate is ([+-]\d+\.\d)%")
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import run_cli, write_spec
 from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
 from fake_messages_api.scripted_agent.plans import bash, report
+from tests.cli_helpers import run_cli, write_spec
 
 
 def _shared_file_spec(tmp_path: Path, fake_api: Any) -> tuple[Path, Path]:

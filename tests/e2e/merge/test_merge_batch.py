@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.merge.queue import MergeOutcome, MergeQueue
-from shared_base.check_result import CheckResult
 from orchestrator.git.worktrees import Worktrees, prepare_repository
+from orchestrator.merge.queue import MergeOutcome, MergeQueue
 from orchestrator.spec.feature_spec import Feature
+from shared_base.check_result import CheckResult
 
 
 def _git(root: Path, *args: str) -> str:

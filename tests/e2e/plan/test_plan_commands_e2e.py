@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
 from orchestrator.llm.models import default_agent_model
 from orchestrator.plan.red import red_check, syntax_problems
 from orchestrator.plan.schema import spec_tool

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from orchestrator.spec.load import load_spec
-from tests.cli_helpers import read_json, run_cli
 from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers, request_text
 from fake_messages_api.scripted_agent.plans import bash, edit_create, report
+from orchestrator.spec.load import load_spec
+from tests.cli_helpers import read_json, run_cli
 
 PY = sys.executable
 

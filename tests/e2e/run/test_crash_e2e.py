@@ -21,14 +21,14 @@ from typing import Any
 
 import pytest
 
-from orchestrator.store.disk.paths import ProjectPaths
-from orchestrator.store.state import StateStore
-from orchestrator.store.run_state import RunState
-from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
-from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 from fake_messages_api.faults import Fault
-from fake_messages_api.scripted_agent.plans import bash, edit_create, edit_str_replace, report
 from fake_messages_api.scripted_agent.agent_turn import AgentTurn
+from fake_messages_api.scripted_agent.plans import bash, edit_create, edit_str_replace, report
+from orchestrator.llm.costs.pricing import PriceTable, TokenUsage
+from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.run_state import RunState
+from orchestrator.store.state import StateStore
+from tests.cli_helpers import cli_env, orchestrate_command, read_json, run_cli, write_spec
 
 # Every check leaves a line "<id> <time>" in .passes when it passes: the moment a kill after it
 # must no longer cost a model call for that feature.

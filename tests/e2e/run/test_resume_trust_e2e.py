@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+
+from fake_messages_api.scripted_agent.plans import bash, edit_create
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.feature_log import FeatureLog, write_feature_log
 from shared_base.check_result import CheckResult
-from orchestrator.store.disk.paths import ProjectPaths
 from tests.cli_helpers import run_cli, write_spec
 from tests.resume_trust import doubted, git, passed_feature
-from fake_messages_api.scripted_agent.plans import bash, edit_create
-
 
 FORGE_AND_KILL = (
     "import glob, json, os, signal\n"

@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import (
-    cli_env, first_prompt, orchestrate_command, plain_summarizer, read_json, run_cli, write_spec,
-)
 from fake_messages_api.scripted_agent.plans import edit_create, report, text
+from tests.cli_helpers import (
+    cli_env,
+    first_prompt,
+    orchestrate_command,
+    plain_summarizer,
+    read_json,
+    run_cli,
+    write_spec,
+)
 
 ANSI = re.compile(r"\x1b\[")
 

@@ -4,9 +4,9 @@ feature's turn, and the verifier a feature job is given."""
 from __future__ import annotations
 
 from pathlib import Path
+
 from orchestrator.run.checks.running.check_command import CheckVerifier
 from tests.environments import unsandboxed
-
 
 
 def test_the_check_verifier_runs_in_its_workspace(tmp_path: Path):

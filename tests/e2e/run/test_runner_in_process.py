@@ -12,16 +12,16 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from shared_base.files import LinkRefused
 from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.run.factory import build_parts
 from orchestrator.run.base.feature_logs import FeatureLogs
+from orchestrator.run.factory import build_parts
 from orchestrator.run.runner import Runner, RunOptions
 from orchestrator.spec.load import load_spec
-from orchestrator.store.events import EventSink
 from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.events import EventSink
 from orchestrator.store.state import StateStore
+from shared_base.files import LinkRefused
 from tests.cli_helpers import write_spec
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import first_prompt, read_json, run_cli
 from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
+from tests.cli_helpers import first_prompt, read_json, run_cli
 from tests.git_helpers import git, init_repo
 
 CHECK = 'python3 -c "import mod; assert mod.ANSWER == 42"'

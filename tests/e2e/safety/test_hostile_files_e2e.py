@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from context_agent.memory.stores import MAX_STORE_BYTES
+from orchestrator.commands.rendering.live_view import LiveRenderer
+from orchestrator.run.attempt.strategies import replay_messages
+from orchestrator.spec.fields import MAX_SPEC_BYTES
 from orchestrator.store.event_kinds import Notice
 from orchestrator.store.feature_log import MAX_LOG_BYTES
-from orchestrator.commands.rendering.live_view import LiveRenderer
-from orchestrator.spec.fields import MAX_SPEC_BYTES
 from orchestrator.store.state import MAX_STATE_BYTES
-from orchestrator.run.attempt.strategies import replay_messages
 from orchestrator.store.working_memory import MAX_LINE_BYTES
 from tests.cli_helpers import CliResult, file_tree, plain_summarizer, read_json, run_cli, write_spec
 from tests.fake_api_fixtures import running_fake_api

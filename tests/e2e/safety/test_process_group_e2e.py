@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.e2e.safety.test_process_group_escapes_e2e import (
     kill_all,
     running_with_argument,
     unique_sleep,
 )
-from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 

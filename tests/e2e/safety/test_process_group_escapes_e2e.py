@@ -10,14 +10,14 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+
 import pytest
+
+from orchestrator.run.checks.running.check_command import run_check
 from orchestrator.safety.processes.process_group import run_in_group
 from orchestrator.tools.bash import run_command
 from orchestrator.tools.context import ToolContext
-from orchestrator.run.checks.running.check_command import run_check
 from tests.environments import unsandboxed
-
-
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")

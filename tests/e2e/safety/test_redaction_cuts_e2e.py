@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator.tools.context import ToolContext
-from orchestrator.run.checks.running.check_command import DEFAULT_OUTPUT_LIMIT, _omitted_note
-from tests.cli_helpers import read_json, run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import bash, report, text
+from orchestrator.run.checks.running.check_command import DEFAULT_OUTPUT_LIMIT, _omitted_note
+from orchestrator.tools.context import ToolContext
+from tests.cli_helpers import read_json, run_cli, write_spec
 
 KEY = "sk-ant-api03-CUTxyzQ7m2Lk9Pw4Rt6Vb8Nc1Dx3Fz5Hj7Kl0Mn2Pq4Rs6Tu8Vw0Xy-AbCdEfGhIjKlMnAA"
 FRAGMENT = 16

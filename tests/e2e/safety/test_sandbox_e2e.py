@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 from tests.cli_helpers import TEST_KEY, run_cli, write_spec
 from tests.e2e.safety.test_sandbox import SECRET, bwrap_problem
-from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 
 BROKEN_BWRAP = "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
 

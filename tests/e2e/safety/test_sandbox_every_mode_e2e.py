@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
 from tests.cli_helpers import run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
-from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
 from tests.git_helpers import clone, git, init_repo
 
 pytestmark = [

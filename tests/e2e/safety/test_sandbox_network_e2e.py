@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 from tests.cli_helpers import run_cli, write_spec
 from tests.e2e.safety.test_sandbox import SERVED, _Handler, bwrap_problem
-from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 from tests.git_helpers import init_repo
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no usable sandbox: {bwrap_problem()}")

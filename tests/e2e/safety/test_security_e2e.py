@@ -17,15 +17,15 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import pytest
 
 from fake_messages_api.scripted_agent.agent_turn import parse_verification
-from tests.cli_helpers import file_tree, first_prompt, read_json, run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text, tool_use
+from tests.cli_helpers import file_tree, first_prompt, read_json, run_cli, write_spec
 
 # Distinctive, shaped like a real key, accepted by the fake (it refuses only `rejected_keys`).
 KEY = "sk-ant-api03-SECRETxyzQ7m2Lk9Pw4Rt6Vb8Nc1Dx3Fz5Hj7Kl0Mn2Pq4Rs6Tu8Vw0Xy-AbCdEfAA"

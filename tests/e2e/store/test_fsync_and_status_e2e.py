@@ -8,9 +8,10 @@ Run with `-s` to see the counts.
 from __future__ import annotations
 
 from pathlib import Path
+
+from tests.cli_helpers import plain_summarizer, write_spec
 from tests.fsync_counter import FsyncCounter
 from tests.in_process import run_in_process
-from tests.cli_helpers import plain_summarizer, write_spec
 
 
 def test_a_run_fsyncs_the_context_stores_only_when_it_summarizes(fake_api, tmp_path: Path, fsyncs: FsyncCounter) -> None:

@@ -11,10 +11,10 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
 import pytest
+
 from orchestrator.store.disk.lock import LockHeld, RunLock
-
-
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 

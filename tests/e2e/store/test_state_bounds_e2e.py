@@ -4,9 +4,9 @@ not the state, and the journal is folded into the snapshot before it can pass it
 from __future__ import annotations
 
 import json
-from tests.in_process import run_in_process
-from tests.cli_helpers import read_json, write_spec
 
+from tests.cli_helpers import read_json, write_spec
+from tests.in_process import run_in_process
 
 LOUD_OUTPUT = "E   AssertionError: the widget is not ready\n" * 200  # well over the 4000-character tail
 

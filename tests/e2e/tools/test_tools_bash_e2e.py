@@ -7,14 +7,15 @@ import signal
 import threading
 import time
 from pathlib import Path
+
 import pytest
-from orchestrator.safety.processes import process_group
+
 from orchestrator.safety.credentials.secrets import scrubbed_environment
+from orchestrator.safety.processes import process_group
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.dispatch import execute_tool
 from tests.bash_tool import bash, bash_context, bash_project
 from tests.environments import unsandboxed
-
 
 KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 4
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from orchestrator.claude_code.metering.sse_usage import StreamUsage
 from orchestrator.llm.costs.pricing import TokenUsage
 
-
 MODEL = "claude-sonnet-5-5"
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from orchestrator.claude_code.billing import PlanAttempt, billing_mode, describe_billing, makes_own_calls
 from orchestrator.config import ConfigError, RunConfig
-from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.client import ModelClient
 from orchestrator.llm.costs.spend import Spend
+from orchestrator.llm.errors import LimitReached
 from tests.e2e.claude_code.test_metering_proxy_e2e import Books
 
 MODEL = "claude-opus-5-5"

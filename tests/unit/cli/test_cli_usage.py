@@ -8,8 +8,8 @@ refused before anything runs, whether it comes from a flag, the environment or t
 from __future__ import annotations
 
 import pytest
-from tests.cli_helpers import write_spec
 
+from tests.cli_helpers import write_spec
 
 # --- help ----------------------------------------------------------------------------------
 
@@ -30,8 +30,8 @@ def test_commands_raise_usage_errors_and_never_exit(project, monkeypatch):
     from orchestrator.commands.run import RunRequest, run_command
     from orchestrator.config import ConfigError
     from orchestrator.config_layers import load_config
-    from orchestrator.user_errors import EXIT_USAGE, UsageError
     from orchestrator.llm.errors import ClientSetupError
+    from orchestrator.user_errors import EXIT_USAGE, UsageError
 
     assert issubclass(ConfigError, UsageError) and issubclass(ClientSetupError, UsageError) and UsageError.exit_code == EXIT_USAGE == 2
     paths = open_project(project)

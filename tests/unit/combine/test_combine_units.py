@@ -4,17 +4,17 @@ the merge queue landing a shard's checkpoint by cherry-pick."""
 from __future__ import annotations
 
 from pathlib import Path
-from shared_base.files import ContextFiles
-from context_agent.memory.store_union import merge_store_files
+
 from context_agent.agent_events import EventReporter
+from context_agent.memory.store_union import merge_store_files
 from context_agent.memory.store_updates import add_constraint, add_decision, add_failure
 from context_agent.memory.stores import load_stores, save_stores
 from orchestrator.combine.integration import checkpoint_feature
 from orchestrator.combine.state_union import CombinedImports, grown_totals
-from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.git.branch_worktree import shard_branch
+from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.llm.costs.spend import RunTotals
-
+from shared_base.files import ContextFiles
 
 
 def _stores(root: Path, feature: str, shared: str) -> ContextFiles:

@@ -9,24 +9,24 @@ import re
 
 import pytest
 
-from orchestrator.commands.report.html_report import render_html
 from orchestrator.commands.log_view import log_text
 from orchestrator.commands.rendering.output import describe
+from orchestrator.commands.report.html_report import render_html
 from orchestrator.commands.report.report_data import load_report_data
 from orchestrator.commands.report.reports import ReportedFeature, ReportTotals, RunReport, junit_xml, step_summary
 from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.merge.queue import _conflict
-from orchestrator.run.checks.influence.check_influence import strict_refusal
-from orchestrator.run.checks.running.check_pool import CheckRun
-from orchestrator.run.checks.protection.hidden_files import hidden_result
 from orchestrator.run.checks.guard.regression import broken_result
+from orchestrator.run.checks.influence.check_influence import strict_refusal
+from orchestrator.run.checks.protection.hidden_files import hidden_result
+from orchestrator.run.checks.running.check_pool import CheckRun
 from orchestrator.store.agent_words import FIX_THE_CODE, REDO_ON_TOP, RESTORE_THEM, TAKE_RULES_OUT
+from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.event_kinds import Verification
 from orchestrator.store.feature_log import FeatureLog
-from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.records import AttemptRecord
-from shared_base.check_result import CheckResult, Influencer
 from orchestrator.store.run_state import FeatureState
+from shared_base.check_result import CheckResult, Influencer
 
 # What the agent is told and a person must not read as addressed to them.
 _TO_THE_AGENT = re.compile(r"\byour?\b|" + "|".join(re.escape(words) for words in (

@@ -12,8 +12,8 @@ from orchestrator.commands.rendering.output import describe
 from orchestrator.store.check_excerpt import check_verdict, failure_reason
 from orchestrator.store.event_kinds import FinalVerification, RegressionCheck, parse_event
 from orchestrator.store.feature_log import FeatureLog
-from shared_base.check_result import CheckResult
 from orchestrator.store.records import AttemptRecord, CheckFailure, ReCheck
+from shared_base.check_result import CheckResult
 
 OUTPUT = "....F\n=== FAILURES ===\n    def test_add():\n>       assert add(1, 2) == 3\nE       assert 0 == 3\n1 failed\n"
 FAILED = CheckResult(command="pytest -q", success=False, exit_code=1, output=OUTPUT, attempt=0)

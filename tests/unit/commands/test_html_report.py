@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
+from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from orchestrator.commands.report.html_report import render_html
 from orchestrator.commands.report.report_data import load_report_data
 from orchestrator.commands.report.report_model import FeatureRow, ReportData, Span
-from fake_messages_api.scripted_agent.agent_turn import AgentTurn
 from orchestrator.demo.textkit_plan import textkit_plan
 from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.store.check_excerpt import error_excerpt
@@ -138,8 +138,8 @@ def test_the_cost_card_has_the_worst_case_bookings_beside_it():
 
 def test_status_shows_the_worst_case_bookings_as_their_own_figure(tmp_path, capsys):
     from orchestrator.commands.listing import print_status
-    from orchestrator.store.run_state import FeatureState, RunState
     from orchestrator.llm.costs.spend import RunTotals
+    from orchestrator.store.run_state import FeatureState, RunState
     from orchestrator.store.state import StateStore
 
     paths = ProjectPaths.for_project(tmp_path)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
 import orchestrator.commands.listing as listing
 from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state_peek import peek_features
-
 
 
 def test_the_state_is_read_with_its_journal_and_a_damaged_one_gives_none(tmp_path: Path) -> None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import io
 import time
+
 from rich.console import Console
+
 from orchestrator.commands.rendering.live_view import LiveRenderer
 from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.store.event_kinds import ApiCall, FeatureFinished, FeatureStarted
 from orchestrator.store.events import EventSink
-
-
 
 
 def _screen(renderer: LiveRenderer) -> str:

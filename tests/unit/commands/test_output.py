@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import io
-import time
-
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,8 @@ from pydantic import ValidationError
 
 from orchestrator.commands.rendering.output import JsonRenderer, PlainRenderer, describe, printable
 from orchestrator.store.event_kinds import Checkpoint, FeatureBlocked, Notice, ToolCall, Verification, parse_event
-from shared_base.check_result import CheckResult
 from orchestrator.store.events import EventSink
+from shared_base.check_result import CheckResult
 
 
 def test_control_characters_are_shown_escaped_newlines_and_tabs_kept() -> None:

@@ -4,12 +4,12 @@ status rows, as text (issue 18); without a live view, plain lines on stderr."""
 from __future__ import annotations
 
 import io
+
 from rich.console import Console
+
 from orchestrator.commands.rendering import user_lines
 from orchestrator.commands.rendering.live_view import LiveRenderer
 from orchestrator.store.event_kinds import Notice
-
-
 
 
 class _Terminal(io.StringIO):

@@ -11,18 +11,18 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
 import pytest
+
 import context_agent.memory.text_index as text_index_module
-from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_ACTIVE_CONSTRAINTS
 from context_agent.memory.store_updates import add_constraint, enforce_constraint_limit
 from context_agent.memory.stores import ActiveConstraints
-from orchestrator.store.disk.atomic import write_json_atomic
+from context_agent.project_memory import ContextAgent
 from orchestrator.run.attempt.context_view import feature_reader
+from orchestrator.store.disk.atomic import write_json_atomic
 from orchestrator.store.disk.paths import ProjectPaths
 from tests.cli_helpers import read_json
-
-
 
 WORDS = [f"{a}{b}" for a in "bcdfghjklmnpqrstvwxz" for b in ("ax", "el", "im", "op", "ud", "yr")]
 

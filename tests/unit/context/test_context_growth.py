@@ -16,9 +16,6 @@ from typing import Any
 
 import pytest
 
-from context_agent.project_memory import ContextAgent
-from shared_base.tokens import estimate_tokens
-from context_agent.injection.render import render_project_context
 from context_agent.budget import (
     INJECTION_BUDGET,
     MAX_ACTIVE_CONSTRAINTS,
@@ -26,7 +23,10 @@ from context_agent.budget import (
     MAX_STORED_FAILURES,
     SUMMARY_BUDGET,
 )
+from context_agent.injection.render import render_project_context
+from context_agent.project_memory import ContextAgent
 from orchestrator.store.disk.paths import ProjectPaths
+from shared_base.tokens import estimate_tokens
 
 VOCABULARY = """account address admin alert archive audit avatar backup badge balance batch billing
 blob booking browser bucket buffer bundle cache calendar campaign cart catalog channel chart

@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from context_agent.project_memory import ContextAgent
-from context_agent.injection.context_injection import ContextInjection
-from shared_base.tokens import estimate_tokens
-from context_agent.injection.render import render_project_context
 from context_agent.budget import INJECTION_BUDGET, SUMMARY_BUDGET
+from context_agent.injection.context_injection import ContextInjection
+from context_agent.injection.render import render_project_context
 from context_agent.memory.stores import RunningSummary
+from context_agent.project_memory import ContextAgent
 from orchestrator.store.disk.atomic import write_json_atomic
 from orchestrator.store.disk.paths import ProjectPaths
+from shared_base.tokens import estimate_tokens
 
 
 def _feature(id: str, category: str = "backend", description: str = "", depends_on: tuple[str, ...] = ()) -> SimpleNamespace:

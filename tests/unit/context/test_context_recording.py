@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from context_agent.project_memory import ContextAgent
 from context_agent.budget import MAX_STORED_DECISIONS, MAX_STORED_FAILURES
+from context_agent.project_memory import ContextAgent
 from orchestrator.store.disk.paths import ProjectPaths
 
 PYTEST_FAILURE = """F                                                                [100%]

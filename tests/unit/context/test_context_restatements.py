@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from context_agent.project_memory import ContextAgent
 from context_agent.memory.store_updates import add_constraint
 from context_agent.memory.stores import ActiveConstraints
+from context_agent.project_memory import ContextAgent
 from context_agent.words import claim_words, find_near_duplicate
 from orchestrator.store.disk.paths import ProjectPaths
 from tests.unit.context.test_context_summarizer import (

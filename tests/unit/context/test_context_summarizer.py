@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
-from context_agent.project_memory import ContextAgent
-from context_agent.summarizer.summarizer_call import SummarizerAnswer
-from context_agent.summarizer.summarizer_call import answer_schema
 from context_agent.budget import SUMMARY_BUDGET
-from orchestrator.store.disk.atomic import write_json_atomic
+from context_agent.project_memory import ContextAgent
+from context_agent.summarizer.summarizer_call import SummarizerAnswer, answer_schema
 from orchestrator.run.attempt.context_view import feature_reader
+from orchestrator.store.disk.atomic import write_json_atomic
 from orchestrator.store.disk.paths import ProjectPaths
 
 

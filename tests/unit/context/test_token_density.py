@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestrator.llm.request_tokens import request_tokens
 from shared_base import tokens
 from shared_base.tokens import estimate_json_tokens, estimate_tokens
-from orchestrator.llm.request_tokens import request_tokens
 
 LETTERS = st.text(alphabet=string.ascii_letters, min_size=20, max_size=4000)
 LOWER = st.text(alphabet=string.ascii_lowercase, min_size=20, max_size=4000)

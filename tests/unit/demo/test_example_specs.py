@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from tests.example_specs import SPECS, per_spec
-from orchestrator.spec.load import load_spec
 
+from orchestrator.spec.load import load_spec
+from tests.example_specs import SPECS, per_spec
 
 CHECK_REF = re.compile(r'"\$ORCHESTRATE_SPEC_DIR/checks/([A-Za-z0-9_.-]+\.py)"')
 

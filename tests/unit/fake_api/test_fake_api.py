@@ -7,15 +7,15 @@ a broken request, with urllib), so what passes here is what the orchestrator wil
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import pytest
-from fake_messages_api.server import FakeAPI
+
 from fake_messages_api.billing.caching import ManualClock, PromptCache
+from fake_messages_api.billing.prompt import PromptBlock
 from fake_messages_api.faults import RandomFaults
 from fake_messages_api.scripted_agent.summarizer import minimal_instance
+from fake_messages_api.server import FakeAPI
 from tests.fake_api_fixtures import running_fake_api
-from fake_messages_api.billing.prompt import PromptBlock
-
-
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ asks for it (`empty_summarizer`)."""
 from __future__ import annotations
 
 import json
-from fake_messages_api.scripted_agent.summarizer import plausible_summary
 
+from fake_messages_api.scripted_agent.summarizer import plausible_summary
 
 
 def _request(previous: str, *logs: dict[str, object]) -> dict[str, object]:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from shared_base.files import LinkRefused, TooLarge, read_bounded
 from orchestrator.git.repository_guard import (
     foreign_git,
     mark_repository,
@@ -17,6 +16,7 @@ from orchestrator.git.repository_guard import (
 )
 from orchestrator.store.disk.atomic import remove_no_follow
 from orchestrator.user_errors import UsageError
+from shared_base.files import LinkRefused, TooLarge, read_bounded
 
 
 def _agent_git(project: Path) -> Path:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared_base.tokens import estimate_tokens
 from orchestrator.llm.conversation import (
     MASK_TEXT,
     ObservationBook,
     mask_old_observations,
     with_conversation_breakpoint,
 )
+from shared_base.tokens import estimate_tokens
 
 OUTPUT = "line of output from a command\n" * 100  # about 600 tokens
 

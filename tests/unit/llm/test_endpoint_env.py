@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 from orchestrator.config import ConfigError, RunConfig
 from orchestrator.config_layers import FILE_ONLY, load_config
 from orchestrator.llm.client_settings import ClientSettings
+from orchestrator.llm.costs.pricing import PriceTable
 from orchestrator.llm.endpoint.cloud_env import CLOUD_VARIABLES, CloudVariable
 from orchestrator.llm.endpoint.endpoint_env import check_endpoint_environment
-from orchestrator.llm.errors import ClientSetupError
-from orchestrator.llm.costs.pricing import PriceTable
 from orchestrator.llm.endpoint.sdk import make_sdk_client
+from orchestrator.llm.errors import ClientSetupError
 
 ENV_TEXT = st.characters(exclude_characters="\x00", exclude_categories=["Cs"])  # what an environment can hold
 URLISH = st.one_of(

@@ -19,23 +19,23 @@ import pytest
 
 import shared_base.tokens as tokens_module
 from orchestrator.config import RunConfig
-from orchestrator.llm.errors import ApiUnavailable
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.costs.spend import RunTotals, Spend, SpendEntry
-from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.conversation import (
-    ObservationBook,
     AttemptRequestTokens,
+    ObservationBook,
     cached_system,
     mask_old_observations,
     with_cached_tools,
     with_conversation_breakpoint,
 )
 from orchestrator.llm.costs.pricing import TokenUsage
+from orchestrator.llm.costs.spend import RunTotals, Spend, SpendEntry
+from orchestrator.llm.errors import ApiUnavailable
+from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.run.attempt.agent_loop import AgentSession, run_agent
 from orchestrator.store.disk.paths import ProjectPaths
-from orchestrator.store.state import StateStore
 from orchestrator.store.run_state import RunState
+from orchestrator.store.state import StateStore
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.registry import tool_definitions
 from tests.environments import unsandboxed

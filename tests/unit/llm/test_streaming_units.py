@@ -10,8 +10,8 @@ import anthropic
 import httpx2
 import pytest
 
-from orchestrator.llm.models import known_models
 from orchestrator.llm.endpoint.providers import resolve_model
+from orchestrator.llm.models import known_models
 from orchestrator.llm.reply_blocks import reply_blocks
 from orchestrator.llm.streaming import LibraryWarnings, StreamBroken, is_transient
 

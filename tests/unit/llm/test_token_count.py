@@ -3,11 +3,11 @@ the API's count_tokens for the exact figure."""
 
 from __future__ import annotations
 
-from shared_base.tokens import estimate_json_tokens
-from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.conversation import AttemptRequestTokens, cached_system, with_cached_tools
+from orchestrator.llm.request_tokens import request_tokens
 from orchestrator.llm.tool_overhead import tool_overhead_tokens
 from orchestrator.tools.registry import tool_definitions
+from shared_base.tokens import estimate_json_tokens
 
 
 def test_the_caps_estimate_counts_what_the_api_adds_for_the_tools() -> None:

@@ -4,18 +4,18 @@ the answer schemas, the spec's `red` field, and `validate --run-checks`."""
 from __future__ import annotations
 
 import json
+
 import pytest
-from orchestrator.plan.written_checks import WrittenCheckFiles
+
 from orchestrator.plan.chunks import dependency_order, merge_features, split_description
 from orchestrator.plan.red import judge
 from orchestrator.plan.result import planned_spec_json
 from orchestrator.plan.runners import detect_runner
 from orchestrator.plan.schema import PLANNED_FEATURE_FIELDS, spec_tool
-from shared_base.check_result import CheckResult
-from orchestrator.spec.load import parse_spec
+from orchestrator.plan.written_checks import WrittenCheckFiles
 from orchestrator.spec.feature_spec import Feature
-
-
+from orchestrator.spec.load import parse_spec
+from shared_base.check_result import CheckResult
 
 
 def result(code: int | None, output: str = "", command: str = "python -m pytest -q t.py") -> CheckResult:

@@ -7,8 +7,8 @@ the orchestrator; on resume a feature whose check is `false` was passed and the 
 from __future__ import annotations
 
 from pathlib import Path
-from tests.resume_trust import doubted, passed_feature
 
+from tests.resume_trust import doubted, passed_feature
 
 # ---- the rule, one case at a time -----------------------------------------------------------
 

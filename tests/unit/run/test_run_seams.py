@@ -4,17 +4,15 @@ feature's turn, and the verifier a feature job is given."""
 from __future__ import annotations
 
 from collections.abc import Collection
-
 from pathlib import Path
+
 import pytest
+
 from context_agent.injection.context_injection import ContextInjection
 from orchestrator.run.attempt.feature_prompt import feature_turn, strategy_system_prompt
 from orchestrator.run.attempt.strategies import REQUEST_MARKER, STRATEGIES, strategy_named
-from orchestrator.spec.feature_spec import Feature
-from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.disk.paths import ProjectPaths
-
-
 
 SPEC = FeatureSpec(project="demo", features=[Feature(id="feat-01", name="One", description="the first")])
 

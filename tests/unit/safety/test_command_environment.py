@@ -17,13 +17,13 @@ import pytest
 from orchestrator.combine.final_check import CheckSettings as CombineCheckSettings
 from orchestrator.plan.check_writer import CheckWriterSettings as PlanCheckSettings
 from orchestrator.plan.red import red_check
-from orchestrator.run.checks.running.check_pool import check_runner
-from orchestrator.run.runner import RunParts
 from orchestrator.run.attempt.feature_job import JobSettings
 from orchestrator.run.checks.running.check_command import CheckVerifier, run_check
+from orchestrator.run.checks.running.check_pool import check_runner
+from orchestrator.run.runner import RunParts
+from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.safety.environment import CommandEnvironment
 from orchestrator.safety.processes.process_group import run_in_group
-from orchestrator.safety.bubblewrap.sandbox import NO_SANDBOX, Sandbox
 from orchestrator.tools.context import ToolContext
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

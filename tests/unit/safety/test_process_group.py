@@ -6,9 +6,10 @@ import os
 import signal
 import time
 from pathlib import Path
-import pytest
-from orchestrator.safety.processes.process_group import held_signals
 
+import pytest
+
+from orchestrator.safety.processes.process_group import held_signals
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from orchestrator.safety.credentials import secrets as secrets_module
-from orchestrator.safety.credentials.secrets import is_secret_name, known_secret_values, scrubbed_environment
 from orchestrator.safety.credentials.redaction import MIN_FRAGMENT_LENGTH, REDACTED, redact, redact_piece, redact_value
+from orchestrator.safety.credentials.secrets import is_secret_name, known_secret_values, scrubbed_environment
 from orchestrator.tools.truncation import elide_middle, head_of, join_head_tail, tail_of
 
 KEY = "sk-ant-api03-" + "Qw9_x-Yz" * 10

@@ -9,14 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.spec.feature_spec import Feature
-from orchestrator.spec.feature_spec import FeatureSpec
-from orchestrator.spec.spec_errors import SpecError
-from orchestrator.spec.load import dump_spec
-from orchestrator.spec.load import load_spec
-from orchestrator.spec.load import parse_spec
+from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.spec.fields import MAX_FEATURES, MAX_SPEC_BYTES
+from orchestrator.spec.load import dump_spec, load_spec, parse_spec
 from orchestrator.spec.quickstart import derive_name
+from orchestrator.spec.spec_errors import SpecError
 
 DATA = Path(__file__).parents[2] / "data" / "specs"
 REPO_SPECS = Path(__file__).parents[3] / "specs"

@@ -11,9 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orchestrator.spec.feature_spec import FeatureSpec
+from orchestrator.spec.load import dump_spec, parse_spec
 from orchestrator.spec.spec_errors import SpecError
-from orchestrator.spec.load import dump_spec
-from orchestrator.spec.load import parse_spec
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -7,9 +7,15 @@ from pathlib import Path
 
 from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.spec.feature_spec import Feature
-from orchestrator.store.feature_log import ReplayStats, build_feature_log, find_feature_log, load_feature_log, write_feature_log
-from orchestrator.store.records import AttemptRecord
 from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.feature_log import (
+    ReplayStats,
+    build_feature_log,
+    find_feature_log,
+    load_feature_log,
+    write_feature_log,
+)
+from orchestrator.store.records import AttemptRecord
 from orchestrator.store.run_state import FeatureState
 
 CHECK = {"command": "pytest", "success": True, "exitCode": 0, "output": "ok", "error": None, "skipped": False,

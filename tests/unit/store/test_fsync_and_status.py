@@ -10,13 +10,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import Any
-from tests.fsync_counter import FsyncCounter
+
 import orchestrator.commands.listing as inspect_module
 from context_agent.project_memory import ContextAgent
 from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.run_state import FeatureState, RunState
 from orchestrator.store.state import StateStore
-from orchestrator.store.run_state import FeatureState
-from orchestrator.store.run_state import RunState
+from tests.fsync_counter import FsyncCounter
 
 
 def test_recording_a_report_costs_no_fsync(tmp_path: Path, fsyncs: FsyncCounter) -> None:

@@ -7,10 +7,10 @@ import os
 import socket
 import time
 from pathlib import Path
+
 import pytest
+
 from orchestrator.store.disk.lock import LockHeld, RunLock, read_owner
-
-
 
 
 @pytest.fixture

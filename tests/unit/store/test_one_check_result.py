@@ -17,10 +17,10 @@ from pydantic import BaseModel
 
 import context_agent
 import orchestrator
-from shared_base.check_result import CheckResult, Influencer
 from orchestrator.store.event_kinds import FinalVerification, RegressionCheck, Verification, parse_event
 from orchestrator.store.memory_entries import CheckEvent
 from orchestrator.store.records import CheckFailure, ReCheck
+from shared_base.check_result import CheckResult, Influencer
 
 CHECK_FIELDS = frozenset(CheckResult.model_fields)
 HOLDERS = (Verification, RegressionCheck, CheckEvent, CheckFailure)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator.store.disk.paths import ProjectPaths
-from orchestrator.store.state import StateStore
-from orchestrator.store.run_state import RunState
 from orchestrator.llm.costs.pricing import TokenUsage
+from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.run_state import RunState
+from orchestrator.store.state import StateStore
 
 
 def store(tmp_path: Path) -> tuple[StateStore, list[str]]:

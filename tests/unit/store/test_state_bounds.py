@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+
 import pytest
-from orchestrator.store.disk.paths import ProjectPaths
-from orchestrator.store import state as state_module
-from orchestrator.store.state import MAX_JOURNAL_BYTES, MAX_STATE_BYTES, StateStore
-from orchestrator.store.run_state import FeatureState
-from orchestrator.store.run_state import RunState
+
 from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.run.checks.running.check_command import DEFAULT_OUTPUT_LIMIT
+from orchestrator.store import state as state_module
+from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.run_state import FeatureState, RunState
+from orchestrator.store.state import MAX_JOURNAL_BYTES, MAX_STATE_BYTES, StateStore
 from tests.cli_helpers import read_json
-
-
 
 LOUD_OUTPUT = "E   AssertionError: the widget is not ready\n" * 200  # well over the 4000-character tail
 

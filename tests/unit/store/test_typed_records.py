@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from shared_base.check_result import CheckResult
 from orchestrator.store.records import AttemptRecord
 from orchestrator.store.run_state import FeatureState, RunState
+from shared_base.check_result import CheckResult
 
 OLD_STATE = {
     "features": {

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from shared_base.check_result import CheckResult
 from orchestrator.store.memory_entries import CheckEvent, Insight, StatusEvent, TextInput, TextOutput, ToolEvent
 from orchestrator.store.working_memory import WorkingMemory
+from shared_base.check_result import CheckResult
 
 
 def _lines(path: Path) -> list[dict[str, object]]:

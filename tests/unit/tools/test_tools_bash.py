@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import pytest
-from orchestrator.tools.shell_policy import ShellPolicy
+
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.dispatch import execute_tool
+from orchestrator.tools.shell_policy import ShellPolicy
 from tests.bash_tool import bash, bash_context, bash_project
 from tests.environments import unsandboxed
 

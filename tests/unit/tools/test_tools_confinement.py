@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from orchestrator.tools.context import ToolContext
 from orchestrator.tools.confinement import PathRefused, check_writable, relative, resolve_in_project
+from orchestrator.tools.context import ToolContext
 from tests.environments import unsandboxed
 
 

@@ -9,15 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orchestrator.tools.registry import TOOLS
-from orchestrator.tools.context import Tool
-from orchestrator.tools.context import ToolContext
-from orchestrator.tools.context import ToolResult
-from orchestrator.tools.dispatch import execute_tool
-from orchestrator.tools.registry import summarize_input
-from orchestrator.tools.registry import tool_definitions
-from orchestrator.tools import registry
 from orchestrator.tools import editor as editor_module
+from orchestrator.tools import registry
+from orchestrator.tools.context import Tool, ToolContext, ToolResult
+from orchestrator.tools.dispatch import execute_tool
+from orchestrator.tools.registry import TOOLS, summarize_input, tool_definitions
 from tests.environments import unsandboxed
 
 json_values = st.recursive(

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.tools.context import ToolContext
-from orchestrator.tools.context import ToolResult
+from orchestrator.tools.context import ToolContext, ToolResult
 from orchestrator.tools.dispatch import execute_tool
 from tests.environments import unsandboxed
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from orchestrator.tools.shell_rules import DenyRule
 from orchestrator.tools.shell_policy import ShellPolicy
+from orchestrator.tools.shell_rules import DenyRule
 
 POLICY = ShellPolicy.default()
 

@@ -9,12 +9,10 @@ from typing import Any
 import pytest
 from anthropic.types import ToolBash20250124Param, ToolParam, ToolTextEditor20250728Param
 
-from orchestrator.tools.report import FeatureReport
-from orchestrator.tools.context import ToolContext
-from orchestrator.tools.context import ToolInputError
+from orchestrator.tools.context import ToolContext, ToolInputError
 from orchestrator.tools.dispatch import execute_tool
-from orchestrator.tools.report import parse_report
 from orchestrator.tools.registry import tool_definitions
+from orchestrator.tools.report import FeatureReport, parse_report
 from tests.environments import unsandboxed
 
 

@@ -19,18 +19,18 @@ from anthropic.types import Message
 
 from orchestrator.commands.rendering.output import PlainRenderer
 from orchestrator.config import RunConfig
-from orchestrator.run.base.books import RunBooks
-from orchestrator.run.factory import build_parts
-from tests.environments import unsandboxed
 from orchestrator.run.attempt.feature_job import FeatureJob, JobSettings
-from orchestrator.run.finishing import PassFinisher
 from orchestrator.run.attempt.feature_prompt import strategy_system_prompt
 from orchestrator.run.attempt.recorder import FeatureRecorder, LogHeading
-from shared_base.check_result import CheckResult
+from orchestrator.run.base.books import RunBooks
+from orchestrator.run.factory import build_parts
+from orchestrator.run.finishing import PassFinisher
 from orchestrator.spec.load import load_spec
-from orchestrator.store.events import EventSink
 from orchestrator.store.disk.paths import ProjectPaths
+from orchestrator.store.events import EventSink
+from shared_base.check_result import CheckResult
 from tests.cli_helpers import write_spec
+from tests.environments import unsandboxed
 from tests.sdk_doubles import StreamsCreate
 
 _ids = itertools.count(1)

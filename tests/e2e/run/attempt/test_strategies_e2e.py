@@ -7,9 +7,8 @@ import signal
 import subprocess
 import time
 
-
-from tests.cli_helpers import cli_env, first_prompt, orchestrate_command, read_json, run_cli, write_spec
 from fake_messages_api.faults import Fault
+from tests.cli_helpers import cli_env, first_prompt, orchestrate_command, read_json, run_cli, write_spec
 
 
 def _text(message: dict) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+
 import pytest
-from orchestrator.run.checks.running.check_pool import check_runner, run_checks
+
 from orchestrator.run.checks.running.check_command import run_check
+from orchestrator.run.checks.running.check_pool import check_runner, run_checks
 from tests.environments import unsandboxed
-
-
 
 PYTEST = f"{sys.executable} -m pytest -q"
 # Each test module notes the pid of the pytest process that imported it.

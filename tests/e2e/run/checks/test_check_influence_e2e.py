@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import edit_create, report
+from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
 
 REAL_TEST = "def test_feature():\n    from feature import answer\n    assert answer() == 42\n"
 CHECK = "python3 -m pytest -q -p no:cacheprovider tests/test_feature.py"

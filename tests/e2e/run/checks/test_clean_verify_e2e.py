@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import read_json, run_cli
 from fake_messages_api.scripted_agent.plans import bash, edit_create, report, text
+from tests.cli_helpers import read_json, run_cli
 
 CHECK = "python3 -m pytest -q tests/test_calc.py"
 REAL_TEST = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.regression_budget import parse_budget
-from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.run.checks.guard.footprint import ChangeWatch, TreeLedgers
 from orchestrator.run.checks.guard.regression import RegressionGuard
+from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState

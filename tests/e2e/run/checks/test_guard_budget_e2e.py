@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import edit_create, report, text
+from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
 
 CHECK_1 = "test -f one.txt && grep -q ok shared.txt"
 

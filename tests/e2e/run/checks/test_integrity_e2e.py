@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import first_prompt, read_json, run_cli
 from fake_messages_api.scripted_agent.plans import edit_create, report, text
+from tests.cli_helpers import first_prompt, read_json, run_cli
 
 CHECK_1 = "python3 -c 'import lib, sys; sys.exit(0 if lib.value() == 1 else 1)'"
 

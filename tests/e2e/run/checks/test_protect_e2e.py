@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import pytest
+
 from orchestrator.run.checks.protection import protect
-from tests.check_project import names, write_check_project
 from orchestrator.run.checks.protection.check_paths import check_file_keys, protected_files
 from orchestrator.tools.context import ToolContext
 from orchestrator.tools.dispatch import execute_tool
+from tests.check_project import names, write_check_project
 from tests.environments import unsandboxed
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from orchestrator.run.checks.running.check_pool import check_runner, run_checks
-from orchestrator.run.checks.guard.regression import broken_result
-from tests.environments import unsandboxed
 
+from orchestrator.run.checks.guard.regression import broken_result
+from orchestrator.run.checks.running.check_pool import check_runner, run_checks
+from tests.environments import unsandboxed
 
 
 def test_checks_run_at_once_keep_their_order_and_a_failure_names_the_broken_feature(tmp_path: Path) -> None:

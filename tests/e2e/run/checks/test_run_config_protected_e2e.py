@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
-from fake_messages_api.scripted_agent.plans import bash, edit_create, report
 from tests.git_helpers import init_repo
 
 USER_CONFIG = "max_turns = 12\n"

@@ -12,10 +12,10 @@ import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
+
 from orchestrator.run.checks.running.check_command import run_check
 from shared_base.check_result import CheckResult
 from tests.environments import unsandboxed
-
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
 

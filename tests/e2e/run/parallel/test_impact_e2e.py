@@ -11,8 +11,8 @@ from typing import Any
 
 from context_agent.budget import INJECTION_BUDGET
 from context_agent.injection.render import HEADING
-from shared_base.tokens import estimate_tokens
 from fake_messages_api.scripted_agent.plans import bash, report
+from shared_base.tokens import estimate_tokens
 from tests.cli_helpers import run_cli, write_spec
 
 LATER = "Later features build on the files you change"

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import cli_env, orchestrate_command, run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import bash, report
+from tests.cli_helpers import cli_env, orchestrate_command, run_cli, write_spec
 
 
 def _trouble(result: Any) -> str:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import first_prompt, read_json, run_cli
 from fake_messages_api.scripted_agent.plans import bash, edit_str_replace, report, text
+from tests.cli_helpers import first_prompt, read_json, run_cli
 from tests.git_helpers import init_repo, wait_for_checkpoint
 
 CORE = "def one():\n    return 0\n" + "\n# unrelated\n" * 8 + "\nVALUE = 1\n"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from orchestrator.merge.queue import MergeQueue
-from orchestrator.git.worktrees import Worktrees, prepare_repository, work_branch
-from orchestrator.spec.feature_spec import Feature
 
+from orchestrator.git.worktrees import Worktrees, prepare_repository, work_branch
+from orchestrator.merge.queue import MergeQueue
+from orchestrator.spec.feature_spec import Feature
 
 
 def _git(root: Path, *args: str) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import first_prompt, read_json, run_cli
 from fake_messages_api.scripted_agent.plans import edit_create, report, text
+from tests.cli_helpers import first_prompt, read_json, run_cli
 from tests.git_helpers import init_repo, subjects, wait_for_checkpoint
 
 CHECK_1 = "test -f one.txt && grep -q good config.txt"

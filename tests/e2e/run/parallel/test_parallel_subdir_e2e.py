@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import bash, report
+from tests.cli_helpers import run_cli, write_spec
 
 
 def _git(root: Path, *args: str) -> str:

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.cli_helpers import read_json, run_cli, write_spec
 from fake_messages_api.scripted_agent.plans import edit_create, report, text
+from tests.cli_helpers import read_json, run_cli, write_spec
 from tests.git_helpers import git, init_repo
 
 

@@ -12,12 +12,12 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
-from orchestrator.run.checks.running.check_pool import check_runner, run_checks
-from tests.cli_helpers import plain_summarizer, run_cli, write_spec
+
 from fake_messages_api.scripted_agent.forced_tools import ScriptedToolAnswers
 from fake_messages_api.scripted_agent.plans import bash, report
+from orchestrator.run.checks.running.check_pool import check_runner, run_checks
+from tests.cli_helpers import plain_summarizer, run_cli, write_spec
 from tests.environments import unsandboxed
-
 
 
 def test_checks_in_a_scratch_tree_are_not_put_back(tmp_path: Path) -> None:

@@ -30,11 +30,11 @@ from orchestrator.run.factory import build_parts
 from orchestrator.run.finishing import PassFinisher
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.spec.load import load_spec
-from orchestrator.store.events import EventSink
 from orchestrator.store.disk.paths import ProjectPaths
-from shared_base.check_result import CheckResult
+from orchestrator.store.events import EventSink
 from orchestrator.store.run_state import RunState
 from orchestrator.tools.report import FeatureReport
+from shared_base.check_result import CheckResult
 from tests.cli_helpers import write_spec
 from tests.environments import unsandboxed
 from tests.sdk_doubles import StreamsCreate

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
 from orchestrator.run.checks.running.check_batch import plan_batches
 from orchestrator.run.checks.running.pytest_command import pytest_invocation
-
 
 
 def test_which_commands_are_plain_pytest_invocations() -> None:

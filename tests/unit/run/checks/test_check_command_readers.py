@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from orchestrator.run.checks.running.check_batch import plan_batches
-from orchestrator.run.checks.protection.check_paths import check_file_keys, protected_files
-from orchestrator.run.checks.influence.check_reach import directories_on_path, named_paths, runs_whole_tree
-from orchestrator.run.checks.running.check_tools import python_modules_called
 from orchestrator.run.checks.guard.footprint import footprint
-from orchestrator.run.checks.protection.hidden_files import hidden_result
+from orchestrator.run.checks.influence.check_reach import directories_on_path, named_paths, runs_whole_tree
 from orchestrator.run.checks.influence.influence_snapshot import take_snapshot
+from orchestrator.run.checks.protection.check_paths import check_file_keys, protected_files
+from orchestrator.run.checks.protection.hidden_files import hidden_result
 from orchestrator.run.checks.protection.protect import take_guard
+from orchestrator.run.checks.running.check_batch import plan_batches
+from orchestrator.run.checks.running.check_tools import python_modules_called
 from orchestrator.run.checks.running.pytest_command import pytest_invocation
 from orchestrator.run.checks.running.pytest_outcomes import PytestRecord, early_end
 from orchestrator.run.checks.shell_words import (

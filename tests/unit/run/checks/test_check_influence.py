@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.checks.influence.check_influence import InfluenceWatch, compare
-from orchestrator.run.checks.influence.influence_snapshot import MAX_WALKED_ENTRIES
-from orchestrator.run.checks.influence.influence_snapshot import take_snapshot
 from orchestrator.config_layers import load_config
+from orchestrator.run.checks.influence.check_influence import InfluenceWatch, compare
+from orchestrator.run.checks.influence.influence_snapshot import MAX_WALKED_ENTRIES, take_snapshot
 from shared_base.check_result import Influencer
 
 CHECK = "python3 -m pytest -q tests/test_feature.py"

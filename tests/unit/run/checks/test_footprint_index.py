@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.run.checks.guard.regression import RegressionGuard, _shared, dependencies_of
+from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState

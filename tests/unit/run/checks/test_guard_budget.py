@@ -4,13 +4,13 @@ with and without git (units; the end-to-end cases are in tests/test_guard_budget
 from __future__ import annotations
 
 from pathlib import Path
+
 import pytest
+
 from orchestrator.config_layers import load_config
-from orchestrator.user_errors import UsageError
 from orchestrator.regression_budget import parse_budget
 from orchestrator.run.checks.guard.guard_plan import Candidate, plan_checks
-
-
+from orchestrator.user_errors import UsageError
 
 
 def _candidate(fid: str, shared: int = 1, *, failed: bool = False, dep: bool = False, last: int = 0,

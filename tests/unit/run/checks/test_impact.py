@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.checks.running.check_pool import check_runner
+from orchestrator.run.checks.guard.regression import RegressionGuard
 from orchestrator.run.checks.impact_agent.impact import predict, predict_pending, record_conflict, score, shared_writes
 from orchestrator.run.checks.impact_agent.impact_note import MAX_NOTE_CHARS, forward_note
-from orchestrator.run.checks.guard.regression import RegressionGuard
+from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.run.parallel.ready_features import ReadyFeatures
 from orchestrator.spec.feature_spec import Feature, FeatureSpec
 from orchestrator.store.records import Footprint

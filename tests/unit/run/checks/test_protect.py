@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import pytest
+
 from orchestrator.run.checks.protection import protect
-from tests.check_project import names, write_check_project
 from orchestrator.run.checks.protection.check_paths import protected_files
+from tests.check_project import names, write_check_project
 
 
 @pytest.fixture

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 from orchestrator.run.checks.assessment import named_files
-from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.run.checks.guard.regression import RegressionGuard
+from orchestrator.run.checks.running.check_pool import check_runner
 from orchestrator.spec.feature_spec import FeatureSpec
 from orchestrator.store.records import Footprint
 from orchestrator.store.run_state import FeatureState, RunState
 from tests.environments import unsandboxed
-
 
 
 def _setup() -> tuple[FeatureSpec, RunState]:

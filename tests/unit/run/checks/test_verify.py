@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 from orchestrator.run.checks.running.check_command import run_check
 from tests.environments import unsandboxed
-
 
 
 def test_no_command_is_skipped(tmp_path: Path) -> None:

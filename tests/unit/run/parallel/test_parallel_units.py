@@ -7,18 +7,17 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
 import pytest
+
 from orchestrator.config import RunConfig
-from orchestrator.llm.errors import LimitReached
 from orchestrator.llm.client import ModelClient
-from orchestrator.llm.costs.spend import RunSpend, Spend
 from orchestrator.llm.costs.reservations import SpendPool
-from orchestrator.llm.costs.spend import SpendEntry
+from orchestrator.llm.costs.spend import RunSpend, Spend, SpendEntry
+from orchestrator.llm.errors import LimitReached
 from orchestrator.store.disk.paths import ProjectPaths
 from orchestrator.store.state import StateStore
 from tests.sdk_doubles import StreamsCreate
-
-
 
 MODEL = "claude-sonnet-5-5"
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 import time
+
 import pytest
+
 from orchestrator.run.parallel.worker_slots import WorkerSlots
-
-
 
 
 def _slots(jobs: int) -> tuple[WorkerSlots, list[str]]:
