@@ -43,7 +43,7 @@ _state: dict[str, Any] = {"test": "none", "calls": {}}
 # -- the pytest plugin ---------------------------------------------------------------------------
 
 def _out() -> Path:
-    return Path(os.environ["CAPTURE_DIR"]) / _state["test"]
+    return Path(os.environ["CAPTURE_DIR"]) / str(_state["test"])
 
 
 def pytest_runtest_setup(item: Any) -> None:
@@ -60,8 +60,9 @@ def pytest_configure(config: Any) -> None:
 def _patch_ledger() -> None:
     # The fake's ledger, wherever the tree under test keeps it (its server imports it in both; a
     # guessed module path could resolve into another checkout through an editable install).
-    from fake_messages_api.server import Ledger
-    record = Ledger.record
+    from fake_messages_api import server
+    ledger_class = vars(server)["Ledger"]
+    record = ledger_class.record
 
     def capturing_record(self: Any, **fields: Any) -> Any:
         headers = {k.lower(): v for k, v in dict(fields.get("headers") or {}).items()
@@ -73,7 +74,7 @@ def _patch_ledger() -> None:
             fh.write(json.dumps(line, sort_keys=True, default=str) + "\n")
         return record(self, **fields)
 
-    Ledger.record = capturing_record  # type: ignore[method-assign]
+    ledger_class.record = capturing_record
 
 
 def _patch_run_cli() -> None:
