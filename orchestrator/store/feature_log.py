@@ -12,18 +12,30 @@ import json
 import stat
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from orchestrator.json_types import AgentReport, JsonObject
-from orchestrator.llm.costs.pricing import TokenUsage
 from orchestrator.spec.feature_spec import Feature
 from orchestrator.store.disk.atomic import write_text_atomic
 from orchestrator.store.disk.paths import ProjectPaths
-from orchestrator.store.records import Assessment, AttemptRecord, CamelModel, Footprint
-from orchestrator.store.run_state import FeatureState
+from orchestrator.store.records import Assessment, AttemptRecord
+from orchestrator.store.run_state import FeatureProgress, FeatureState
 from orchestrator.user_errors import OrchestrateError
 from shared_base.check_result import CheckResult
 
+# The log's keys in the file's order: the product spec's fields (section 4, step 7) first.
+LOG_KEY_ORDER = (
+    "id", "name", "category", "status", "started_at", "completed_at", "iteration", "attempts", "verification",
+    "verified", "tokens", "cost_usd", "duration_ms", "model", "context_strategy", "report", "reason",
+    "attempt_history", "replay", "footprint", "assessment", "failed_branch",
+)
 # A feature log is a few kilobytes; a bigger one is not ours, and not worth reading.
 MAX_LOG_BYTES = 16 * 1024 * 1024
 
@@ -41,33 +53,30 @@ class ReplayStats(BaseModel):
     skipped_invalid_shape: int = 0
 
 
-class FeatureLog(CamelModel):
-    """The log's content: the fields the product spec fixes, then the details. Every field but
-    `id` has a default: a log of an older version, or a partial one, still reads."""
+class FeatureLog(FeatureProgress):
+    """The log's content: the feature's progress as the state records it (`FeatureProgress`,
+    declared once), then what only the log keeps. Written in the format's key order
+    (`LOG_KEY_ORDER`: the fields the product spec fixes first). Every field but `id` has a
+    default: a log of an older version, or a partial one, still reads."""
 
     id: str
     name: str = ""
     category: str = ""
-    status: str = "pending"  # a FeatureStatus; kept as text so a damaged one is shown, not refused
-    started_at: int | None = None
-    completed_at: int | None = None
-    iteration: int | None = None
-    attempts: int = 0
-    verification: CheckResult | None = None
+    verification: CheckResult | None = None  # the last check, its output whole (the state drops a settled one's)
     verified: bool = False
-    tokens: TokenUsage = Field(default_factory=TokenUsage)
-    cost_usd: float = 0.0
-    duration_ms: int = 0
     model: str = ""
     context_strategy: str = ""
     # The agent's report as it gave it (`orchestrator.tools.report`): free-form beyond its summary.
     report: AgentReport | None = None
-    reason: str | None = None
     attempt_history: list[AttemptRecord] = Field(default_factory=list)
     replay: ReplayStats | None = Field(None, exclude_if=lambda stats: stats is None)
-    footprint: Footprint | None = Field(None, exclude_if=lambda value: value is None)
     assessment: Assessment | None = Field(None, exclude_if=lambda value: value is None)
-    failed_branch: str | None = Field(None, exclude_if=lambda value: value is None)
+
+    @model_serializer(mode="wrap")
+    def _in_the_formats_order(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> JsonObject:
+        data: JsonObject = handler(self)
+        keys = [_key(name, info.by_alias) for name in LOG_KEY_ORDER]
+        return {key: data[key] for key in keys if key in data}
 
     def with_verdict(self, entry: FeatureState) -> FeatureLog:
         """This log with its feature's verdict as the state now holds it (status, reason, last
@@ -105,15 +114,13 @@ def build_feature_log(
     assessment: Assessment | None = None,
 ) -> FeatureLog:
     """The log of a feature as its state `entry` stands."""
-    return FeatureLog(
-        id=feature.id, name=feature.name, category=feature.category, status=entry.status, started_at=entry.started_at,
-        completed_at=entry.completed_at, iteration=entry.iteration, attempts=entry.attempts,
-        verification=entry.last_verification,
-        verified=bool(check_command), tokens=entry.tokens, cost_usd=round(entry.cost_usd, 6),
-        duration_ms=entry.duration_ms, model=model, context_strategy=strategy, report=report,
-        reason=entry.reason, attempt_history=attempts_log, replay=replay_stats, footprint=entry.footprint,
-        assessment=assessment, failed_branch=entry.failed_branch,
-    )
+    progress = entry.progress() | {"cost_usd": round(entry.cost_usd, 6)}
+    return FeatureLog.model_validate(progress | {
+        "id": feature.id, "name": feature.name, "category": feature.category,
+        "verification": entry.last_verification, "verified": bool(check_command), "model": model,
+        "context_strategy": strategy, "report": report, "attempt_history": attempts_log, "replay": replay_stats,
+        "assessment": assessment,
+    })
 
 
 def log_json(log: FeatureLog, *, as_read: bool = False) -> str:
@@ -174,6 +181,10 @@ def read_log_json(path: Path) -> JsonObject:
 
 # Until the Context Agent reads the logs on its own (issue 14), it takes the raw object.
 read_feature_log = read_log_json
+
+
+def _key(name: str, by_alias: bool | None) -> str:
+    return (FeatureLog.model_fields[name].alias or name) if by_alias else name
 
 
 def _first_error(err: ValidationError) -> str:

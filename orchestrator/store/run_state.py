@@ -76,28 +76,40 @@ class PassToFinish(CamelModel):
     checkpoint_base: str | None = None  # HEAD before the commit; None when the branch had no commit
 
 
-class FeatureState(CamelModel):
+class FeatureProgress(CamelModel):
+    """What a feature's work has come to: the fields the run's state and the feature's log
+    (`store/feature_log.FeatureLog`) both record, declared once here for both."""
+
     status: FeatureStatus = "pending"
     attempts: int = 0  # attempts whose check has run; an interrupted attempt is redone
     started_at: int | None = None
     completed_at: int | None = None
     iteration: int | None = None  # the run's iteration counter when the feature finished
-    text_hash: str = ""
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     cost_usd: float = 0.0
     duration_ms: int = 0
+    reason: str | None = None  # why failed / blocked / skipped
+    # A passed feature's files (`Footprint`); where a failed feature's work was kept (`orchestrate/failed/<id>`).
+    footprint: Footprint | None = Field(None, exclude_if=_unset)
+    failed_branch: str | None = Field(None, exclude_if=_unset)
+
+    def progress(self) -> dict[str, object]:
+        """These fields by name, to build another view of the same feature from."""
+        return {name: getattr(self, name) for name in FeatureProgress.model_fields}
+
+
+class FeatureState(FeatureProgress):
+    """One feature in the run's state: its progress and what the run needs to go on with it."""
+
+    text_hash: str = ""
     # The last attempt's check (`CheckResult.to_json()`, typed), as the run loop and prompts use it.
     last_verification: CheckResult | None = None
-    reason: str | None = None  # why failed / blocked / skipped
     # Left out of the saved state while unset: most features never need them.
     check_files: CheckFiles | None = Field(None, exclude_if=_unset)
     awaiting_check: AwaitingCheck | None = Field(None, exclude_if=_unset)
     finishing: PassToFinish | None = Field(None, exclude_if=_unset)
-    # A passed feature's files (`Footprint`); where a failed feature's work was kept (`orchestrate/failed/<id>`);
-    # and whether a regressed feature's rebuild is still to feed its failure back.
-    footprint: Footprint | None = Field(None, exclude_if=_unset)
     prediction: Prediction | None = Field(None, exclude_if=_unset)  # its footprint foreseen before it starts
-    failed_branch: str | None = Field(None, exclude_if=_unset)
+    # Whether a regressed feature's rebuild is still to feed its failure back.
     reopened: bool = Field(False, exclude_if=lambda value: not value)
     # The models the feature's attempts ran on, in the order first used (`--escalate-model`).
     models: list[str] = Field(default_factory=list, exclude_if=lambda models: not models)
