@@ -10,7 +10,7 @@ too, as with a subprocess's pipes). It returns the exit code and the output, as
 Then everything the call changed in this process is put back, so that the next call starts as
 a new process would (`tests/e2e/cli/test_cli_in_process_e2e.py` holds it to that):
 - the environment, the directory, the umask, `sys.argv`, `sys.path`, the standard streams and
-  their descriptors, the signal handlers and mask, warnings filters, logging handlers,
+  their descriptors, the signal handlers and mask (and `sys.unraisablehook`), warnings filters, logging handlers,
   `tempfile.tempdir` (emptied for the call, so the call's TMPDIR applies);
 - what the kernel keeps per process: dumpable (`hide_own_secrets`) and child subreaper
   (`safety.processes.descendants`);
@@ -262,6 +262,7 @@ def _text(file: Any, encoding: str) -> str:
 def _process_state(cwd: Path, env: Mapping[str, str], args: Sequence[str]) -> Iterator[None]:
     """The call's environment, directory and argv; this process's own put back after it."""
     saved_env, saved_cwd, saved_argv, saved_path = dict(os.environ), os.getcwd(), sys.argv, list(sys.path)
+    saved_unraisable_hook = sys.unraisablehook
     saved_umask = os.umask(0)
     os.umask(saved_umask)
     saved_handlers = {signum: signal.getsignal(signum) for signum in _SIGNALS}
@@ -286,6 +287,7 @@ def _process_state(cwd: Path, env: Mapping[str, str], args: Sequence[str]) -> It
             if handler is not None:
                 signal.signal(signum, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, saved_mask)
+        sys.unraisablehook = saved_unraisable_hook
         tempfile.tempdir = saved_tempdir
         warnings.filters[:] = saved_filters
         _restore_logging(saved_logging)

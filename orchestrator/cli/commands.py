@@ -9,9 +9,11 @@ code (`orchestrator.user_errors`) and one line on stderr. No other module exits 
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import NoReturn
 
@@ -181,6 +183,7 @@ def demo(
 from orchestrator.cli import project_commands  # noqa: E402, F401  (registers its commands on `app`)
 
 _interrupted = False  # a Ctrl-C or SIGTERM has arrived
+REDELIVERY_DELAY_S = 0.05  # long enough for a finalizer to return, too short for a person to notice
 
 
 def _raise_interrupt(signum: int, _frame: object) -> None:
@@ -190,12 +193,32 @@ def _raise_interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _redeliver_a_lost_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
+    """A signal that arrives while Python runs a finalizer (a weakref callback, a `__del__`,
+    which the garbage collector may start anywhere) raises our KeyboardInterrupt inside it, where
+    Python prints it as ignored and goes on: the Ctrl-C would be lost and the run carry on.
+    Deliver it again a moment later, from a thread: set from this thread, it would run its
+    handler at once, inside this hook. Should it land in a finalizer again, it comes back here."""
+    if unraisable.exc_type is KeyboardInterrupt and str(unraisable.exc_value).startswith("signal "):
+        signum = int(str(unraisable.exc_value).removeprefix("signal "))
+        again = threading.Timer(REDELIVERY_DELAY_S, _thread.interrupt_main, (signum,))
+        again.daemon = True
+        again.start()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def handle_interrupts() -> None:
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt from here on, and none is lost in a finalizer."""
+    signal.signal(signal.SIGINT, _raise_interrupt)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    sys.unraisablehook = _redeliver_a_lost_interrupt
+
+
 def main() -> None:
     """The command line, once signal handling is in place (see `orchestrator.cli.entry`)."""
     try:
-        # Ctrl-C and SIGTERM raise KeyboardInterrupt from here on: a run saves its state on it.
-        signal.signal(signal.SIGINT, _raise_interrupt)
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+        handle_interrupts()  # a run saves its state on the KeyboardInterrupt they raise
         from orchestrator.safety.credentials.own_environ import hide_own_secrets
 
         # Before anything else runs: the agent's commands must not find the key in /proc/$PPID/environ.
