@@ -39,7 +39,7 @@ INTERRUPT_AT = "case-conversion"
 
 def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int = 0, agent: str | None = None) -> int:
     """Build textkit in `directory` (default: a new temporary directory) with the demo model and `agent`."""
-    from orchestrator.demo.scripted import DEMO_MODEL, DEMO_SUMMARIZER_MODEL, press_ctrl_c_during
+    from orchestrator.demo.scripted import DEMO_MODEL, DEMO_PRICES, DEMO_SUMMARIZER_MODEL, press_ctrl_c_during
     from orchestrator.demo.spec_bundle import write_spec
 
     demo = demo_directory(directory)
@@ -56,8 +56,9 @@ def demo_command(directory: Path | None, json_mode: bool = False, verbosity: int
                   "served on 127.0.0.1 (no key, no network; costs priced as if it were Claude)\n\n")
         _git_init(demo.project)
     out.flush()
+    # Priced as the models it stands for: an id the price table does not know costs the dearest price.
     flags = {"model": DEMO_MODEL, "summarizer_model": DEMO_SUMMARIZER_MODEL, "commit": True, "html": str(demo.html),
-             "agent": agent}
+             "agent": agent, "pricing": DEMO_PRICES}
     config = load_config(flags, paths.root)
     request = RunRequest(json_mode=json_mode, verbosity=verbosity)
     with _demo_model_env() as fake:

@@ -15,10 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.demo.scripted import DEMO_PRICES
 from orchestrator.demo.spec_bundle import bundled_files, directory_files
+from orchestrator.llm.costs.pricing import TokenUsage
 from tests.cli_helpers import REPO_ROOT, cli_env, orchestrate_command, run_cli
 
 pytestmark = pytest.mark.slow
+
+STATE = Path(".autonomous/state/execution-state.json")
 
 
 @pytest.fixture(scope="module")
@@ -200,3 +204,9 @@ def test_the_demo_is_priced_as_the_models_it_stands_for(demo):
     assert totals, status.stdout + status.stderr
     tokens, cost = int(totals.group(1).replace(",", "")), float(totals.group(2))
     assert 0 < cost <= tokens * 15 / 1_000_000, "at most every token at Sonnet's output price"
+    # Each model's answered calls cost exactly what its model's list price makes of their tokens.
+    by_model = json.loads((directory / "textkit" / STATE).read_text())["totals"]["byModel"]
+    assert set(by_model) == set(DEMO_PRICES), by_model
+    for model, share in by_model.items():
+        usage = TokenUsage.model_validate(share["tokens"])
+        assert share["costUsd"] == pytest.approx(DEMO_PRICES[model].cost(usage), abs=1e-5), (model, share)
