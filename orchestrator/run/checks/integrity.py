@@ -9,6 +9,7 @@ the coordinator builds one per run. Everything it does to git goes through
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,9 +173,7 @@ class FeatureWatch:
         broken = failures(self.runs)
         if not broken:
             return result
-        entry = self.integrity.guard.state.features.get(broken[0].feature_id)
-        shared = sorted(set(self.changed) & entry.footprint.files()) if entry and entry.footprint else []
-        return broken_result(broken, attempt, shared=shared, deferred=round.deferred)
+        return regression_feedback(self.integrity, broken, self.changed, attempt, deferred=round.deferred)
 
     def hidden(self, command: str | None, attempt: int) -> CheckResult | None:
         """Before the check runs (its own outputs are not the work): the attempt's failure when
@@ -203,3 +202,14 @@ class FeatureWatch:
 
     def failed(self, entry: FeatureState) -> None:
         self.integrity.park(self.workspace, self.feature, entry)
+
+
+def regression_feedback(
+    integrity: Integrity, broken: list[CheckRun], changed: Sequence[str], attempt: int, *, deferred: int,
+) -> CheckResult:
+    """The attempt's failure when its `changed` files broke passed features: the first broken
+    feature's check, the changed files its footprint holds, and how many announced checks the
+    guard's budget deferred (one-at-a-time runs and `--jobs` merge re-checks alike)."""
+    entry = integrity.guard.state.features.get(broken[0].feature_id)
+    shared = sorted(set(changed) & entry.footprint.files()) if entry and entry.footprint else []
+    return broken_result(broken, attempt, shared=shared, deferred=deferred)

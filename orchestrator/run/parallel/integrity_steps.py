@@ -20,8 +20,8 @@ from pathlib import Path
 from orchestrator.git.run_git import run_git
 from orchestrator.git.worktrees import Worktrees
 from orchestrator.merge.queue import Recheck
-from orchestrator.run.checks.guard.regression import broken_result, failures
-from orchestrator.run.checks.integrity import Integrity, elapsed_ms
+from orchestrator.run.checks.guard.regression import failures
+from orchestrator.run.checks.integrity import Integrity, elapsed_ms, regression_feedback
 from orchestrator.run.checks.running.check_pool import CheckRunner, run_checks
 from orchestrator.spec.feature_spec import Feature
 from shared_base.check_result import CheckResult
@@ -46,11 +46,12 @@ def guarded_recheck(
     # The integration worktree is reset before every merge, and the checkpoint is committed from
     # the index the merge staged: what a check changes in the files there is dropped anyway.
     started = time.monotonic()
-    round = integrity.guard.check(tree, feature, merged_changes(tree), runner=runner, put_back=False,
+    changed = merged_changes(tree)
+    round = integrity.guard.check(tree, feature, changed, runner=runner, put_back=False,
                                   on_progress=integrity.progress(feature.id))
     integrity.rechecked(feature.id, round.runs, elapsed_ms(started), deferred=round.deferred)
     broken = failures(round.runs)
-    return broken_result(broken, attempt) if broken else None
+    return regression_feedback(integrity, broken, changed, attempt, deferred=round.deferred) if broken else None
 
 
 def batch_recheck(

@@ -22,3 +22,12 @@ def test_a_hanging_check_times_out(tmp_path: Path) -> None:
     assert not run.success and run.result.error == "timed out after 0.5 s"
 
 
+
+
+def test_a_failure_says_how_many_announced_checks_were_deferred(tmp_path: Path) -> None:
+    """The prompt announced every affected feature's check; one the guard's budget left to final
+    verification is said to be deferred, not silently skipped (issue 42 item 9)."""
+    (broken,) = run_checks([("b", "exit 1")], tmp_path, check_runner(unsandboxed(tmp_path), 5.0), 1)
+    told = broken_result([broken], attempt=1, deferred=2).error or ""
+    assert "; 2 other announced check(s) were deferred to final verification" in told
+    assert "deferred" not in (broken_result([broken], attempt=1).error or "")

@@ -195,6 +195,24 @@ def test_a_check_file_kept_outside_the_project_is_readable_in_the_sandbox(fake_a
 
 
 @pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")
+def test_a_check_file_kept_outside_the_project_is_read_only_in_the_sandbox(fake_api, tmp_path):
+    """The check sees the file (its grep passes) and cannot change it: the check passes only if
+    its append is refused, and the file is as it was after the run and `verify`."""
+    root = _project(tmp_path / "project")
+    outside = tmp_path / "acceptance" / "expected.txt"
+    outside.parent.mkdir()
+    outside.write_text("ok\n")
+    spec = _spec(root, f"grep -q ok {outside} && ! (echo changed >> {outside}) 2>/dev/null")
+    fake_api.plans["feat-01"] = _plan({"pkg/__init__.py": "", "pkg/calc.py": HONEST})
+
+    result = run_cli(["run", str(spec), "--sandbox", "bwrap"], root, fake_api)
+
+    assert result.code == 0, result.stdout[-3000:] + result.stderr
+    assert run_cli(["verify", "--sandbox", "bwrap"], root).code == 0
+    assert outside.read_text() == "ok\n"
+
+
+@pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap does not work here")
 def test_a_check_naming_a_private_file_of_the_home_refuses_to_start_and_names_the_setting(fake_api, tmp_path):
     root = _project(tmp_path / "project")
     home = Path(os.environ["HOME"])  # the test's own (tests/conftest.py), which the CLI gets too

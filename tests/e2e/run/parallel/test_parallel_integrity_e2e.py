@@ -48,6 +48,8 @@ def test_a_feature_that_breaks_one_merged_meanwhile_is_caught_on_the_merged_tree
     assert ("feat-02", "recheck_failed") in merges and merges[-1] == ("feat-02", "merged")
     retry = first_prompt(fake_api, "feat-02", 1)
     assert "your change broke feature feat-01" in retry and CHECK_1 in retry
+    # As in a one-at-a-time run (issue 42 item 8): which changed file the broken feature uses.
+    assert "you changed config.txt, which feature feat-01 uses" in retry
     checks = [(e["id"], e["checked"], e["success"]) for e in result.events() if e["type"] == "regression_check"]
     # The fixed attempt leaves config.txt as the branch has it: nothing of feat-01's to re-check then.
     assert checks == [("feat-02", "feat-01", False)]
