@@ -43,7 +43,8 @@ def pytest_xdist_auto_num_workers(config):
 
 @pytest.fixture(autouse=True)
 def isolated_environment(tmp_path_factory, monkeypatch):
-    """No real key, no real home: nothing a test does reaches the user's files or the API."""
+    """No real key, no real home: nothing a test does reaches the user's files or the API, and
+    no plugin of the suite's loads in a pytest a test starts."""
     for name in list(os.environ):
         if name.startswith(("ANTHROPIC_", "ORCHESTRATE_")) or name == "GITHUB_STEP_SUMMARY":
             monkeypatch.delenv(name, raising=False)
@@ -51,6 +52,11 @@ def isolated_environment(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # The pytest the tests' checks start loads no plugin this environment installed (hypothesis
+    # alone takes a second to import; a check's pytest starts in a fifth of the time). Checks
+    # are the user's, and nothing here depends on the suite's own plugins; the test of the batched
+    # pytest run (`test_check_batch_e2e`) runs with them loaded, as in a user's virtualenv.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     if SUITE_SANDBOX:
         monkeypatch.setenv("ORCHESTRATE_SANDBOX", SUITE_SANDBOX)
 

@@ -33,7 +33,12 @@ def _processes(root: Path) -> int:
     return len(set((root / "pids.txt").read_text().split()))
 
 
-def test_plain_pytest_checks_run_in_one_process_and_each_feature_gets_its_verdict(tmp_path: Path) -> None:
+def test_plain_pytest_checks_run_in_one_process_and_each_feature_gets_its_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As in a user's virtualenv: the installed plugins (hypothesis, xdist, anyio) load in the
+    # checks' pytest (the suite turns that off elsewhere, for speed: tests/conftest.py).
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     checks = _project(tmp_path, 8, failing=(3,))
     checks.append(("node", f"{PYTEST} tests/test_f04.py::test_more"))
     checks.append(("shell", "test -f tests/test_f01.py && echo shell"))
