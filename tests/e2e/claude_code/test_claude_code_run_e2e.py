@@ -1,11 +1,13 @@
-"""`orchestrate run --agent claude-code` on `specs/textkit`, with the REAL bundled Claude Code CLI.
+"""`orchestrate demo --agent claude-code` and `orchestrate run --agent claude-code` on textkit,
+with the REAL bundled Claude Code CLI.
 
 The fake plays the demo's textkit script in Claude Code's tools (Read/Write, Edit, Bash and
 `mcp__orchestrate__report_feature`); the CLI the `claude-agent-sdk` wheel ships executes them.
-Everything around the agent must hold as it does for the built-in loop: all eight features
-pass, slugify's failure is fed back and fixed, the regression guard catches truncate's break,
-one checkpoint per feature, the reports' decisions reach the Context Agent, a kill -9 resumes
-with nothing redone or lost, `--jobs 3`, and `orchestrate demo --agent claude-code` offline.
+Everything around the agent must hold as it does for the built-in loop. One offline demo (no
+key, the demo's own model, its own Ctrl-C during case-conversion and its resume) serves the
+tests of the whole build: all eight features pass, slugify's failure is fed back and fixed, the
+regression guard catches truncate's break, one checkpoint per feature, the reports' decisions
+reach the Context Agent. Then a kill -9 resumes with nothing redone or lost, and `--jobs 3`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ import pytest
 
 from fake_messages_api.scripted_agent.agent_turn import agent_turn
 from fake_messages_api.server import FakeAPI
-from orchestrator.demo.scripted import demo_summarizer
+from orchestrator.demo import scripted
+from orchestrator.demo.scripted import demo_model, demo_summarizer
 from orchestrator.demo.textkit_plan import CHECK_FILES, textkit_plan
 from tests.cli_helpers import REPO_ROOT, CliResult, cli_env, orchestrate_command, read_json, run_cli
 from tests.example_specs import first_demo_features
@@ -78,47 +80,45 @@ def _attempt_prompts(fake: FakeAPI, feature_id: str) -> list[str]:
 
 
 @dataclass
-class KilledAndResumed:
-    """textkit with Claude Code: killed (-9) after three checkpoints, then resumed to the end."""
+class DemoBuild:
+    """textkit built by `orchestrate demo --agent claude-code`, interrupted once and resumed."""
     project: Path
-    fake: FakeAPI
-    result: CliResult  # the resumed run's
-    orphans: list[int]  # the killed CLI's session processes still alive 30 s after the kill
-    passed_before: set[str]
-    calls_before: dict[str, int]
+    fake: FakeAPI  # the demo's own model, served by the demo inside this process
+    result: CliResult
 
 
 @pytest.fixture(scope="module")
-def textkit_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KilledAndResumed]:
-    """One textkit build shared by the tests below: every assertion about the whole build holds
-    across a kill -9 and a resume (slugify's retry and the first three checkpoints happen before
-    the kill, truncate's regression and the rest after it)."""
-    root = tmp_path_factory.mktemp("claude-code-textkit")
-    project = _new_project(root)
-    with _textkit_fake() as fake:
-        proc = subprocess.Popen(
-            orchestrate_command("run", str(SPEC), "--agent", "claude-code"), cwd=project,
-            env=cli_env(fake, **_isolated(root)), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-        deadline = time.monotonic() + RUN_TIMEOUT
-        while len(_checkpoints(project)) < 3 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)  # mid-run: a Claude Code session of the next feature is likely running
-        proc.wait()
-        # The CLI dies with its parent (no orphan Claude Code); a check or commit may finish first.
-        quiet_by = time.monotonic() + 30
-        while _session_processes(proc.pid) and time.monotonic() < quiet_by:
-            time.sleep(0.1)
-        orphans = _session_processes(proc.pid)
-        passed_before = _passed(project)
-        calls_before = dict(fake.feature_calls)
-        result = _run(project, fake)
-        yield KilledAndResumed(project, fake, result, orphans, passed_before, calls_before)
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoBuild:
+    """One offline demo shared by the tests of the whole build: every assertion about it holds
+    across the demo's own Ctrl-C (during case-conversion) and its resume. The demo runs in this
+    process (`run_cli`): the model it serves is kept as the demo makes it, to read its requests."""
+    root = tmp_path_factory.mktemp("claude-code-demo")
+    (root / "cwd").mkdir()
+    made: list[FakeAPI] = []
+
+    def kept_demo_model() -> FakeAPI:
+        made.append(demo_model())
+        return made[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scripted, "demo_model", kept_demo_model)
+        result = run_cli(["demo", "--agent", "claude-code", "--dir", str(root / "demo")], cwd=root / "cwd",
+                         key=None, timeout=RUN_TIMEOUT, ANTHROPIC_BASE_URL="http://127.0.0.1:9", **_isolated(root))
+    assert len(made) == 1, result.stderr[-3000:]
+    return DemoBuild(root / "demo" / "textkit", made[0], result)
 
 
-def test_all_eight_features_pass_with_the_real_claude_code(textkit_run: KilledAndResumed) -> None:
-    project, fake, result = textkit_run.project, textkit_run.fake, textkit_run.result
+def test_the_demo_runs_claude_code_offline(demo_build: DemoBuild) -> None:
+    result = demo_build.result
+    assert result.code == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert re.search(r"^run passed: 8 passed, 0 failed", result.stdout, re.MULTILINE), result.stdout[-2000:]
+    assert "that Ctrl-C was the demo's own" in result.stdout  # interrupted once, and resumed
+    assert "answered 400" not in result.stderr  # the fake takes Claude Code's first request as the API does
+    assert "orchestrate: warning:" not in result.stderr, result.stderr  # a clean demo warns nothing (issue 43)
+
+
+def test_all_eight_features_pass_with_the_real_claude_code(demo_build: DemoBuild) -> None:
+    project, fake, result = demo_build.project, demo_build.fake, demo_build.result
     assert result.code == 0, result.stderr[-3000:]
     state = read_json(project / STATE)
     assert {fid: f["status"] for fid, f in state["features"].items()} == dict.fromkeys(FEATURES, "passed")
@@ -130,8 +130,8 @@ def test_all_eight_features_pass_with_the_real_claude_code(textkit_run: KilledAn
     assert "from textkit.slugify import slugify" in (project / "textkit/__init__.py").read_text()
 
 
-def test_a_failed_check_is_fed_back_and_the_retry_fixes_it(textkit_run: KilledAndResumed) -> None:
-    project, fake = textkit_run.project, textkit_run.fake
+def test_a_failed_check_is_fed_back_and_the_retry_fixes_it(demo_build: DemoBuild) -> None:
+    project, fake = demo_build.project, demo_build.fake
     prompts = _attempt_prompts(fake, "slugify")
     assert len(prompts) == 2
     assert "## Last Verification Result" not in prompts[0]
@@ -140,11 +140,10 @@ def test_a_failed_check_is_fed_back_and_the_retry_fixes_it(textkit_run: KilledAn
     assert read_json(project / STATE)["features"]["slugify"]["attempts"] == 2
 
 
-def test_the_regression_guard_catches_a_break_and_the_retry_repairs_it(
-    textkit_run: KilledAndResumed,
-) -> None:
-    project, fake, result = textkit_run.project, textkit_run.fake, textkit_run.result
-    caught = [e for e in result.events() if e.get("type") == "regression_check" and e.get("id") == "truncate"
+def test_the_regression_guard_catches_a_break_and_the_retry_repairs_it(demo_build: DemoBuild) -> None:
+    project, fake = demo_build.project, demo_build.fake
+    events = [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines()]
+    caught = [e for e in events if e.get("type") == "regression_check" and e.get("id") == "truncate"
               and e.get("checked") == "package-skeleton" and e.get("success") is False]
     assert caught, "the guard never ran package-skeleton's check against truncate's break"
     prompts = _attempt_prompts(fake, "truncate")
@@ -152,15 +151,15 @@ def test_the_regression_guard_catches_a_break_and_the_retry_repairs_it(
     assert "dependencies = []" in (project / "pyproject.toml").read_text()
 
 
-def test_one_checkpoint_commit_per_feature(textkit_run: KilledAndResumed) -> None:
-    project = textkit_run.project
+def test_one_checkpoint_commit_per_feature(demo_build: DemoBuild) -> None:
+    project = demo_build.project
     assert _checkpoints(project) == FEATURES
     assert subprocess.run(["git", "-C", str(project), "ls-files", ".autonomous"],
                           capture_output=True, text=True, check=True).stdout == ""
 
 
-def test_the_report_tools_decisions_reach_the_context_agent(textkit_run: KilledAndResumed) -> None:
-    project, fake = textkit_run.project, textkit_run.fake
+def test_the_report_tools_decisions_reach_the_context_agent(demo_build: DemoBuild) -> None:
+    project, fake = demo_build.project, demo_build.fake
     decisions = read_json(project / ".autonomous/context/key-decisions.json")["decisions"]
     by_text = {d["text"]: d for d in decisions}
     reported = "slugify strips accents with unicodedata NFKD + ASCII encode"
@@ -191,17 +190,40 @@ def _session_processes(session: int) -> list[int]:
     return found
 
 
-def test_kill_9_mid_run_resumes_with_nothing_redone_or_lost(textkit_run: KilledAndResumed) -> None:
-    project, fake, result = textkit_run.project, textkit_run.fake, textkit_run.result
-    assert textkit_run.orphans == []
-    assert 3 <= len(textkit_run.passed_before) < len(FEATURES), textkit_run.passed_before
+def test_kill_9_mid_run_resumes_with_nothing_redone_or_lost(tmp_path: Path) -> None:
+    # The skeleton, then slugify (a failed check and its retry) and word-wrap: killed (-9) once the
+    # first checkpoint is made, while a Claude Code session of the next feature is likely running.
+    features = FEATURES[:3]
+    spec = first_demo_features(tmp_path / "spec", len(features))
+    project = _new_project(tmp_path)
+    with _textkit_fake() as fake:
+        proc = subprocess.Popen(
+            orchestrate_command("run", str(spec), "--agent", "claude-code"), cwd=project,
+            env=cli_env(fake, **_isolated(tmp_path)), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while not _checkpoints(project) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        # The CLI dies with its parent (no orphan Claude Code); a check or commit may finish first.
+        quiet_by = time.monotonic() + 30
+        while _session_processes(proc.pid) and time.monotonic() < quiet_by:
+            time.sleep(0.1)
+        orphans = _session_processes(proc.pid)
+        passed_before = _passed(project)
+        calls_before = dict(fake.feature_calls)
+        result = _run(project, fake, spec=spec)
+
+    assert orphans == []
+    assert 1 <= len(passed_before) < len(features), passed_before
     assert result.code == 0, result.stderr[-3000:]
-    assert _passed(project) == set(FEATURES)
-    calls_before = textkit_run.calls_before
-    redone = [fid for fid in textkit_run.passed_before if fake.feature_calls[fid] != calls_before.get(fid, 0)]
+    assert _passed(project) == set(features)
+    redone = [fid for fid in passed_before if fake.feature_calls[fid] != calls_before.get(fid, 0)]
     assert redone == [], f"passed features sent to the model again: {redone}"
-    assert _checkpoints(project) == FEATURES  # none lost, none twice
-    for fid in FEATURES:
+    assert _checkpoints(project) == features  # none lost, none twice
+    for fid in features:
         log = read_json(project / f".autonomous/logs/{fid}.json")
         assert log["status"] == "passed" and log["attempts"] >= 1
 
@@ -222,14 +244,3 @@ def test_jobs_3_builds_textkit_with_one_claude_code_per_worktree(tmp_path: Path)
     # Claude Code worked in the features' worktrees, never in the user's tree.
     assert len(workspaces) >= 2 and all("/.autonomous/worktrees/" in w for w in workspaces), workspaces
 
-
-def test_the_demo_runs_claude_code_offline(tmp_path: Path) -> None:
-    (tmp_path / "cwd").mkdir()
-    result = run_cli(["demo", "--agent", "claude-code", "--dir", str(tmp_path / "demo")], cwd=tmp_path / "cwd",
-                     key=None, timeout=RUN_TIMEOUT, ANTHROPIC_BASE_URL="http://127.0.0.1:9", **_isolated(tmp_path))
-
-    assert result.code == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert re.search(r"^run passed: 8 passed, 0 failed", result.stdout, re.MULTILINE), result.stdout[-2000:]
-    assert "answered 400" not in result.stderr  # the fake takes Claude Code's first request as the API does
-    assert "orchestrate: warning:" not in result.stderr, result.stderr  # a clean demo warns nothing (issue 43)
-    assert _checkpoints(tmp_path / "demo" / "textkit") == FEATURES
