@@ -29,7 +29,7 @@ from fake_messages_api.server import FakeAPI
 from orchestrator.demo import scripted
 from orchestrator.demo.scripted import demo_model, demo_summarizer
 from orchestrator.demo.textkit_plan import CHECK_FILES, textkit_plan
-from tests.cli_helpers import REPO_ROOT, CliResult, cli_env, orchestrate_command, read_json, run_cli
+from tests.cli_helpers import CliResult, cli_env, orchestrate_command, read_json, run_cli
 from tests.example_specs import first_demo_features
 from tests.fake_api_fixtures import running_fake_api
 
@@ -38,7 +38,6 @@ pytest.importorskip(
 )
 pytestmark = pytest.mark.slow
 
-SPEC = REPO_ROOT / "specs" / "textkit" / "spec.json"
 FEATURES = list(CHECK_FILES)
 STATE = ".autonomous/state/execution-state.json"
 RUN_TIMEOUT = 900.0  # eight features, each a few Claude Code sessions, on a loaded 2-core machine
@@ -62,7 +61,7 @@ def _textkit_fake() -> Any:
     return running_fake_api(default_plan=textkit_plan, summarizer=demo_summarizer)
 
 
-def _run(project: Path, fake: FakeAPI, *args: str, spec: Path = SPEC) -> CliResult:
+def _run(project: Path, fake: FakeAPI, spec: Path, *args: str) -> CliResult:
     return run_cli(["run", str(spec), "--agent", "claude-code", "--json", *args], project, fake,
                    timeout=RUN_TIMEOUT, **_isolated(project.parent))
 
@@ -214,7 +213,7 @@ def test_kill_9_mid_run_resumes_with_nothing_redone_or_lost(tmp_path: Path) -> N
         orphans = _session_processes(proc.pid)
         passed_before = _passed(project)
         calls_before = dict(fake.feature_calls)
-        result = _run(project, fake, spec=spec)
+        result = _run(project, fake, spec)
 
     assert orphans == []
     assert 1 <= len(passed_before) < len(features), passed_before
@@ -234,7 +233,7 @@ def test_jobs_3_builds_textkit_with_one_claude_code_per_worktree(tmp_path: Path)
     spec = first_demo_features(tmp_path / "spec", len(features))
     project = _new_project(tmp_path)
     with _textkit_fake() as fake:
-        result = _run(project, fake, "--jobs", "3", spec=spec)
+        result = _run(project, fake, spec, "--jobs", "3")
         workspaces = {m.group(1) for r in fake.agent_requests()
                       if (m := re.search(r"Primary working directory: (\S+)", json.dumps(r.body["messages"][:2])))}
 
@@ -243,4 +242,3 @@ def test_jobs_3_builds_textkit_with_one_claude_code_per_worktree(tmp_path: Path)
     assert sorted(_checkpoints(project)) == sorted(features)
     # Claude Code worked in the features' worktrees, never in the user's tree.
     assert len(workspaces) >= 2 and all("/.autonomous/worktrees/" in w for w in workspaces), workspaces
-
