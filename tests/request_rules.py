@@ -13,6 +13,7 @@ iterators drained.
 from __future__ import annotations
 
 import collections.abc
+import functools
 import types
 import typing
 from typing import Any
@@ -81,7 +82,7 @@ def _scalar_problems(value: Any, kind: Any, where: str) -> list[str]:
 def _typeddict_problems(value: Any, kind: Any, where: str) -> list[str]:
     if not isinstance(value, dict):
         return [f"{where}: not an object ({kind.__name__})"]
-    hints = typing.get_type_hints(kind)
+    hints = _hints(kind)
     extra = sorted(set(value) - set(hints))
     if extra:
         return [f"{where}.{extra[0]}: not a key of {kind.__name__}"]
@@ -89,6 +90,11 @@ def _typeddict_problems(value: Any, kind: Any, where: str) -> list[str]:
     if missing:
         return [f"{where}.{missing[0]}: required by {kind.__name__}"]
     return [problem for key, entry in value.items() for problem in _problems(entry, hints[key], f"{where}.{key}")]
+
+
+@functools.cache
+def _hints(kind: Any) -> dict[str, Any]:
+    return typing.get_type_hints(kind)
 
 
 def _drained(value: Any) -> Any:
@@ -116,16 +122,22 @@ def check_request(body: dict[str, Any], *, endpoint: str = "messages", beta: boo
     """Every problem of `body` under the SDK's request types and the API's own rules."""
     kind = params_type(endpoint, beta, streamed=bool(body.get("stream")))
     problems = _problems(body, kind, "request")
+    try:
+        _drained(_strict_model(kind).model_validate({"request": body}).request)
+    except Exception as err:  # pydantic's ValidationError, or one raised while draining
+        problems.append(f"pydantic: {str(err).splitlines()[0:3]}")
+    return problems + api_rule_problems(body)
+
+
+@functools.cache
+def _strict_model(kind: Any) -> type[BaseModel]:
+    """A model holding one `kind`, built once per type: building its schema is most of a check's time."""
 
     class Strict(BaseModel):
         model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
         request: kind  # type: ignore[valid-type]
 
-    try:
-        _drained(Strict.model_validate({"request": body}).request)
-    except Exception as err:  # pydantic's ValidationError, or one raised while draining
-        problems.append(f"pydantic: {str(err).splitlines()[0:3]}")
-    return problems + api_rule_problems(body)
+    return Strict
 
 
 def api_rule_problems(body: dict[str, Any]) -> list[str]:
