@@ -124,6 +124,11 @@ def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
+def read_events(project: Path) -> list[dict[str, Any]]:
+    """The run's event journal (`.autonomous/events.jsonl`), one dict a line."""
+    return [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines()]
+
+
 def plain_summarizer(request: dict[str, Any]) -> dict[str, Any]:
     """A summarizer answer that is valid and adds nothing: the stores must keep what they have."""
     user_text = json.dumps(request.get("messages", []))

@@ -29,7 +29,7 @@ from fake_messages_api.server import FakeAPI
 from orchestrator.demo import scripted
 from orchestrator.demo.scripted import demo_model, demo_summarizer
 from orchestrator.demo.textkit_plan import CHECK_FILES, textkit_plan
-from tests.cli_helpers import CliResult, cli_env, orchestrate_command, read_json, run_cli
+from tests.cli_helpers import CliResult, cli_env, orchestrate_command, read_events, read_json, run_cli
 from tests.example_specs import first_demo_features
 from tests.fake_api_fixtures import running_fake_api
 
@@ -141,8 +141,7 @@ def test_a_failed_check_is_fed_back_and_the_retry_fixes_it(demo_build: DemoBuild
 
 def test_the_regression_guard_catches_a_break_and_the_retry_repairs_it(demo_build: DemoBuild) -> None:
     project, fake = demo_build.project, demo_build.fake
-    events = [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines()]
-    caught = [e for e in events if e.get("type") == "regression_check" and e.get("id") == "truncate"
+    caught = [e for e in read_events(project) if e.get("type") == "regression_check" and e.get("id") == "truncate"
               and e.get("checked") == "package-skeleton" and e.get("success") is False]
     assert caught, "the guard never ran package-skeleton's check against truncate's break"
     prompts = _attempt_prompts(fake, "truncate")

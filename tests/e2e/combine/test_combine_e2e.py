@@ -11,7 +11,7 @@ import pytest
 
 from fake_messages_api.scripted_agent.plans import edit_create, edit_str_replace, report
 from orchestrator.spec.selection import select
-from tests.cli_helpers import read_json, run_cli, write_spec
+from tests.cli_helpers import read_events, read_json, run_cli, write_spec
 from tests.git_helpers import clone, git, init_repo, subjects
 
 pytestmark = [pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"), pytest.mark.slow]
@@ -78,8 +78,7 @@ def test_three_shards_combine_into_one_verified_branch(fake_api, tmp_path: Path)
 
 
 def _events(project: Path, kind: str) -> list[dict]:
-    lines = (project / ".autonomous" / "events.jsonl").read_text().splitlines()
-    return [event for event in map(json.loads, lines) if event["type"] == kind]
+    return [event for event in read_events(project) if event["type"] == kind]
 
 
 def test_a_shard_that_breaks_another_shards_feature_fails_the_combine(fake_api, tmp_path: Path) -> None:

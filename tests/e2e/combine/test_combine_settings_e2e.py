@@ -8,14 +8,13 @@ for it), so the log counts the checks that ran unconfined; under bubblewrap ther
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli_helpers import run_cli, write_spec
+from tests.cli_helpers import read_events, run_cli, write_spec
 from tests.e2e.safety.test_sandbox import bwrap_problem
 from tests.e2e.safety.test_sandbox_e2e import _broken_bwrap_path
 from tests.git_helpers import clone, git, init_repo, subjects
@@ -57,8 +56,7 @@ def _log_lines(tmp_path: Path) -> int:
 
 
 def _events(project: Path, kind: str) -> list[dict[str, Any]]:
-    lines = (project / ".autonomous" / "events.jsonl").read_text().splitlines()
-    return [event for event in map(json.loads, lines) if event["type"] == kind]
+    return [event for event in read_events(project) if event["type"] == kind]
 
 
 @pytest.mark.skipif(bwrap_problem() is not None, reason=f"no usable sandbox: {bwrap_problem()}")

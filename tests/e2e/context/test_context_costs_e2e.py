@@ -7,18 +7,9 @@ Run with `-s` to see the counts.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from tests.cli_helpers import read_json, run_cli, write_spec
-
-
-def _events(project: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines() if line]
-
+from tests.cli_helpers import read_events, read_json, run_cli, write_spec
 
 # ---- item 18: no summarizer call under window or replay ----------------------------------------
 
@@ -31,7 +22,7 @@ def test_window_and_replay_runs_send_no_summarizer_request_yet_keep_memory_folde
 
     assert result.code == 0, result.stderr
     summarizer_requests = [r for r in fake_api.requests if r.kind == "summarizer"]
-    summarizations = [e for e in _events(project) if e["type"] == "summarization"]
+    summarizations = [e for e in read_events(project) if e["type"] == "summarization"]
     print(f"\n{strategy}: {len(summarizer_requests)} summarizer request(s), {len(summarizations)} fold(s)")
     assert summarizer_requests == []
     # The schedule still runs (every 5 and at the end), folding memory without a model: a later

@@ -25,7 +25,7 @@ from fake_messages_api.faults import Fault
 from fake_messages_api.scripted_agent.plans import edit_create, report, text
 from shared_base.model_ids import DEFAULT_SUMMARIZER_MODEL
 from shared_base.tokens import estimate_tokens
-from tests.cli_helpers import cli_env, first_prompt, read_json, run_cli, write_spec
+from tests.cli_helpers import cli_env, first_prompt, read_events, read_json, run_cli, write_spec
 
 CONTEXT = ".autonomous/context"
 FAILS_FIRST = "feat-07"
@@ -155,12 +155,8 @@ def user_text(request: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
-def events_of(project: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines() if line]
-
-
 def context_events(project: Path, source: str) -> list[dict[str, Any]]:
-    return [e for e in events_of(project) if e["type"] in ("warning", "error") and e.get("source") == source]
+    return [e for e in read_events(project) if e["type"] in ("warning", "error") and e.get("source") == source]
 
 
 class ParaphrasingSummarizer:
@@ -235,7 +231,7 @@ def test_twelve_feature_run_keeps_what_matters_through_three_summarizations(fake
     assert not fake_api.errors
     state = read_json(project / ".autonomous/state/execution-state.json")
     assert state["features"][FAILS_FIRST]["attempts"] == 2
-    triggers = [(e["trigger"], e["features"], e["success"]) for e in events_of(project) if e["type"] == "summarization"]
+    triggers = [(e["trigger"], e["features"], e["success"]) for e in read_events(project) if e["type"] == "summarization"]
     ids = [f"feat-{n:02d}" for n in range(1, 13)]
     assert triggers == [("every-5", ids[:5], True), ("every-5", ids[5:10], True), ("end", ids[10:], True)]
     summarizer_requests = [r for r in fake_api.requests if r.kind == "summarizer"]
@@ -337,7 +333,7 @@ def test_a_summarizer_that_is_down_or_answers_garbage_leaves_a_fallback_summary(
     assert len(reported) == 3 and all(word in line for word, line in zip(expected, reported, strict=False)), result.stderr
     failed = context_events(project, "summarizer.failed")
     assert len(failed) == 3 and all(word in e["message"] for word, e in zip(expected, failed, strict=False)), failed
-    runs = [e for e in events_of(project) if e["type"] == "summarization"]
+    runs = [e for e in read_events(project) if e["type"] == "summarization"]
     assert [(e["features"], e["success"], bool(e["error"])) for e in runs] == [
         ([f"feat-0{n}"], False, True) for n in (1, 2, 3)
     ]
@@ -511,7 +507,7 @@ def test_context_and_summarize_commands_on_a_finished_run(fake_api, project):
     # The manual summary's call is counted like any other: in the calls, and in its model's share.
     totals = state["totals"]
     assert totals["apiCalls"] == len(fake_api.requests) == sum(share["calls"] for share in totals["byModel"].values())
-    logged = [e for e in events_of(project) if e["type"] == "summarization"]
+    logged = [e for e in read_events(project) if e["type"] == "summarization"]
     assert [(e["trigger"], e["success"]) for e in logged] == [("end", True), ("manual", True)]
     assert not lock.exists()
 

@@ -46,7 +46,7 @@ from typing import Any
 import pytest
 
 from fake_messages_api.scripted_agent.plans import edit_str_replace, report
-from tests.cli_helpers import read_json, run_cli
+from tests.cli_helpers import read_events, read_json, run_cli
 from tests.git_helpers import init_repo
 
 pytestmark = pytest.mark.slow
@@ -263,10 +263,6 @@ def scripted_agent(fake_api: Any, corpus: Corpus, swaps: dict[str, tuple[str, st
         fake_api.plans[corpus.feature_ids[-1]] = [[report("The whole suite passes")]]
 
 
-def _events(project: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines()]
-
-
 def _checks_pass_on_a_fresh_clone(project: Path, corpus: Corpus, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh"
     subprocess.run(["git", "clone", "-q", str(project), str(fresh)], check=True)
@@ -294,7 +290,7 @@ def _rebuild(fake_api: Any, tmp_path: Path, factory: pytest.TempPathFactory, cor
     state = read_json(project / ".autonomous/state/execution-state.json")
     assert {fid: entry["status"] for fid, entry in state["features"].items()} == dict.fromkeys(
         corpus.feature_ids, "passed")
-    events = _events(project)
+    events = read_events(project)
     assert [e["checked"] for e in events if e["type"] == "regression_check" and not e["success"]] == []
     [final] = [e for e in events if e["type"] == "final_verification"]
     assert final["failed"] == [] and final["passed"] == final["checked"] == len(corpus.feature_ids)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fake_messages_api.faults import Fault
 from fake_messages_api.scripted_agent.plans import cut_tool_use, edit_create, report, stop_reason, text, tool_use
-from tests.cli_helpers import read_json, run_cli, write_spec
+from tests.cli_helpers import read_events, read_json, run_cli, write_spec
 
 EDITOR = "str_replace_based_edit_tool"
 
@@ -17,13 +17,8 @@ def _log(project: Path, feature_id: str = "feat-01") -> dict:
     return read_json(project / ".autonomous" / "logs" / f"{feature_id}.json")
 
 
-def _events(project: Path) -> list[dict]:
-    lines = (project / ".autonomous" / "events.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
 def _warnings(project: Path) -> list[str]:
-    return [e["message"] for e in _events(project) if e["type"] == "warning"]
+    return [e["message"] for e in read_events(project) if e["type"] == "warning"]
 
 
 def _builds(fid: str = "feat-01") -> list[list[dict]]:

@@ -12,13 +12,12 @@ which leaves the file in place, fails as well.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from fake_messages_api.scripted_agent.plans import edit_create, report
-from tests.cli_helpers import first_prompt, read_json, run_cli, write_spec
+from tests.cli_helpers import first_prompt, read_events, read_json, run_cli, write_spec
 
 REAL_TEST = "def test_feature():\n    from feature import answer\n    assert answer() == 42\n"
 CHECK = "python3 -m pytest -q -p no:cacheprovider tests/test_feature.py"
@@ -47,10 +46,6 @@ def _project(tmp_path: Path, fake_api, max_attempts: int = 1) -> tuple[Path, Pat
     return project, spec
 
 
-def _events(project: Path) -> list[dict]:
-    return [json.loads(line) for line in (project / ".autonomous/events.jsonl").read_text().splitlines()]
-
-
 def test_without_strict_checks_the_gamed_pass_is_recorded_and_warned_about(fake_api, tmp_path: Path) -> None:
     project, spec = _project(tmp_path, fake_api)
 
@@ -67,7 +62,7 @@ def test_without_strict_checks_the_gamed_pass_is_recorded_and_warned_about(fake_
     assert log["attemptHistory"][0]["verification"]["influencers"] == [PLANTED]
     state = read_json(project / ".autonomous/state/execution-state.json")
     assert state["features"]["feat-01"]["lastVerification"]["influencers"] == [PLANTED]
-    events = _events(project)
+    events = read_events(project)
     assert [e["influencers"] for e in events if e["type"] == "verification"] == [[PLANTED]]
     assert any(e["type"] == "warning" and e.get("influencers") == [PLANTED] for e in events)
 
